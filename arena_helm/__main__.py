@@ -1,0 +1,4 @@
+from arena_helm.cli import main
+
+if __name__ == "__main__":
+    main()

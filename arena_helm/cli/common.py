@@ -1,0 +1,65 @@
+"""Options every command takes, and the one place errors become messages and exit codes."""
+
+from __future__ import annotations
+
+import enum
+import os
+import sys
+from dataclasses import dataclass
+from typing import Annotated
+
+import typer
+
+from ..errors import ArenaHelmError
+
+Namespace = Annotated[
+    str | None,
+    typer.Option("--namespace", "-n", help="Namespace (default: the kubeconfig context's namespace, else default).",
+                 show_default=False),
+]
+Kubeconfig = Annotated[
+    str | None,
+    typer.Option("--kubeconfig", envvar="KUBECONFIG", help="Path of the kubeconfig file.", show_default=False),
+]
+Context = Annotated[
+    str | None, typer.Option("--context", "--kube-context", help="kubeconfig context to use.", show_default=False)
+]
+HelmBinary = Annotated[
+    str | None,
+    typer.Option("--helm-binary", envvar="ARENA_HELM_HELM", help="helm binary to use (default: helm on PATH).",
+                 show_default=False),
+]
+Debug = Annotated[bool, typer.Option("--debug", help="Log helm and API calls to stderr; show tracebacks.")]
+
+
+class OutputFormat(str, enum.Enum):
+    table = "table"
+    wide = "wide"
+    json = "json"
+    yaml = "yaml"
+
+
+@dataclass
+class Globals:
+    namespace: str | None
+    kubeconfig: str | None
+    context: str | None
+    helm_binary: str | None
+    debug: bool
+
+    def __post_init__(self) -> None:
+        if self.debug:
+            import logging
+
+            logging.basicConfig(level=logging.DEBUG, stream=sys.stderr, format="debug: %(name)s: %(message)s")
+            os.environ["ARENA_HELM_DEBUG"] = "1"
+
+
+def err(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+
+
+def fail(exc: ArenaHelmError) -> typer.Exit:
+    """Print one line and return the Exit to raise (``raise fail(e) from None``)."""
+    err(str(exc))
+    return typer.Exit(exc.exit_code)

@@ -1,0 +1,174 @@
+"""The helm adapter: every helm call goes through here, through pyhelm3's Command.
+
+pyhelm3 runs helm through a shell string; arena-helm never lets user text near a shell, so the one
+method that spawns the process is replaced with an exec of the argument list. Values always travel on
+stdin as JSON (``--values -``), never as ``--set`` strings. pyhelm3 is imported lazily.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import AlreadyExistsError, ClusterError, ForbiddenError, HelmError, NotFoundError
+from .helmbin import find_helm
+
+log = logging.getLogger(__name__)
+
+MIN_HELM = (3, 8)
+
+
+@dataclass(frozen=True)
+class KubeTarget:
+    """Which cluster and how: passed to helm as --kubeconfig / --kube-context."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+
+
+def _make_command_class():
+    from pyhelm3 import Command, errors
+
+    class ExecCommand(Command):
+        """pyhelm3's Command, spawning helm with an argument vector instead of a shell string."""
+
+        async def run(self, command, input=None):  # noqa: A002 - pyhelm3's signature
+            argv = [self._executable, *(str(p) for p in command)]
+            if self._kubeconfig:
+                argv += ["--kubeconfig", str(self._kubeconfig)]
+            if self._kubecontext:
+                argv += ["--kube-context", self._kubecontext]
+            log.debug("helm: %s", " ".join(a if "\n" not in a else "<multi-line>" for a in argv))
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+            try:
+                stdout, stderr = await proc.communicate(input)
+            except asyncio.CancelledError:
+                try:
+                    proc.terminate()
+                    await proc.communicate()
+                except ProcessLookupError:
+                    pass
+                raise
+            if proc.returncode == 0:
+                return stdout
+            raise errors.Error(proc.returncode, stdout, stderr)
+
+    return ExecCommand
+
+
+def _first_line(stderr: bytes | str) -> str:
+    text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    # helm prints warnings before the error; the error line starts with "Error:".
+    for line in lines:
+        if line.startswith("Error:"):
+            return line[len("Error:") :].strip()
+    return lines[-1] if lines else "helm failed without a message"
+
+
+def translate(exc: Exception, *, action: str) -> Exception:
+    """Turn a pyhelm3 error into arena-helm's hierarchy, with helm's own first error line."""
+    stderr = getattr(exc, "stderr", b"") or b""
+    msg = _first_line(stderr)
+    low = msg.lower()
+    if "forbidden" in low:
+        return ForbiddenError(f"{action}: forbidden: {msg}")
+    if "release: not found" in low or "not found" in low and "release" in low:
+        return NotFoundError(f"{action}: {msg}")
+    if "cannot re-use a name" in low or "already exists" in low:
+        return AlreadyExistsError(f"{action}: {msg}")
+    if re.search(r"kubernetes cluster unreachable|connection refused|no such host|i/o timeout", low):
+        return ClusterError(f"{action}: the cluster is unreachable: {msg}")
+    return HelmError(f"{action}: {msg}")
+
+
+class Helm:
+    """Synchronous facade over pyhelm3's asynchronous Command, one per CLI invocation."""
+
+    def __init__(self, binary: str | None = None, target: KubeTarget | None = None):
+        self.binary = find_helm(binary)
+        self.target = target or KubeTarget()
+        self._command = None
+
+    @property
+    def command(self):
+        if self._command is None:
+            cls = _make_command_class()
+            self._command = cls(
+                executable=self.binary,
+                kubeconfig=self.target.kubeconfig,
+                kubecontext=self.target.context,
+            )
+        return self._command
+
+    def _run(self, coro, action: str):
+        from pyhelm3 import errors
+
+        try:
+            return asyncio.run(coro)
+        except errors.Error as exc:
+            raise translate(exc, action=action) from None
+        except OSError as exc:
+            raise HelmError(f"{action}: cannot run {self.binary}: {exc.strerror}") from None
+
+    # ---- local ----------------------------------------------------------------------------------
+    def version(self) -> str:
+        """helm's version, e.g. ``v3.17.3``; checks that it is new enough."""
+        out = self._run(self.command.run(["version", "--template", "{{ .Version }}"]), "helm version")
+        version = out.decode().strip()
+        m = re.match(r"v?(\d+)\.(\d+)", version)
+        if not m or (int(m.group(1)), int(m.group(2))) < MIN_HELM:
+            raise HelmError(
+                f"helm {version or '(unknown version)'} at {self.binary} is too old: arena-helm needs helm "
+                f"{MIN_HELM[0]}.{MIN_HELM[1]} or newer"
+            )
+        return version
+
+    @property
+    def major(self) -> int:
+        return int(self.version().lstrip("v").split(".")[0])
+
+    def template(self, release: str, chart: Path, values: dict[str, Any], namespace: str) -> str:
+        """``helm template``: the rendered manifests as multi-document YAML. Never contacts a cluster."""
+        argv = ["template", release, str(chart), "--namespace", namespace, "--values", "-"]
+        out = self._run(self.command.run(argv, json.dumps(values).encode()), "rendering the chart")
+        return out.decode()
+
+    # ---- cluster --------------------------------------------------------------------------------
+    def install(self, release: str, chart: Path, values: dict[str, Any], namespace: str,
+                timeout: str = "5m") -> dict:
+        """``helm install`` (never upgrade: an existing release of that name is an error)."""
+        argv = [
+            "install", release, str(chart), "--namespace", namespace, "--values", "-",
+            "--output", "json", "--timeout", timeout,
+        ]
+        out = self._run(self.command.run(argv, json.dumps(values).encode()), f"installing release {release}")
+        return json.loads(out[out.index(b"{") :])
+
+    def uninstall(self, release: str, namespace: str, timeout: str = "5m", wait: bool = False) -> None:
+        argv = ["uninstall", release, "--namespace", namespace, "--timeout", timeout]
+        if wait:
+            argv.append("--wait")
+        self._run(self.command.run(argv), f"uninstalling release {release}")
+
+    def status(self, release: str, namespace: str) -> dict:
+        out = self._run(self.command.run(["status", release, "--namespace", namespace, "--output", "json"]),
+                        f"reading release {release}")
+        return json.loads(out)
+
+    def list(self, namespace: str | None = None, all_namespaces: bool = False) -> list[dict]:
+        """Every release in every state (``--all``)."""
+        argv = ["list", "--all", "--max", "0", "--output", "json"]
+        argv += ["--all-namespaces"] if all_namespaces else ["--namespace", namespace or "default"]
+        out = self._run(self.command.run(argv), "listing releases")
+        return json.loads(out or b"[]")

@@ -1,0 +1,443 @@
+"""A real Kubernetes control plane for the tests: etcd + kube-apiserver + kube-controller-manager.
+
+Binaries: etcd from Debian's ``etcd-server``; kube-apiserver and kube-controller-manager 1.20 built from
+Debian's ``kubernetes`` source package by ``scripts/build-kube-apiserver.sh`` (cached outside the clone).
+Everything listens on 127.0.0.1 on free ports, with certificates made at start, token authentication
+(an admin and a namespace-limited user) and RBAC. There is no scheduler, kubelet or training operator:
+``tests/simulators.py`` plays those parts through the API.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import trustme
+import yaml
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+REPO = Path(__file__).resolve().parent.parent
+CRD_DIR = Path(__file__).resolve().parent / "data" / "crds"
+TRAINING_OPERATOR_CRDS = ("kubeflow.org_tfjobs.yaml", "kubeflow.org_pytorchjobs.yaml")
+LIMITED_USER = "alice"
+LIMITED_NAMESPACE = "team-limited"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def kube_bin_dir() -> Path:
+    """Build (or reuse) the API server binaries; returns their folder. Fails loudly if the build fails."""
+    proc = subprocess.run(
+        ["bash", str(REPO / "scripts" / "build-kube-apiserver.sh")], stdout=subprocess.PIPE, text=True
+    )
+    if proc.returncode != 0:
+        raise RuntimeError("scripts/build-kube-apiserver.sh failed: no API server for the tests")
+    return Path(proc.stdout.strip().splitlines()[-1])
+
+
+@dataclass
+class User:
+    name: str
+    token: str
+    kubeconfig: Path
+    namespace: str
+
+
+@dataclass
+class TestCluster:
+    """A running control plane; ``start()`` then ``stop()``."""
+
+    workdir: Path
+    bin_dir: Path
+    etcd_port: int = 0
+    port: int = 0
+    procs: dict[str, subprocess.Popen] = field(default_factory=dict)
+    users: dict[str, User] = field(default_factory=dict)
+    ca: trustme.CA = field(default_factory=trustme.CA)
+
+    __test__ = False  # not a pytest test class
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def ca_file(self) -> Path:
+        return self.workdir / "ca.pem"
+
+    @property
+    def admin(self) -> User:
+        return self.users["admin"]
+
+    @property
+    def limited(self) -> User:
+        return self.users[LIMITED_USER]
+
+    # ---- lifecycle -------------------------------------------------------------------------------
+    def start(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self._write_certs()
+        self._write_tokens()
+        self._start_etcd()
+        self._start_apiserver()
+        self._wait_ready()
+        self._start_controller_manager()
+        self._setup_rbac()
+        self.install_crds()
+
+    def stop(self) -> None:
+        for name in ("kube-controller-manager", "kube-apiserver", "etcd"):
+            proc = self.procs.pop(name, None)
+            if proc is None:
+                continue
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                continue
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+        shutil.rmtree(self._etcd_data, ignore_errors=True)
+
+    def stop_apiserver(self) -> None:
+        """Stop only the API server (fault tests); ``restart_apiserver`` brings it back on the same port."""
+        proc = self.procs.pop("kube-apiserver")
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)
+
+    def restart_apiserver(self) -> None:
+        self._start_apiserver()
+        self._wait_ready()
+
+    # ---- pieces ----------------------------------------------------------------------------------
+    def _write_certs(self) -> None:
+        self.ca.cert_pem.write_to_path(str(self.ca_file))
+        serving = self.ca.issue_cert("127.0.0.1", "localhost", "kubernetes", "kubernetes.default.svc")
+        serving.cert_chain_pems[0].write_to_path(str(self.workdir / "apiserver.pem"))
+        serving.private_key_pem.write_to_path(str(self.workdir / "apiserver-key.pem"))
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        (self.workdir / "sa.key").write_bytes(
+            key.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.TraditionalOpenSSL,
+                serialization.NoEncryption(),
+            )
+        )
+        (self.workdir / "sa.pub").write_bytes(
+            key.public_key().public_bytes(
+                serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+            )
+        )
+
+    def _write_tokens(self) -> None:
+        admin_token = os.urandom(16).hex()
+        limited_token = os.urandom(16).hex()
+        (self.workdir / "tokens.csv").write_text(
+            f'{admin_token},admin,uid-admin,"system:masters"\n'
+            f'{limited_token},{LIMITED_USER},uid-{LIMITED_USER},"team"\n'
+        )
+        self.port = self.port or free_port()
+        for name, token, ns in (
+            ("admin", admin_token, "default"),
+            (LIMITED_USER, limited_token, LIMITED_NAMESPACE),
+        ):
+            path = self.workdir / f"{name}.kubeconfig"
+            self.users[name] = User(name, token, path, ns)
+            self._write_kubeconfig(self.users[name])
+
+    def _write_kubeconfig(self, user: User) -> None:
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {"name": "test", "cluster": {"server": self.server, "certificate-authority": str(self.ca_file)}}
+            ],
+            "users": [{"name": user.name, "user": {"token": user.token}}],
+            "contexts": [
+                {"name": user.name, "context": {"cluster": "test", "user": user.name, "namespace": user.namespace}}
+            ],
+            "current-context": user.name,
+        }
+        user.kubeconfig.write_text(yaml.safe_dump(config))
+        user.kubeconfig.chmod(0o600)
+
+    @property
+    def _etcd_data(self) -> Path:
+        shm = Path("/dev/shm")
+        base = shm if shm.is_dir() and os.access(shm, os.W_OK) else self.workdir
+        return base / f"arena-helm-etcd-{self.workdir.name}"
+
+    def _spawn(self, name: str, argv: list[str]) -> None:
+        log = open(self.workdir / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
+        self.procs[name] = subprocess.Popen(
+            argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        )
+
+    def _start_etcd(self) -> None:
+        self.etcd_port = free_port()
+        peer = free_port()
+        etcd = shutil.which("etcd") or "/usr/bin/etcd"
+        self._spawn(
+            "etcd",
+            [
+                etcd,
+                "--data-dir", str(self._etcd_data),
+                "--listen-client-urls", f"http://127.0.0.1:{self.etcd_port}",
+                "--advertise-client-urls", f"http://127.0.0.1:{self.etcd_port}",
+                "--listen-peer-urls", f"http://127.0.0.1:{peer}",
+                "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
+                "--initial-cluster", f"default=http://127.0.0.1:{peer}",
+                "--unsafe-no-fsync",
+                "--log-level", "warn",
+            ],
+        )
+
+    def _start_apiserver(self) -> None:
+        w = self.workdir
+        self._spawn(
+            "kube-apiserver",
+            [
+                str(self.bin_dir / "kube-apiserver"),
+                f"--etcd-servers=http://127.0.0.1:{self.etcd_port}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--secure-port={self.port}",
+                "--insecure-port=0",
+                f"--cert-dir={w / 'certs'}",
+                f"--tls-cert-file={w / 'apiserver.pem'}",
+                f"--tls-private-key-file={w / 'apiserver-key.pem'}",
+                f"--token-auth-file={w / 'tokens.csv'}",
+                "--authorization-mode=RBAC",
+                "--endpoint-reconciler-type=none",
+                f"--service-account-key-file={w / 'sa.pub'}",
+                f"--service-account-signing-key-file={w / 'sa.key'}",
+                "--service-account-issuer=https://kubernetes.default.svc",
+                "--service-cluster-ip-range=10.96.0.0/16",
+                f"--kubelet-certificate-authority={self.ca_file}",
+                "--kubelet-preferred-address-types=InternalIP",
+                "--profiling=false",
+                "--logtostderr=true",
+                "--v=1",
+            ],
+        )
+
+    def _wait_ready(self, timeout: float = 90.0) -> None:
+        ctx = ssl.create_default_context(cafile=str(self.ca_file))
+        deadline = time.monotonic() + timeout
+        last = ""
+        while time.monotonic() < deadline:
+            proc = self.procs.get("kube-apiserver")
+            if proc is not None and proc.poll() is not None:
+                raise RuntimeError(f"kube-apiserver exited: {self.log_tail('kube-apiserver')}")
+            req = urllib.request.Request(
+                f"{self.server}/readyz", headers={"Authorization": f"Bearer {self.admin.token}"}
+            )
+            try:
+                with urllib.request.urlopen(req, context=ctx, timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            except (urllib.error.URLError, OSError) as exc:
+                last = str(exc)
+            time.sleep(0.25)
+        raise RuntimeError(f"kube-apiserver not ready after {timeout}s ({last}): {self.log_tail('kube-apiserver')}")
+
+    def log_tail(self, name: str, lines: int = 30) -> str:
+        path = self.workdir / f"{name}.log"
+        if not path.exists():
+            return ""
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+    def _start_controller_manager(self) -> None:
+        w = self.workdir
+        self._spawn(
+            "kube-controller-manager",
+            [
+                str(self.bin_dir / "kube-controller-manager"),
+                f"--kubeconfig={self.admin.kubeconfig}",
+                "--controllers=namespace,garbagecollector,serviceaccount,serviceaccount-token",
+                f"--service-account-private-key-file={w / 'sa.key'}",
+                f"--root-ca-file={self.ca_file}",
+                "--port=0",
+                "--secure-port=0",
+                "--leader-elect=false",
+                "--use-service-account-credentials=false",
+                "--logtostderr=true",
+                "--v=1",
+            ],
+        )
+
+    # ---- API access ------------------------------------------------------------------------------
+    def api_client(self, user: str = "admin"):
+        """A kubernetes.client.ApiClient for ``user`` (admin or the limited user)."""
+        from kubernetes import client
+
+        cfg = client.Configuration()
+        cfg.host = self.server
+        cfg.ssl_ca_cert = str(self.ca_file)
+        cfg.api_key = {"authorization": f"Bearer {self.users[user].token}"}
+        return client.ApiClient(cfg)
+
+    def _setup_rbac(self) -> None:
+        from kubernetes import client
+
+        api = self.api_client()
+        core = client.CoreV1Api(api)
+        core.create_namespace({"metadata": {"name": LIMITED_NAMESPACE}})
+        rbac = client.RbacAuthorizationV1Api(api)
+        rbac.create_namespaced_role(
+            LIMITED_NAMESPACE,
+            {
+                "metadata": {"name": "trainer"},
+                "rules": [
+                    {"apiGroups": ["", "apps", "kubeflow.org"], "resources": ["*"], "verbs": ["*"]},
+                ],
+            },
+        )
+        rbac.create_namespaced_role_binding(
+            LIMITED_NAMESPACE,
+            {
+                "metadata": {"name": "trainer"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "trainer"},
+                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": LIMITED_USER}],
+            },
+        )
+        self._wait_service_account("default")
+        self._wait_service_account(LIMITED_NAMESPACE)
+
+    def _wait_service_account(self, namespace: str, timeout: float = 30.0) -> None:
+        from kubernetes import client
+        from kubernetes.client.rest import ApiException
+
+        core = client.CoreV1Api(self.api_client())
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                core.read_namespaced_service_account("default", namespace)
+                return
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+            time.sleep(0.2)
+        raise RuntimeError(f"no default service account in {namespace} after {timeout}s")
+
+    def create_namespace(self, name: str) -> None:
+        from kubernetes import client
+
+        client.CoreV1Api(self.api_client()).create_namespace({"metadata": {"name": name}})
+        self._wait_service_account(name)
+
+    # ---- CRDs ------------------------------------------------------------------------------------
+    def install_crds(self, mpi: str = "v2beta1") -> None:
+        """Create the Kubeflow CRDs; ``mpi`` picks which MPIJob CRD (they share one name)."""
+        files = [CRD_DIR / "training-operator-v1.9.0" / f for f in TRAINING_OPERATOR_CRDS]
+        files.append(self.mpi_crd_file(mpi))
+        for path in files:
+            self.create_crd(path)
+
+    @staticmethod
+    def mpi_crd_file(version: str) -> Path:
+        if version == "v1":
+            return CRD_DIR / "training-operator-v1.9.0" / "kubeflow.org_mpijobs.yaml"
+        return CRD_DIR / "mpi-operator-v0.8.0" / "kubeflow.org_mpijobs.yaml"
+
+    def create_crd(self, path: Path, timeout: float = 30.0) -> None:
+        from kubernetes import client
+
+        ext = client.ApiextensionsV1Api(self.api_client())
+        body = yaml.safe_load(path.read_text())
+        name = body["metadata"]["name"]
+        # Server-side apply would drop nothing here, but 1.20 predates the CEL rules: plain create.
+        ext.api_client.call_api(
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            "POST",
+            body=body,
+            header_params={"Content-Type": "application/json", "Accept": "application/json"},
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            crd = ext.read_custom_resource_definition(name)
+            conds = {c.type: c.status for c in (crd.status.conditions or [])}
+            if conds.get("Established") == "True":
+                self._wait_served(body)
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"CRD {name} not established after {timeout}s")
+
+    def _wait_served(self, crd: dict, timeout: float = 15.0) -> None:
+        """Discovery lags behind Established; wait until the version is listed (helm reads discovery)."""
+        group = crd["spec"]["group"]
+        plural = crd["spec"]["names"]["plural"]
+        versions = [v["name"] for v in crd["spec"]["versions"] if v.get("served")]
+        api = self.api_client()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ok = True
+            for version in versions:
+                resp = api.call_api(
+                    f"/apis/{group}/{version}", "GET", auth_settings=["BearerToken"], _preload_content=False,
+                    _return_http_data_only=True,
+                )
+                import json
+
+                names = {r["name"] for r in json.loads(resp.data)["resources"]}
+                ok = ok and plural in names
+            if ok:
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"{plural}.{group} not served after {timeout}s")
+
+    def delete_crd(self, name: str, timeout: float = 30.0) -> None:
+        from kubernetes import client
+        from kubernetes.client.rest import ApiException
+
+        ext = client.ApiextensionsV1Api(self.api_client())
+        try:
+            ext.delete_custom_resource_definition(name)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                ext.read_custom_resource_definition(name)
+            except ApiException as exc:
+                if exc.status == 404:
+                    return
+                raise
+            time.sleep(0.1)
+        raise RuntimeError(f"CRD {name} not deleted after {timeout}s")
+
+    def swap_mpi_crd(self, version: str) -> None:
+        self.delete_crd("mpijobs.kubeflow.org")
+        self.create_crd(self.mpi_crd_file(version))
+
+
+def start_cluster() -> TestCluster:
+    bin_dir = kube_bin_dir()
+    workdir = Path(tempfile.mkdtemp(prefix="arena-helm-cluster-"))
+    cluster = TestCluster(workdir=workdir, bin_dir=bin_dir)
+    try:
+        cluster.start()
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
