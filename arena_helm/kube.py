@@ -1,0 +1,131 @@
+"""The Kubernetes API adapter: the only module that talks to the API server (the kubernetes client is
+imported lazily, on first use). Errors become arena-helm errors with one line."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from .errors import ArenaHelmError, ClusterError, ForbiddenError, NotFoundError
+
+log = logging.getLogger(__name__)
+
+GROUP = "kubeflow.org"
+# kind -> (plural, versions we can use, operator to install when it is not served)
+JOB_KINDS: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "TFJob": ("tfjobs", ("v1",), "the Kubeflow training operator (v1.7+)"),
+    "PyTorchJob": ("pytorchjobs", ("v1",), "the Kubeflow training operator (v1.7+)"),
+    "MPIJob": ("mpijobs", ("v2beta1", "v1"), "the Kubeflow mpi-operator (v0.4+, kubeflow.org/v2beta1) "
+               "or the training operator (kubeflow.org/v1)"),
+}
+
+
+class Kube:
+    """One API connection per CLI invocation. ``api_client`` may be injected (tests)."""
+
+    def __init__(self, kubeconfig: str | None = None, context: str | None = None, api_client: Any = None):
+        self.kubeconfig = kubeconfig
+        self.context = context
+        self._api = api_client
+        self.requests = 0  # API requests made (benchmarks print it)
+
+    # ---- connection ----------------------------------------------------------------------------
+    @property
+    def api(self):
+        if self._api is None:
+            from kubernetes import config
+            from kubernetes.config.config_exception import ConfigException
+
+            try:
+                self._api = config.new_client_from_config(config_file=self.kubeconfig, context=self.context)
+            except ConfigException as exc:
+                raise ClusterError(f"no usable kubeconfig: {exc}") from None
+            except OSError as exc:
+                raise ClusterError(f"cannot read the kubeconfig: {exc.strerror}: {exc.filename}") from None
+            self._api.configuration.retries = 1
+        return self._api
+
+    @property
+    def server(self) -> str:
+        return self.api.configuration.host
+
+    def call(self, fn, *args, action: str, **kwargs):
+        """Run one client call, counting it and translating its errors."""
+        from kubernetes.client.rest import ApiException
+        from urllib3.exceptions import HTTPError
+
+        self.requests += 1
+        kwargs.setdefault("_request_timeout", 30)
+        try:
+            return fn(*args, **kwargs)
+        except ApiException as exc:
+            raise api_error(exc, action) from None
+        except HTTPError as exc:
+            reason = getattr(exc, "reason", None) or exc
+            raise ClusterError(f"{action}: cannot reach the API server at {self.server}: {reason}") from None
+
+    def get_json(self, path: str, action: str) -> dict:
+        resp = self.call(
+            self.api.call_api, path, "GET", auth_settings=["BearerToken"], _preload_content=False,
+            _return_http_data_only=True, action=action,
+        )
+        return json.loads(resp.data)
+
+    # ---- discovery -----------------------------------------------------------------------------
+    def served_job_versions(self) -> dict[str, list[str]]:
+        """Job kind -> the kubeflow.org versions serving it (preferred first)."""
+        try:
+            group = self.get_json(f"/apis/{GROUP}", "reading the API discovery")
+        except NotFoundError:
+            return {}
+        versions = [v["version"] for v in group.get("versions", [])]
+        out: dict[str, list[str]] = {}
+        for version in versions:
+            resources = self.get_json(f"/apis/{GROUP}/{version}", "reading the API discovery")
+            for res in resources.get("resources", []):
+                if "/" not in res["name"] and res.get("kind") in JOB_KINDS:
+                    out.setdefault(res["kind"], []).append(version)
+        return out
+
+    def require_kind(self, kind: str, version: str | None = None) -> str:
+        """The version to use for ``kind``; a clear error when the operator's CRD is not installed."""
+        served = self.served_job_versions().get(kind, [])
+        plural, usable, operator = JOB_KINDS[kind]
+        wanted = [version] if version else list(usable)
+        for v in wanted:
+            if v in served:
+                return v
+        have = f" (it serves {', '.join(f'{GROUP}/{v}' for v in served)})" if served else ""
+        want = " or ".join(f"{GROUP}/{v}" for v in wanted)
+        raise ClusterError(f"the cluster does not serve {kind} {want}{have}: install {operator} first")
+
+    # ---- objects -------------------------------------------------------------------------------
+    def get_job(self, kind: str, version: str, namespace: str, name: str) -> dict | None:
+        from kubernetes import client
+
+        plural = JOB_KINDS[kind][0]
+        try:
+            return self.call(
+                client.CustomObjectsApi(self.api).get_namespaced_custom_object,
+                GROUP, version, namespace, plural, name, action=f"reading {kind} {name}",
+            )
+        except NotFoundError:
+            return None
+
+
+def api_error(exc, action: str) -> ArenaHelmError:
+    """An ApiException as one line: the API server's own message, prefixed by what we were doing."""
+    message = ""
+    try:
+        message = json.loads(exc.body).get("message", "")
+    except (TypeError, ValueError, AttributeError):
+        pass
+    message = message or exc.reason or f"HTTP {exc.status}"
+    if exc.status == 403:
+        return ForbiddenError(f"{action}: forbidden: {message}")
+    if exc.status == 404:
+        return NotFoundError(f"{action}: {message}")
+    if exc.status == 401:
+        return ClusterError(f"{action}: the API server rejected the credentials (401 Unauthorized)")
+    return ClusterError(f"{action}: {message}")

@@ -1,0 +1,63 @@
+"""The repository's promises: the README's two commands, CI running exactly the README's test command,
+and the CLI's start-up staying free of heavy imports."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+from arena_helm.cli import app
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def readme_commands() -> list[str]:
+    text = (REPO / "README.md").read_text()
+    section = text.split("## The two commands", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```bash\n(.*?)\n```", section, re.S)
+
+
+def test_readme_has_the_two_commands_and_ci_runs_the_test_command_verbatim():
+    run_cmd, test_cmd = readme_commands()
+    assert "--dry-run" in run_cmd and "arena-helm submit" in run_cmd
+    ci = (REPO / ".ci" / "run").read_text().splitlines()
+    assert test_cmd.strip() in [line.strip() for line in ci]
+
+
+def test_the_readme_run_command_renders_manifests(helm_bin):
+    run_cmd, _ = readme_commands()
+    argv = shlex.split(run_cmd.split("&& ")[-1])
+    assert argv[0] == "arena-helm"
+    res = CliRunner().invoke(app, [*argv[1:3], "--helm-binary", str(helm_bin), *argv[3:]],
+                             env={"KUBECONFIG": "/nonexistent"})
+    assert res.exit_code == 0, res.output
+    kinds = [d["kind"] for d in yaml.safe_load_all(res.stdout) if d]
+    assert kinds == ["TFJob"]
+
+
+def test_cli_start_up_imports_neither_kubernetes_nor_pyhelm3_nor_the_specs():
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from arena_helm.cli import app\n"
+        "CliRunner().invoke(app, ['--help'])\n"
+        "CliRunner().invoke(app, ['submit', 'tfjob', '--help'])\n"
+        "heavy = ('kubernetes', 'pyhelm3', 'yaml', 'arena_helm.spec', 'arena_helm.kube', 'arena_helm.helm')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_no_shell_anywhere_in_the_package():
+    for path in (REPO / "arena_helm").rglob("*.py"):
+        text = path.read_text()
+        assert "shell=True" not in text, path
+        assert "create_subprocess_shell" not in text, path
+        assert "os.system" not in text, path

@@ -1,0 +1,478 @@
+"""``arena-helm submit``: every flag checked at the field it produces, through the CLI (CliRunner) and the real
+helm binary: rendered with ``--dry-run`` and installed into the real test API server (helm 3 and 4), read back
+with the kubernetes client."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from kubernetes import client
+from typer.testing import CliRunner
+
+from arena_helm.cli import app
+
+runner = CliRunner()
+REPLICA_KEY = {"TFJob": "tfReplicaSpecs", "PyTorchJob": "pytorchReplicaSpecs", "MPIJob": "mpiReplicaSpecs"}
+PLURAL = {"TFJob": "tfjobs", "PyTorchJob": "pytorchjobs", "MPIJob": "mpijobs"}
+
+
+def run(*args: str, env: dict | None = None):
+    return runner.invoke(app, list(args), env=env)
+
+
+def tpl(job: dict, rtype: str) -> dict:
+    return job["spec"][REPLICA_KEY[job["kind"]]][rtype]["template"]
+
+
+def pod(job: dict, rtype: str) -> dict:
+    return tpl(job, rtype)["spec"]
+
+
+def ctr(job: dict, rtype: str) -> dict:
+    return pod(job, rtype)["containers"][0]
+
+
+def envmap(container: dict) -> dict:
+    return {e["name"]: e.get("value") for e in container.get("env", [])}
+
+
+def mounts(container: dict) -> dict:
+    return {m["mountPath"]: m["name"] for m in container.get("volumeMounts", [])}
+
+
+def volumes(p: dict) -> dict:
+    return {v["name"]: v for v in p.get("volumes", [])}
+
+
+def q(value) -> str:
+    """Quantities come back as the chart wrote them (int or string): compare as text."""
+    return str(value)
+
+
+# ---- the cases: (id, kind command, extra args, check(job)) ------------------------------------------
+def check_gpus_workers(job):
+    assert job["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] == 2
+    res = ctr(job, "Worker")["resources"]
+    assert q(res["limits"]["nvidia.com/gpu"]) == "2" and q(res["requests"]["nvidia.com/gpu"]) == "2"
+    assert "NVIDIA_VISIBLE_DEVICES" not in envmap(ctr(job, "Worker"))
+
+
+def check_cpu_memory(job):
+    assert {k: q(v) for k, v in ctr(job, "Worker")["resources"]["requests"].items()} == {"cpu": "2", "memory": "4Gi"}
+
+
+def check_env(job):
+    env = envmap(ctr(job, "Worker"))
+    assert env["SPECIAL"] == "a=b, c d=e"
+    assert env["EMPTY"] == ""
+    assert env["NVIDIA_VISIBLE_DEVICES"] == "void"  # no GPU asked
+
+
+def check_data(job):
+    p, c = pod(job, "Worker"), ctr(job, "Worker")
+    name = mounts(c)["/mnt/data"]
+    assert volumes(p)[name]["persistentVolumeClaim"]["claimName"] == "training-data"
+
+
+def check_data_dir(job):
+    p, c = pod(job, "Worker"), ctr(job, "Worker")
+    assert volumes(p)[mounts(c)["/in/container"]]["hostPath"]["path"] == "/host/dir"
+    assert volumes(p)[mounts(c)["/same"]]["hostPath"]["path"] == "/same"
+
+
+def check_annotation(job):
+    assert job["metadata"]["annotations"]["team.example.com/owner"] == "ml: team #1"
+    assert tpl(job, "Worker")["metadata"]["annotations"]["team.example.com/owner"] == "ml: team #1"
+
+
+def check_label(job):
+    assert job["metadata"]["labels"]["experiment"] == "exp-1"
+    assert tpl(job, "Worker")["metadata"]["labels"]["experiment"] == "exp-1"
+
+
+def check_selector(job):
+    assert pod(job, "Worker")["nodeSelector"] == {"accelerator": "a100"}
+
+
+def check_toleration(job):
+    tols = pod(job, "Worker")["tolerations"]
+    assert {"key": "gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"} in tols
+    assert {"key": "spot", "operator": "Exists"} in tols
+
+
+def check_priority(job):
+    assert pod(job, "Worker")["priorityClassName"] == "high"
+
+
+def check_pull(job):
+    assert pod(job, "Worker")["imagePullSecrets"] == [{"name": "regcred"}]
+    assert ctr(job, "Worker")["imagePullPolicy"] == "Always"
+
+
+def check_workdir_shell(job):
+    c = ctr(job, "Worker")
+    assert c["workingDir"] == "/workspace"
+    assert c["command"][:2] == ["bash", "-c"]
+
+
+def check_run_policy(job):
+    rp = job["spec"]["runPolicy"]
+    assert rp["backoffLimit"] == 3
+    assert rp["ttlSecondsAfterFinished"] == 3600
+    assert rp["activeDeadlineSeconds"] == 5400
+    assert rp["cleanPodPolicy"] == "All"
+
+
+def check_shm(job):
+    p, c = pod(job, "Worker"), ctr(job, "Worker")
+    vol = volumes(p)[mounts(c)["/dev/shm"]]
+    assert vol["emptyDir"]["medium"] == "Memory" and q(vol["emptyDir"]["sizeLimit"]) == "2Gi"
+
+
+def check_device(job):
+    res = ctr(job, "Worker")["resources"]
+    assert q(res["limits"]["amd.com/gpu"]) == "1"
+
+
+def check_sync(job):
+    p = pod(job, "Worker")
+    (init,) = [c for c in p["initContainers"] if c["name"] == "git-sync"]
+    assert init["image"] == "git-sync:v4.4.0"
+    assert "--repo=https://git.example.com/team/models.git" in init["args"]
+    assert "--ref=dev" in init["args"]
+    assert {e["name"]: e["valueFrom"]["secretKeyRef"] for e in init["env"] if "valueFrom" in e} == {
+        "GITSYNC_USERNAME": {"name": "git-creds", "key": "username"},
+        "GITSYNC_PASSWORD": {"name": "git-creds", "key": "password"},
+    }
+    c = ctr(job, "Worker")
+    assert c["workingDir"] == "/root"
+    assert "/root/code" in mounts(c)
+
+
+def check_queue_scheduler(job):
+    assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-queue"
+    assert pod(job, "Worker")["schedulerName"] == "volcano"
+
+
+def check_values_and_set(job):
+    assert job["metadata"]["labels"]["from-file"] == "yes"
+    assert job["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] == 4
+
+
+def check_tf_roles(job):
+    specs = job["spec"]["tfReplicaSpecs"]
+    assert sorted(specs) == ["Chief", "Evaluator", "PS", "Worker"]
+    assert specs["PS"]["replicas"] == 2
+    assert ctr(job, "PS")["image"] == "ps:1"
+    assert ctr(job, "Worker")["image"] == "worker:1"
+    assert ctr(job, "Chief")["image"] == "worker:1"
+    ps_res = ctr(job, "PS")["resources"]
+    assert q(ps_res["limits"]["nvidia.com/gpu"]) == "1"
+    assert {k: q(v) for k, v in ps_res["requests"].items() if k != "nvidia.com/gpu"} == {"cpu": "1", "memory": "2Gi"}
+    assert {k: q(v) for k, v in ps_res["limits"].items() if k != "nvidia.com/gpu"} == {"cpu": "2", "memory": "3Gi"}
+    assert ctr(job, "PS")["ports"][0]["containerPort"] == 3333
+    assert ctr(job, "Worker")["ports"][0]["containerPort"] == 4444
+    w = ctr(job, "Worker")["resources"]
+    assert q(w["limits"]["cpu"]) == "8" and q(w["limits"]["memory"]) == "16Gi"
+    c = ctr(job, "Chief")["resources"]
+    assert q(c["requests"]["cpu"]) == "3" and q(c["requests"]["memory"]) == "5Gi"
+    assert q(c["limits"]["cpu"]) == "4" and q(c["limits"]["memory"]) == "6Gi"
+    e = ctr(job, "Evaluator")["resources"]
+    assert q(e["requests"]["cpu"]) == "1500m" and q(e["limits"]["memory"]) == "7Gi"
+    assert pod(job, "PS")["nodeSelector"] == {"pool": "cpu"}
+    assert pod(job, "Worker")["nodeSelector"] == {"pool": "gpu"}
+    assert pod(job, "Chief")["nodeSelector"] == {"pool": "chief"}
+    assert pod(job, "Evaluator")["nodeSelector"] == {"pool": "eval"}
+    assert job["spec"]["successPolicy"] == "AllWorkers"
+
+
+def check_tf_standalone(job):
+    assert list(job["spec"]["tfReplicaSpecs"]) == ["Chief"]
+    assert job["spec"]["tfReplicaSpecs"]["Chief"]["replicas"] == 1
+    assert q(ctr(job, "Chief")["resources"]["limits"]["nvidia.com/gpu"]) == "1"
+
+
+def check_pytorch(job):
+    specs = job["spec"]["pytorchReplicaSpecs"]
+    assert specs["Master"]["replicas"] == 1 and specs["Worker"]["replicas"] == 2
+    assert job["spec"]["nprocPerNode"] == "2"
+    for r in ("Master", "Worker"):
+        assert ctr(job, r)["name"] == "pytorch"
+        assert q(ctr(job, r)["resources"]["limits"]["nvidia.com/gpu"]) == "1"
+        assert q(ctr(job, r)["resources"]["limits"]["cpu"]) == "4"
+
+
+def check_mpi(job):
+    specs = job["spec"]["mpiReplicaSpecs"]
+    assert specs["Worker"]["replicas"] == 2 and specs["Launcher"]["replicas"] == 1
+    assert job["spec"]["slotsPerWorker"] == 4
+    assert {k: q(v) for k, v in ctr(job, "Launcher")["resources"]["requests"].items()} == {"cpu": "1", "memory": "1Gi"}
+    assert "nvidia.com/gpu" not in ctr(job, "Launcher")["resources"].get("limits", {})
+    assert envmap(ctr(job, "Launcher"))["NVIDIA_VISIBLE_DEVICES"] == "void"
+    assert q(ctr(job, "Worker")["resources"]["limits"]["nvidia.com/gpu"]) == "1"
+    assert ctr(job, "Launcher")["command"] == ["sh", "-c", "mpirun -np 8 python train.py"]
+
+
+COMMAND = "python train.py --lr 0.1"
+CASES = [
+    ("gpus-workers", "tf", ["--gpus", "2", "--workers", "2"], check_gpus_workers),
+    ("cpu-memory", "tf", ["--workers", "2", "--cpu", "2", "--memory", "4Gi"], check_cpu_memory),
+    ("env", "tf", ["--workers", "2", "-e", "SPECIAL=a=b, c d=e", "--env", "EMPTY="], check_env),
+    ("data", "tf", ["--workers", "2", "-d", "training-data:/mnt/data"], check_data),
+    ("data-dir", "tf", ["--workers", "2", "--data-dir", "/host/dir:/in/container", "--data-dir", "/same"],
+     check_data_dir),
+    ("annotation", "tf", ["--workers", "2", "-a", "team.example.com/owner=ml: team #1"], check_annotation),
+    ("label", "tf", ["--workers", "2", "-l", "experiment=exp-1"], check_label),
+    ("selector", "tf", ["--workers", "2", "--selector", "accelerator=a100"], check_selector),
+    ("toleration", "tf", ["--workers", "2", "--toleration", "gpu=true:NoSchedule", "--toleration", "spot"],
+     check_toleration),
+    ("priority", "tf", ["--workers", "2", "-p", "high"], check_priority),
+    ("pull", "tf", ["--workers", "2", "--image-pull-secret", "regcred", "--image-pull-policy", "Always"], check_pull),
+    ("workdir-shell", "tf", ["--workers", "2", "--working-dir", "/workspace", "--shell", "bash"], check_workdir_shell),
+    ("run-policy", "tf", ["--workers", "2", "--retry", "3", "--ttl-after-finished", "1h", "--running-timeout",
+                          "1h30m", "--clean-task-policy", "All"], check_run_policy),
+    ("share-memory", "tf", ["--workers", "2", "--share-memory", "2Gi"], check_shm),
+    ("device", "tf", ["--workers", "2", "--device", "amd.com/gpu=1"], check_device),
+    ("sync", "tf", ["--workers", "2", "--sync-mode", "git", "--sync-source", "https://git.example.com/team/models.git",
+                    "--sync-branch", "dev", "--sync-image", "git-sync:v4.4.0", "--sync-secret", "git-creds"],
+     check_sync),
+    ("queue-scheduler", "tf", ["--workers", "2", "--queue", "team-queue", "--scheduler", "volcano"],
+     check_queue_scheduler),
+    ("values-set", "tf", ["--workers", "2", "-f", "{values_file}", "--set", "worker.replicas=4"], check_values_and_set),
+    ("tf-roles", "tf", ["--workers", "2", "--ps", "2", "--ps-image", "ps:1", "--worker-image", "worker:1",
+                        "--chief", "--evaluator", "--ps-port", "3333", "--worker-port", "4444", "--ps-gpus", "1",
+                        "--ps-cpu", "1", "--ps-memory", "2Gi", "--ps-cpu-limit", "2", "--ps-memory-limit", "3Gi",
+                        "--worker-cpu-limit", "8", "--worker-memory-limit", "16Gi", "--chief-cpu", "3",
+                        "--chief-memory", "5Gi", "--chief-cpu-limit", "4", "--chief-memory-limit", "6Gi",
+                        "--evaluator-cpu", "1500m", "--evaluator-memory", "1Gi", "--evaluator-cpu-limit", "2",
+                        "--evaluator-memory-limit", "7Gi", "--ps-selector", "pool=cpu", "--worker-selector",
+                        "pool=gpu", "--chief-selector", "pool=chief", "--evaluator-selector", "pool=eval",
+                        "--success-policy", "AllWorkers"], check_tf_roles),
+    ("tf-standalone", "tf", ["--gpus", "1"], check_tf_standalone),
+    ("pytorch", "pytorch", ["--workers", "3", "--gpus", "1", "--cpu-limit", "4", "--nproc-per-node", "2"],
+     check_pytorch),
+    ("mpi", "mpi", ["--workers", "2", "--gpus", "1", "--slots-per-worker", "4", "--launcher-cpu", "1",
+                    "--launcher-memory", "1Gi"], check_mpi),
+]
+MPI_COMMAND = "mpirun -np 8 python train.py"
+
+
+@pytest.fixture
+def values_file(tmp_path) -> Path:
+    path = tmp_path / "extra.yaml"
+    path.write_text(yaml.safe_dump({"labels": {"from-file": "yes"}, "worker": {"replicas": 3}}))
+    return path
+
+
+def case_args(kind, args, name, values_file, *options):
+    """Options first: as in Arena, everything after the first positional word is the training command."""
+    cmd = MPI_COMMAND if kind == "mpi" else COMMAND
+    args = [a.replace("{values_file}", str(values_file)) for a in args]
+    return ["submit", kind, "--name", name, "--image", "img:1", *args, *options, *cmd.split(" ")]
+
+
+def find_job(docs: list[dict]) -> dict:
+    (job,) = [d for d in docs if d.get("apiVersion", "").startswith("kubeflow.org/")]
+    return job
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_flag_renders_with_dry_run(case, helm_bin, values_file):
+    cid, kind, args, check = case
+    res = run(*case_args(kind, args, "job-" + cid, values_file, "--dry-run", "--helm-binary", str(helm_bin)))
+    assert res.exit_code == 0, res.output
+    docs = [d for d in yaml.safe_load_all(res.stdout) if d]
+    job = find_job(docs)
+    check(job)
+    cmd = MPI_COMMAND if kind == "mpi" else COMMAND
+    main = "Launcher" if kind == "mpi" else ("Chief" if cid == "tf-standalone" else ("Master" if kind == "pytorch" else "Worker"))
+    assert ctr(job, main)["command"][1:] == ["-c", cmd]
+
+
+@pytest.mark.cluster
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_flag_reaches_the_api_server(case, helm_bin, cluster, namespace, values_file):
+    cid, kind, args, check = case
+    name = "job-" + cid
+    res = run(*case_args(kind, args, name, values_file, "-n", namespace, "--kubeconfig",
+                         str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin)))
+    assert res.exit_code == 0, res.output
+    kind_name = {"tf": "TFJob", "pytorch": "PyTorchJob", "mpi": "MPIJob"}[kind]
+    version = "v2beta1" if kind == "mpi" else "v1"
+    assert f"{kind_name.lower()}.kubeflow.org/{name} created" in res.stdout
+    assert f"arena-helm get {name} -n {namespace}" in res.stdout
+    job = client.CustomObjectsApi(cluster.api_client()).get_namespaced_custom_object(
+        "kubeflow.org", version, namespace, PLURAL[kind_name], name
+    )
+    check(job)
+    assert job["metadata"]["labels"]["release"] == name
+
+
+def test_dry_run_needs_no_cluster_and_prints_only_yaml(helm_bin, tmp_path):
+    env = {"KUBECONFIG": str(tmp_path / "does-not-exist"), "HOME": str(tmp_path)}
+    res = run("submit", "tfjob", "--name", "mnist", "--image", "tf:2", "--workers", "2", "--dry-run",
+              "--helm-binary", str(helm_bin), "python", "train.py", env=env)
+    assert res.exit_code == 0, res.output
+    docs = [d for d in yaml.safe_load_all(res.stdout) if d]
+    assert [d["kind"] for d in docs] == ["TFJob"]
+    assert docs[0]["metadata"]["namespace"] == "default"
+
+
+def test_dry_run_output_values_prints_the_chart_values(helm_bin):
+    res = run("submit", "pytorch", "--name", "bert", "--image", "pt:2", "--workers", "3", "--gpus", "2",
+              "--dry-run", "--output", "values", "--helm-binary", str(helm_bin), "torchrun", "train.py")
+    assert res.exit_code == 0, res.output
+    values = yaml.safe_load(res.stdout)
+    assert values["master"] == {"replicas": 1, "gpus": 2}
+    assert values["worker"] == {"replicas": 2, "gpus": 2}
+    assert values["command"] == "torchrun train.py"
+
+
+def test_command_after_double_dash_and_hostile_text_is_byte_exact(helm_bin):
+    hostile = "echo 'a: b' \"#c\" {d} * & ! % --x=1 ünï ✓\nsecond line"
+    res = run("submit", "tf", "--name", "hostile", "--image", "tf:2", "--dry-run", "--helm-binary", str(helm_bin),
+              "--", hostile)
+    assert res.exit_code == 0, res.output
+    job = find_job([d for d in yaml.safe_load_all(res.stdout) if d])
+    assert ctr(job, "Chief")["command"] == ["sh", "-c", hostile]
+
+
+def test_defaults_file_sets_namespace_image_and_pull_secrets(helm_bin, tmp_path):
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(yaml.safe_dump({"namespace": "from-config", "imagePullSecrets": ["cfg-secret"],
+                                   "images": {"tfjob": "cfg/tf:1"}}))
+    env = {"ARENA_HELM_CONFIG": str(cfg), "KUBECONFIG": str(tmp_path / "none")}
+    res = run("submit", "tf", "--name", "d", "--dry-run", "--helm-binary", str(helm_bin), "python", "x.py", env=env)
+    assert res.exit_code == 0, res.output
+    job = find_job([d for d in yaml.safe_load_all(res.stdout) if d])
+    assert job["metadata"]["namespace"] == "from-config"
+    assert ctr(job, "Chief")["image"] == "cfg/tf:1"
+    assert pod(job, "Chief")["imagePullSecrets"] == [{"name": "cfg-secret"}]
+    # flags win
+    res = run("submit", "tf", "--name", "d", "-n", "flag-ns", "--image", "flag/tf:2", "--dry-run",
+              "--helm-binary", str(helm_bin), "python", "x.py", env=env)
+    job = find_job([d for d in yaml.safe_load_all(res.stdout) if d])
+    assert job["metadata"]["namespace"] == "flag-ns" and ctr(job, "Chief")["image"] == "flag/tf:2"
+
+
+def test_kubeconfig_context_namespace_is_the_default(helm_bin, tmp_path):
+    kc = tmp_path / "kubeconfig"
+    kc.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "a",
+        "contexts": [{"name": "a", "context": {"namespace": "ns-a"}}, {"name": "b", "context": {"namespace": "ns-b"}}],
+    }))
+    for extra, want in (([], "ns-a"), (["--context", "b"], "ns-b"), (["--kube-context", "b"], "ns-b")):
+        res = run("submit", "tf", "--name", "k", "--image", "x", "--dry-run", "--kubeconfig", str(kc), *extra,
+                  "--helm-binary", str(helm_bin), "true", env={"HOME": str(tmp_path)})
+        assert res.exit_code == 0, res.output
+        assert find_job([d for d in yaml.safe_load_all(res.stdout) if d])["metadata"]["namespace"] == want
+
+
+def test_python_api_renders_the_same_as_the_cli(helm_bin):
+    from arena_helm import Helm, TFJobSpec, render
+
+    spec = TFJobSpec(name="api", image="tf:2", workers=2, gpus=1, command="python train.py")
+    text = render(spec, Helm(str(helm_bin)))
+    res = run("submit", "tf", "--name", "api", "--image", "tf:2", "--workers", "2", "--gpus", "1", "--dry-run",
+              "--helm-binary", str(helm_bin), "python", "train.py", env={"KUBECONFIG": "/nonexistent"})
+    assert res.stdout == text
+
+
+# ---- the cluster side: existing names, missing CRDs, --wait -------------------------------------------
+@pytest.mark.cluster
+def test_existing_release_or_job_is_a_clear_error(helm_bin, cluster, namespace):
+    base = ["submit", "tf", "--name", "dup", "--image", "x", "-n", namespace, "--kubeconfig",
+            str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "true"]
+    assert run(*base).exit_code == 0
+    res = run(*base)
+    assert res.exit_code == 1
+    assert "already exists in namespace" in res.stderr and "arena-helm delete dup" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.cluster
+def test_missing_crd_names_the_operator_and_creates_nothing(helm_bin, cluster, namespace):
+    cluster.delete_crd("mpijobs.kubeflow.org")
+    try:
+        res = run("submit", "mpi", "--name", "nocrd", "--image", "x", "-n", namespace, "--kubeconfig",
+                  str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "mpirun", "x")
+    finally:
+        cluster.create_crd(cluster.mpi_crd_file("v2beta1"))
+    assert res.exit_code == 1
+    assert "does not serve MPIJob" in res.stderr and "mpi-operator" in res.stderr
+    secrets = client.CoreV1Api(cluster.api_client()).list_namespaced_secret(namespace).items
+    assert [s.metadata.name for s in secrets if s.metadata.name.startswith("sh.helm")] == []
+
+
+@pytest.mark.cluster
+def test_mpi_api_auto_picks_what_the_cluster_serves(helm_bin, cluster, namespace):
+    cluster.swap_mpi_crd("v1")
+    try:
+        res = run("submit", "mpi", "--name", "auto", "--image", "x", "-n", namespace, "--kubeconfig",
+                  str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "mpirun", "x")
+        assert res.exit_code == 0, res.output
+        job = client.CustomObjectsApi(cluster.api_client()).get_namespaced_custom_object(
+            "kubeflow.org", "v1", namespace, "mpijobs", "auto")
+        assert job["apiVersion"] == "kubeflow.org/v1"
+        assert ctr(job, "Launcher")["command"] == ["sh", "-c", "mpirun x"]
+    finally:
+        helm_uninstall(helm_bin, cluster, "auto", namespace)
+        cluster.swap_mpi_crd("v2beta1")
+
+
+def helm_uninstall(helm_bin, cluster, name, namespace):
+    subprocess.run([str(helm_bin), "uninstall", name, "-n", namespace, "--kubeconfig", str(cluster.admin.kubeconfig)],
+                   capture_output=True)
+
+
+@pytest.mark.cluster
+def test_failed_install_leaves_nothing_behind(helm_bin, cluster, namespace):
+    """The API server rejects the job (a schema bound only the CRD knows): the release is rolled back."""
+    res = run("submit", "tf", "--name", "rejected", "--image", "x", "-n", namespace, "--kubeconfig",
+              str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin),
+              "--set", "runPolicy.schedulingPolicy.minAvailable=-5", "--set", "worker.port=70000", "true")
+    assert res.exit_code in (1, 2)
+    assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+    secrets = client.CoreV1Api(cluster.api_client()).list_namespaced_secret(namespace).items
+    assert [s.metadata.name for s in secrets if s.metadata.name.startswith("sh.helm")] == []
+    jobs = client.CustomObjectsApi(cluster.api_client()).list_namespaced_custom_object(
+        "kubeflow.org", "v1", namespace, "tfjobs")
+    assert jobs["items"] == []
+
+
+@pytest.mark.cluster
+def test_wait_follows_the_job_to_its_end(helm_bin, cluster, namespace, operator):
+    import threading
+    import time
+
+    def finish():
+        for _ in range(100):
+            try:
+                operator.get_job("TFJob", namespace, "waited")
+                break
+            except Exception:  # noqa: BLE001 - not created yet
+                time.sleep(0.1)
+        operator.set_condition("TFJob", namespace, "waited", "Running")
+        time.sleep(0.5)
+        operator.set_condition("TFJob", namespace, "waited", "Succeeded")
+
+    t = threading.Thread(target=finish)
+    t.start()
+    res = run("submit", "tf", "--name", "waited", "--image", "x", "-n", namespace, "--kubeconfig",
+              str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "--wait", "--timeout", "60s", "true")
+    t.join()
+    assert res.exit_code == 0, res.output
+    assert "tfjob/waited: Succeeded" in res.stderr
+
+    res = run("submit", "tf", "--name", "slow", "--image", "x", "-n", namespace, "--kubeconfig",
+              str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "--wait", "--timeout", "1s", "true")
+    assert res.exit_code == 3
+    assert "still Pending after --timeout 1s" in res.stderr
+
+
+def _json(o):
+    return json.loads(json.dumps(o))
