@@ -21,6 +21,7 @@ from .helmbin import find_helm
 log = logging.getLogger(__name__)
 
 MIN_HELM = (3, 8)
+STATS = {"helm_calls": 0}  # helm processes started by this process (benchmarks print it)
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ def _make_command_class():
 
         async def run(self, command, input=None):  # noqa: A002 - pyhelm3's signature
             argv = [self._executable, *(str(p) for p in command)]
+            STATS["helm_calls"] += 1
             if self._kubeconfig:
                 argv += ["--kubeconfig", str(self._kubeconfig)]
             if self._kubecontext:

@@ -24,6 +24,7 @@ from .helm import Helm
 from .kube import JOB_KINDS, Kube
 from .spec import JobKind, JobSpec, MPIJobSpec
 from .values import CHART_OF, apply_overrides, build_values
+from .views import job_phase
 
 KIND_NAME = {JobKind.tfjob: "TFJob", JobKind.pytorchjob: "PyTorchJob", JobKind.mpijob: "MPIJob"}
 
@@ -103,15 +104,6 @@ def _cleanup_failed(helm: Helm, name: str, namespace: str) -> None:
 
 
 TERMINAL = ("Succeeded", "Failed")
-
-
-def job_phase(job: dict) -> str:
-    """The job's phase from its conditions, as Arena reads it: Succeeded, Failed, Running, else Pending."""
-    conds = {c.get("type"): c.get("status") for c in (job.get("status") or {}).get("conditions") or []}
-    for phase in ("Succeeded", "Failed", "Running"):
-        if conds.get(phase) == "True":
-            return phase
-    return "Pending"
 
 
 def wait_for(kube: Kube, result: SubmitResult, timeout: float, poll: float = 2.0,

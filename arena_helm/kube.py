@@ -10,6 +10,7 @@ from typing import Any
 from .errors import ArenaHelmError, ClusterError, ForbiddenError, NotFoundError
 
 log = logging.getLogger(__name__)
+STATS = {"api_requests": 0}  # API requests made by this process (benchmarks print it)
 
 GROUP = "kubeflow.org"
 # kind -> (plural, versions we can use, operator to install when it is not served)
@@ -56,7 +57,9 @@ class Kube:
         from urllib3.exceptions import HTTPError
 
         self.requests += 1
-        kwargs.setdefault("_request_timeout", 30)
+        STATS["api_requests"] += 1
+        if "_request_timeout" not in kwargs:
+            kwargs["_request_timeout"] = 30
         try:
             return fn(*args, **kwargs)
         except ApiException as exc:
@@ -129,3 +132,73 @@ def api_error(exc, action: str) -> ArenaHelmError:
     if exc.status == 401:
         return ClusterError(f"{action}: the API server rejected the credentials (401 Unauthorized)")
     return ClusterError(f"{action}: {message}")
+
+
+PART_OF = "app.kubernetes.io/part-of=arena-helm"
+
+
+def _ns_path(namespace: str | None) -> str:
+    return f"/namespaces/{namespace}" if namespace else ""
+
+
+class KubeReader(Kube):
+    """The read side: LISTs as plain dicts (no model objects), one request per resource type."""
+
+    def list_path(self, path: str, action: str, **query: str) -> list[dict]:
+        from urllib.parse import urlencode
+
+        q = {k: v for k, v in query.items() if v}
+        data = self.get_json(path + (f"?{urlencode(q)}" if q else ""), action)
+        return data.get("items") or []
+
+    def list_jobs(self, kind: str, version: str, namespace: str | None) -> list[dict]:
+        plural = JOB_KINDS[kind][0]
+        items = self.list_path(f"/apis/{GROUP}/{version}{_ns_path(namespace)}/{plural}", f"listing {plural}",
+                               labelSelector=PART_OF)
+        for item in items:  # LIST items carry no kind
+            item.setdefault("kind", kind)
+            item.setdefault("apiVersion", f"{GROUP}/{version}")
+        return items
+
+    def list_pods(self, namespace: str | None, selector: str = PART_OF, field_selector: str = "") -> list[dict]:
+        return self.list_path(f"/api/v1{_ns_path(namespace)}/pods", "listing pods", labelSelector=selector,
+                              fieldSelector=field_selector)
+
+    def list_services(self, namespace: str | None, selector: str) -> list[dict]:
+        return self.list_path(f"/api/v1{_ns_path(namespace)}/services", "listing services", labelSelector=selector)
+
+    def list_events(self, namespace: str) -> list[dict]:
+        return self.list_path(f"/api/v1/namespaces/{namespace}/events", "listing events")
+
+    def list_nodes(self) -> list[dict]:
+        return self.list_path("/api/v1/nodes", "listing nodes")
+
+    def get_pod(self, namespace: str, name: str) -> dict | None:
+        try:
+            return self.get_json(f"/api/v1/namespaces/{namespace}/pods/{name}", f"reading pod {name}")
+        except NotFoundError:
+            return None
+
+    def stream_log(self, namespace: str, pod: str, *, container: str | None = None, follow: bool = False,
+                   tail: int | None = None, since_seconds: int | None = None, since_time: str | None = None,
+                   timestamps: bool = False):
+        """Yield the pod's log in chunks (bytes), through the API server's pod log endpoint."""
+        from kubernetes import client
+
+        kwargs: dict[str, Any] = {"follow": follow, "timestamps": timestamps, "_preload_content": False}
+        if container:
+            kwargs["container"] = container
+        if tail is not None:
+            kwargs["tail_lines"] = tail
+        if since_seconds is not None:
+            kwargs["since_seconds"] = since_seconds
+        if since_time:
+            kwargs["since_time"] = since_time
+        if follow:
+            kwargs["_request_timeout"] = None
+        resp = self.call(client.CoreV1Api(self.api).read_namespaced_pod_log, pod, namespace,
+                         action=f"reading the log of pod {pod}", **kwargs)
+        try:
+            yield from resp.stream(4096, decode_content=True)
+        finally:
+            resp.release_conn()

@@ -13,7 +13,7 @@ KUBE_SRC_VERSION="1.20.5+really1.20.2-1.1+deb12u1"
 CACHE="${ARENA_HELM_CACHE:-$HOME/.cache/arena-helm}/kube-1.20"
 BIN="$CACHE/bin"
 STAMP="$CACHE/stamp"
-STAMP_TEXT="kubernetes=$KUBE_SRC_VERSION reflect2=debian openapi-zero-fix build=3"
+STAMP_TEXT="kubernetes=$KUBE_SRC_VERSION reflect2=debian openapi-zero-fix build=4"
 
 log() { printf '[build-kube-apiserver] %s\n' "$*" >&2; }
 
@@ -41,6 +41,11 @@ ensure_packages() {
     fi
 }
 
+# One build at a time (parallel test workers, benchmarks): the others wait here, then reuse it.
+mkdir -p "$CACHE"
+exec 9>"$CACHE/.lock"
+flock 9
+
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$STAMP_TEXT" ] && [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kube-controller-manager" ]; then
     ensure_packages   # etcd may be missing on a machine that kept only the cache
     log "reusing $BIN"
@@ -63,9 +68,11 @@ rm -f vendor/github.com/modern-go/reflect2/go.mod
 # With Go >= 1.18, go-openapi/validate v0.19.5 compares two reflect.Values with DeepEqual to spot a null,
 # which now also matches "" and 0: the server would reject every custom resource holding an empty string
 # or a zero ("must be of type string: null"). Older Go never matched there, so the check meant data == nil.
-sed -i 's/if data == nil || reflect.DeepEqual(reflect.Zero(reflect.TypeOf(data)), reflect.ValueOf(data)) {/if data == nil {/' \
-    vendor/github.com/go-openapi/validate/type.go
-grep -q 'if data == nil {' vendor/github.com/go-openapi/validate/type.go || { log "go-openapi patch did not apply"; exit 1; }
+for f in vendor/github.com/go-openapi/validate/type.go vendor/k8s.io/kube-openapi/pkg/validation/validate/type.go; do
+    [ -f "$f" ] || continue
+    sed -i 's/if data == nil || reflect.DeepEqual(reflect.Zero(reflect.TypeOf(data)), reflect.ValueOf(data)) {/if data == nil {/' "$f"
+    grep -q 'reflect.DeepEqual(reflect.Zero(reflect.TypeOf(data)), reflect.ValueOf(data))' "$f" && { log "openapi patch did not apply to $f"; exit 1; }
+done
 log "building kube-apiserver and kube-controller-manager (about 9 minutes cold on 2 cores)"
 start=$(date +%s)
 export CGO_ENABLED=0 GOFLAGS="" GO111MODULE=off KUBE_GIT_VERSION="v1.20.2" KUBE_BUILD_PLATFORMS=linux/amd64

@@ -387,17 +387,25 @@ class TestCluster:
         group = crd["spec"]["group"]
         plural = crd["spec"]["names"]["plural"]
         versions = [v["name"] for v in crd["spec"]["versions"] if v.get("served")]
+        import json
+
+        from kubernetes.client.rest import ApiException
+
         api = self.api_client()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             ok = True
             for version in versions:
-                resp = api.call_api(
-                    f"/apis/{group}/{version}", "GET", auth_settings=["BearerToken"], _preload_content=False,
-                    _return_http_data_only=True,
-                )
-                import json
-
+                try:
+                    resp = api.call_api(
+                        f"/apis/{group}/{version}", "GET", auth_settings=["BearerToken"], _preload_content=False,
+                        _return_http_data_only=True,
+                    )
+                except ApiException as exc:
+                    if exc.status != 404:  # the group version appears a moment after Established
+                        raise
+                    ok = False
+                    continue
                 names = {r["name"] for r in json.loads(resp.data)["resources"]}
                 ok = ok and plural in names
             if ok:

@@ -145,3 +145,15 @@ def test_the_limited_user_is_confined_to_its_namespace(cluster):
     with pytest.raises(ApiException) as err:
         core.list_node()
     assert err.value.status == 403
+
+
+def test_api_server_accepts_empty_strings_and_zeros_in_a_tfjob(cluster, namespace):
+    """Regression: built with Go >= 1.18, the vendored OpenAPI validator took "" and 0 for null."""
+    custom = client.CustomObjectsApi(cluster.api_client())
+    body = _tfjob("zeros", runPolicy={"backoffLimit": 0}, successPolicy="")
+    body["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["env"] = [{"name": "E", "value": ""}]
+    custom.create_namespaced_custom_object("kubeflow.org", "v1", namespace, "tfjobs", body)
+    job = custom.get_namespaced_custom_object("kubeflow.org", "v1", namespace, "tfjobs", "zeros")
+    assert job["spec"]["runPolicy"]["backoffLimit"] == 0
+    assert job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["env"] == [
+        {"name": "E", "value": ""}]

@@ -40,9 +40,20 @@ class ArenaGroup(TyperGroup):
             code = 1
         else:
             code = rv if isinstance(rv, int) else 0
+        if os.environ.get("ARENA_HELM_STATS"):
+            _print_stats()
         if standalone_mode:
             sys.exit(code)
         return code
+
+
+def _print_stats() -> None:
+    """With ARENA_HELM_STATS=1: how many helm processes and API requests this command made (stderr)."""
+    helm = sys.modules.get("arena_helm.helm")
+    kube = sys.modules.get("arena_helm.kube")
+    calls = helm.STATS["helm_calls"] if helm else 0
+    requests = kube.STATS["api_requests"] if kube else 0
+    typer.echo(f"stats: helm_calls={calls} api_requests={requests}", err=True)
 
 
 def new_app(**kwargs) -> typer.Typer:
@@ -68,10 +79,12 @@ def _root() -> None:
 
 
 def _register() -> None:
-    from . import submit
+    from . import jobs, submit, tensorboard
     from . import version as version_cmd
 
     app.add_typer(submit.app, name="submit")
+    jobs.register(app)
+    app.add_typer(tensorboard.app, name="tensorboard")
 
     app.command("version", help="Print the arena-helm version and the helm version it uses.")(version_cmd.version)
 

@@ -1,0 +1,109 @@
+"""``arena-helm tensorboard start|stop|list|open``: a standalone TensorBoard release for any existing logs."""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated
+
+import typer
+
+from . import new_app
+from .common import Context, Debug, Globals, HelmBinary, Kubeconfig, Namespace
+from .jobs import cluster_for
+
+app = new_app(help="Standalone TensorBoards (a job's own TensorBoard comes with submit --tensorboard).")
+
+
+class ServiceType(str, enum.Enum):
+    ClusterIP = "ClusterIP"
+    NodePort = "NodePort"
+    LoadBalancer = "LoadBalancer"
+
+
+@app.command("start")
+def start(
+    name: Annotated[str, typer.Argument(help="Name of the TensorBoard (also its release name).", show_default=False)],
+    logdir: Annotated[str | None, typer.Option("--logdir", help="PVC:PATH: the logs at PATH inside that PVC.",
+                                               show_default=False)] = None,
+    host_path: Annotated[str | None, typer.Option(
+        "--host-path", help="Read the logs from this node directory instead (pins TensorBoard to nodes that have "
+        "it; prefer a PVC).", show_default=False)] = None,
+    image: Annotated[str | None, typer.Option("--image", help="TensorBoard image.", show_default=False)] = None,
+    service_type: Annotated[ServiceType, typer.Option("--service-type", help="How to reach it.")] =
+    ServiceType.ClusterIP,
+    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
+    helm_binary: HelmBinary = None, debug: Debug = False,
+) -> None:
+    """Start a TensorBoard on logs in a PVC (or, explicitly, a host path)."""
+    from ..tensorboard import start_tensorboard, tensorboard_values
+
+    values = tensorboard_values(name, logdir=logdir, host_path=host_path, image=image,
+                                service_type=service_type.value)
+    ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
+    url = start_tensorboard(c, ns, name, values)
+    typer.echo(f"tensorboard/{name} started in namespace {ns}")
+    typer.echo(f"Open it: {url}")
+
+
+@app.command("stop")
+def stop(
+    name: Annotated[str, typer.Argument(help="Name of the TensorBoard.", show_default=False)],
+    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
+    helm_binary: HelmBinary = None, debug: Debug = False,
+) -> None:
+    """Stop a standalone TensorBoard (helm uninstall of its release)."""
+    from ..tensorboard import stop_tensorboard
+
+    ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
+    stop_tensorboard(c, ns, name)
+    typer.echo(f"tensorboard/{name} stopped")
+
+
+@app.command("list")
+def list_(
+    all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="Every namespace.")] = False,
+    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
+    helm_binary: HelmBinary = None, debug: Debug = False,
+) -> None:
+    """List TensorBoards: standalone ones and those of jobs."""
+    from ..output import table
+    from ..tensorboard import list_tensorboards
+
+    ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
+    rows = list_tensorboards(c, ns, all_namespaces)
+    headers = ["NAME", "OWNER", "URL"]
+    if all_namespaces:
+        headers = ["NAMESPACE", *headers]
+    typer.echo(table(headers, [[r["namespace"], r["name"], r["owner"], r["url"]] if all_namespaces
+                               else [r["name"], r["owner"], r["url"]] for r in rows]))
+
+
+@app.command("open")
+def open_(
+    name: Annotated[str, typer.Argument(help="Job or TensorBoard name.", show_default=False)],
+    port: Annotated[int, typer.Option("--port", help="Local port.")] = 6006,
+    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
+    helm_binary: HelmBinary = None, debug: Debug = False,
+) -> None:
+    """Run `kubectl port-forward` to a ClusterIP TensorBoard (kubectl must be on PATH)."""
+    import shutil
+    import subprocess
+
+    from ..errors import ArenaHelmError, NotFoundError
+    from ..tensorboard import find_service
+
+    ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
+    svc = find_service(c, ns, name)
+    if svc is None:
+        raise NotFoundError(f"no TensorBoard for {name} in namespace {ns} (see arena-helm tensorboard list)")
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        raise ArenaHelmError("kubectl not found on PATH: install it to port-forward, or use the URL from get")
+    svc_port = (svc["spec"].get("ports") or [{}])[0].get("port", 6006)
+    argv = [kubectl, "port-forward", "-n", ns, f"svc/{svc['metadata']['name']}", f"{port}:{svc_port}"]
+    if kubeconfig:
+        argv += ["--kubeconfig", kubeconfig]
+    if context:
+        argv += ["--context", context]
+    typer.echo(f"Forwarding http://localhost:{port} to {svc['metadata']['name']} (Ctrl-C stops)", err=True)
+    raise typer.Exit(subprocess.call(argv))

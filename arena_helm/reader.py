@@ -1,0 +1,235 @@
+"""The read side: join helm releases, job objects and pods into views (list, get, top), and delete/prune.
+
+Request counts are constant in the number of jobs: ``list`` makes one ``helm list`` call, the API
+discovery of kubeflow.org, one LIST per served job kind, one LIST of pods and one of TensorBoard services.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass
+
+from .errors import ArenaHelmError, ForbiddenError, NotFoundError, UsageError
+from .helm import Helm
+from .kube import JOB_KINDS, KubeReader
+from .views import (
+    JOB_CHARTS,
+    JOB_NAME_LABEL,
+    JobView,
+    NodeView,
+    chart_kind,
+    job_view,
+    node_view,
+    pending_reason,
+)
+
+TB_SELECTOR = "app.kubernetes.io/component=tensorboard"
+KIND_ALIASES = {
+    "tfjob": "TFJob", "tf": "TFJob",
+    "pytorchjob": "PyTorchJob", "pytorch": "PyTorchJob", "py": "PyTorchJob",
+    "mpijob": "MPIJob", "mpi": "MPIJob",
+}
+
+
+def kind_of_type(value: str | None) -> str | None:
+    if value is None:
+        return None
+    kind = KIND_ALIASES.get(value.lower())
+    if kind is None:
+        raise UsageError(f"-T/--type {value!r}: use tfjob, pytorchjob or mpijob (or tf, pytorch, py, mpi)")
+    return kind
+
+
+def now_utc() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+# ---- TensorBoard URLs ------------------------------------------------------------------------------
+def tensorboard_url(svc: dict, node_ip: str | None) -> str:
+    meta, spec = svc.get("metadata") or {}, svc.get("spec") or {}
+    port = (spec.get("ports") or [{}])[0]
+    stype = spec.get("type", "ClusterIP")
+    if stype == "LoadBalancer":
+        ingress = ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+        if ingress:
+            host = ingress[0].get("ip") or ingress[0].get("hostname")
+            return f"http://{host}:{port.get('port')}"
+        stype = "NodePort" if port.get("nodePort") else "ClusterIP"
+    if stype == "NodePort" and port.get("nodePort"):
+        return f"http://{node_ip or '<node-ip>'}:{port['nodePort']}"
+    return (f"kubectl port-forward -n {meta.get('namespace')} svc/{meta.get('name')} "
+            f"{port.get('port', 6006)}:{port.get('port', 6006)}  # then open http://localhost:{port.get('port', 6006)}")
+
+
+def _first_node_ip(kube: KubeReader) -> str | None:
+    try:
+        nodes = kube.list_nodes()
+    except ArenaHelmError:
+        return None
+    for node in nodes:
+        for addr in (node.get("status") or {}).get("addresses") or []:
+            if addr.get("type") in ("ExternalIP", "InternalIP"):
+                return addr.get("address")
+    return None
+
+
+def tensorboard_urls(kube: KubeReader, namespace: str | None) -> dict[tuple[str, str], str]:
+    """(namespace, release) -> TensorBoard URL or port-forward command."""
+    services = kube.list_services(namespace, TB_SELECTOR)
+    node_ip = _first_node_ip(kube) if any(
+        (s.get("spec") or {}).get("type") in ("NodePort", "LoadBalancer") for s in services) else None
+    out = {}
+    for svc in services:
+        meta = svc.get("metadata") or {}
+        release = (meta.get("labels") or {}).get("app.kubernetes.io/instance") or meta.get("name", "")
+        out[(meta.get("namespace", ""), release)] = tensorboard_url(svc, node_ip)
+    return out
+
+
+# ---- list ----------------------------------------------------------------------------------------
+@dataclass
+class Cluster:
+    helm: Helm
+    kube: KubeReader
+
+
+def our_releases(helm: Helm, namespace: str | None, all_namespaces: bool) -> list[dict]:
+    return [r for r in helm.list(namespace, all_namespaces) if chart_kind(r)]
+
+
+def list_jobs(c: Cluster, namespace: str, all_namespaces: bool = False, kind: str | None = None) -> list[JobView]:
+    ns = None if all_namespaces else namespace
+    releases = [r for r in our_releases(c.helm, namespace, all_namespaces) if kind in (None, chart_kind(r))]
+    served = c.kube.served_job_versions()
+    jobs: dict[tuple[str, str, str], dict] = {}
+    for k, versions in served.items():
+        if kind not in (None, k):
+            continue
+        for job in c.kube.list_jobs(k, versions[0], ns):
+            meta = job["metadata"]
+            jobs[(meta["namespace"], k, meta["name"])] = job
+    pods: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for pod in c.kube.list_pods(ns):
+        meta = pod["metadata"]
+        job_name = (meta.get("labels") or {}).get(JOB_NAME_LABEL)
+        if job_name:
+            pods[(meta["namespace"], job_name)].append(pod)
+    tb = tensorboard_urls(c.kube, ns)
+    now = now_utc()
+    views = []
+    for r in releases:
+        k = chart_kind(r)
+        rns, name = r["namespace"], r["name"]
+        views.append(job_view(release=r, job=jobs.get((rns, k, name)), pods=pods.get((rns, name), []), now=now,
+                              kind=k, tensorboard=tb.get((rns, name), "")))
+    views.sort(key=lambda v: (v.created_ts or _release_ts(v), v.name), reverse=True)
+    return views
+
+
+def _release_ts(v: JobView) -> float:
+    updated = str(v.release.get("updated", ""))[:19]
+    try:
+        return dt.datetime.fromisoformat(updated).replace(tzinfo=dt.UTC).timestamp()
+    except ValueError:
+        return 0.0
+
+
+# ---- get -----------------------------------------------------------------------------------------
+@dataclass
+class JobDetail:
+    view: JobView
+    kind: str
+    version: str
+    job: dict | None
+    pods: list[dict]
+    events: list[dict]
+    pending: str
+
+
+def find_job(c: Cluster, namespace: str, name: str, kind: str | None = None) -> tuple[str, str, dict | None, dict | None]:
+    """(kind, version, job object, release) of the job ``name``; clear errors for none or several kinds."""
+    releases = [r for r in c.helm.list(namespace) if r.get("name") == name]
+    release = releases[0] if releases else None
+    served = c.kube.served_job_versions()
+    found: dict[str, tuple[str, dict]] = {}
+    for k, versions in served.items():
+        if kind not in (None, k):
+            continue
+        job = c.kube.get_job(k, versions[0], namespace, name)
+        if job is not None:
+            found[k] = (versions[0], job)
+    rkind = chart_kind(release) if release else None
+    if release and not rkind and not found:
+        raise UsageError(f"release {name} in namespace {namespace} is not an arena-helm job "
+                         f"(chart {release.get('chart')})")
+    if len(found) > 1:
+        raise UsageError(f"{name} exists as {' and '.join(sorted(found))} in namespace {namespace}: "
+                         "pick one with -T/--type")
+    if found:
+        k, (version, job) = next(iter(found.items()))
+        return k, version, job, release
+    if rkind and kind in (None, rkind):
+        versions = served.get(rkind) or list(JOB_KINDS[rkind][1])
+        return rkind, versions[0], None, release
+    what = f"{kind} " if kind else "job "
+    raise NotFoundError(f"no {what}named {name} in namespace {namespace} (see arena-helm list)")
+
+
+def get_job(c: Cluster, namespace: str, name: str, kind: str | None = None, events: bool = False) -> JobDetail:
+    k, version, job, release = find_job(c, namespace, name, kind)
+    pods = c.kube.list_pods(namespace, selector=f"{JOB_NAME_LABEL}={name}")
+    tb = tensorboard_urls(c.kube, namespace).get((namespace, name), "")
+    view = job_view(release=release, job=job, pods=pods, now=now_utc(), kind=k, tensorboard=tb)
+    evs: list[dict] = []
+    if events or view.status == "PENDING":
+        names = {name} | {p["metadata"]["name"] for p in pods}
+        try:
+            evs = [e for e in c.kube.list_events(namespace)
+                   if (e.get("involvedObject") or {}).get("name") in names]
+        except ForbiddenError:
+            evs = []
+        evs.sort(key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "")
+    pending = pending_reason(pods, evs) if view.status == "PENDING" else ""
+    return JobDetail(view, k, version, job, pods, evs if events else [], pending)
+
+
+# ---- top -----------------------------------------------------------------------------------------
+def top_nodes(c: Cluster, names: list[str] | None = None) -> list[NodeView]:
+    nodes = c.kube.list_nodes()
+    if names:
+        missing = sorted(set(names) - {n["metadata"]["name"] for n in nodes})
+        if missing:
+            raise NotFoundError(f"no node named {missing[0]}")
+        nodes = [n for n in nodes if n["metadata"]["name"] in names]
+    pods = c.kube.list_pods(None, selector="", field_selector="status.phase!=Succeeded,status.phase!=Failed")
+    return [node_view(n, pods) for n in sorted(nodes, key=lambda n: n["metadata"]["name"])]
+
+
+# ---- delete / prune ------------------------------------------------------------------------------
+def delete_job(c: Cluster, namespace: str, name: str) -> str:
+    """``helm uninstall`` of the job's release (job, TensorBoard and all). Returns the chart kind."""
+    releases = [r for r in c.helm.list(namespace) if r.get("name") == name]
+    if not releases:
+        raise NotFoundError(f"no job named {name} in namespace {namespace}")
+    kind = chart_kind(releases[0])
+    if not kind:
+        raise UsageError(f"release {name} in namespace {namespace} is not an arena-helm job "
+                         f"(chart {releases[0].get('chart')}); use helm uninstall for it")
+    c.helm.uninstall(name, namespace)
+    return kind
+
+
+def finished_before(views: list[JobView], cutoff: dt.datetime) -> list[JobView]:
+    """The jobs that ended (succeeded or failed) before ``cutoff``; never running or pending ones."""
+    out = []
+    for v in views:
+        if not v.finished or not v.ended:
+            continue
+        ended = dt.datetime.fromisoformat(v.ended.replace("Z", "+00:00"))
+        if ended < cutoff:
+            out.append(v)
+    return out
+
+
+__all__ = ["JOB_CHARTS", "Cluster", "delete_job", "finished_before", "get_job", "list_jobs", "top_nodes"]

@@ -1,0 +1,453 @@
+"""Job views: what ``list``, ``get`` and ``top`` show, computed from plain API dicts. Pure (no I/O).
+
+A view joins a helm release, its job object (TFJob/PyTorchJob/MPIJob) and the job's pods. The JSON form
+carries Arena's ``TrainingJobInfo`` keys so that Arena's SDK parsers keep working.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+JOB_CHARTS = {"tfjob": "TFJob", "pytorchjob": "PyTorchJob", "mpijob": "MPIJob"}
+TRAINER_OF_KIND = {"TFJob": "tfjob", "PyTorchJob": "pytorchjob", "MPIJob": "mpijob"}
+REPLICA_KEYS = ("tfReplicaSpecs", "pytorchReplicaSpecs", "mpiReplicaSpecs")
+CHIEF_TYPES = ("chief", "master", "launcher")
+FINISHED_PODS = ("Succeeded", "Failed")
+JOB_NAME_LABEL = "training.kubeflow.org/job-name"
+REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
+
+
+def parse_time(value: str | None) -> dt.datetime | None:
+    if not value:
+        return None
+    return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def short_duration(seconds: float | None) -> str:
+    """kubectl's short human duration: 45s, 12m, 5h, 3d, 2y."""
+    if seconds is None:
+        return "N/A"
+    s = max(int(seconds), 0)
+    if s < 120:
+        return f"{s}s"
+    if s < 3600 * 2:
+        return f"{s // 60}m"
+    if s < 86400 * 2:
+        h, m = divmod(s // 60, 60)
+        return f"{h}h{m}m" if m and h < 8 else f"{h}h"
+    if s < 86400 * 365 * 2:
+        return f"{s // 86400}d"
+    return f"{s // (86400 * 365)}y"
+
+
+def is_gpu_resource(name: str) -> bool:
+    """nvidia.com/gpu and other vendors' */gpu device resources."""
+    return name == "nvidia.com/gpu" or name.endswith("/gpu")
+
+
+def _to_int(value: Any) -> int:
+    try:
+        return int(str(value))
+    except ValueError:
+        return 0
+
+
+def container_gpus(containers: list[dict]) -> int:
+    total = 0
+    for c in containers or []:
+        res = c.get("resources") or {}
+        limits = res.get("limits") or {}
+        requests = res.get("requests") or {}
+        for key in set(limits) | set(requests):
+            if is_gpu_resource(key):
+                total += _to_int(limits.get(key, requests.get(key, 0)))
+    return total
+
+
+_CPU_SUFFIX = {"m": 0.001, "": 1.0}
+_MEM_SUFFIX = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+               "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18, "m": 1e-3, "": 1.0}
+
+
+def parse_quantity(value: Any) -> float:
+    text = str(value).strip()
+    if not text:
+        return 0.0
+    for suffix in sorted(_MEM_SUFFIX, key=len, reverse=True):
+        if suffix and text.endswith(suffix):
+            try:
+                return float(text[: -len(suffix)]) * _MEM_SUFFIX[suffix]
+            except ValueError:
+                return 0.0
+    try:
+        return float(text)
+    except ValueError:
+        return 0.0
+
+
+def container_requests(containers: list[dict], resource: str) -> float:
+    total = 0.0
+    for c in containers or []:
+        res = c.get("resources") or {}
+        value = (res.get("requests") or {}).get(resource, (res.get("limits") or {}).get(resource))
+        if value is not None:
+            total += parse_quantity(value)
+    return total
+
+
+def fmt_cpu(cores: float) -> str:
+    if cores == 0:
+        return "0"
+    return f"{cores:g}" if cores >= 1 and cores == int(cores) else f"{int(round(cores * 1000))}m"
+
+
+def fmt_mem(nbytes: float) -> str:
+    if nbytes == 0:
+        return "0"
+    for unit, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+        if nbytes >= size:
+            v = nbytes / size
+            return f"{v:.0f}{unit}" if v == int(v) or v >= 10 else f"{v:.1f}{unit}"
+    return f"{nbytes:.0f}"
+
+
+# ---- pods -------------------------------------------------------------------------------------------
+def pod_status(pod: dict) -> str:
+    """kubectl's STATUS column, close enough: a waiting reason (ImagePullBackOff, Init:...) or the phase."""
+    meta, status = pod.get("metadata") or {}, pod.get("status") or {}
+    if meta.get("deletionTimestamp"):
+        return "Terminating"
+    for cs in status.get("initContainerStatuses") or []:
+        waiting = (cs.get("state") or {}).get("waiting")
+        if waiting and waiting.get("reason") not in (None, "PodInitializing"):
+            return f"Init:{waiting['reason']}"
+        if (cs.get("state") or {}).get("running"):
+            return "Init:Running"
+    for cs in status.get("containerStatuses") or []:
+        waiting = (cs.get("state") or {}).get("waiting")
+        if waiting and waiting.get("reason") and waiting["reason"] != "ContainerCreating":
+            return waiting["reason"]
+    return status.get("phase") or "Pending"
+
+
+def pod_is_scheduled(pod: dict) -> bool:
+    return bool((pod.get("spec") or {}).get("nodeName"))
+
+
+def pod_gpus(pod: dict) -> int:
+    return container_gpus((pod.get("spec") or {}).get("containers") or [])
+
+
+def pod_allocates(pod: dict) -> bool:
+    """A pod holds its GPUs while it is bound to a node and not finished."""
+    return pod_is_scheduled(pod) and (pod.get("status") or {}).get("phase") not in FINISHED_PODS
+
+
+def pod_replica_type(pod: dict) -> str:
+    return ((pod.get("metadata") or {}).get("labels") or {}).get(REPLICA_TYPE_LABEL, "")
+
+
+def chief_first(instances: list[Instance], pods: list[dict]) -> list[Instance]:
+    """Chief, master or launcher first; a job without one (TF workers only) has worker 0 as its chief."""
+    if not any(i.is_chief for i in instances):
+        index = {p["metadata"]["name"]: ((p["metadata"].get("labels") or {}).get(
+            "training.kubeflow.org/replica-index")) for p in pods}
+        for i in instances:
+            if i.replica_type == "worker" and index.get(i.name) == "0":
+                i.is_chief = True
+    return sorted(instances, key=lambda i: (not i.is_chief, i.name))
+
+
+@dataclass
+class Instance:
+    name: str
+    status: str
+    age: str
+    is_chief: bool
+    gpus: int
+    node: str
+    node_ip: str
+    replica_type: str
+
+    def to_json(self) -> dict[str, Any]:
+        # Arena's instance keys
+        return {"name": self.name, "status": self.status, "age": self.age, "node": self.node,
+                "nodeIP": self.node_ip, "chief": self.is_chief, "requestGPUs": self.gpus,
+                "replicaType": self.replica_type}
+
+
+def instance_of(pod: dict, now: dt.datetime) -> Instance:
+    meta, status, spec = pod.get("metadata") or {}, pod.get("status") or {}, pod.get("spec") or {}
+    created = parse_time(meta.get("creationTimestamp"))
+    rtype = pod_replica_type(pod)
+    return Instance(
+        name=meta.get("name", ""),
+        status=pod_status(pod),
+        age=short_duration((now - created).total_seconds()) if created else "N/A",
+        is_chief=rtype in CHIEF_TYPES,
+        gpus=pod_gpus(pod),
+        node=spec.get("nodeName") or "N/A",
+        node_ip=status.get("hostIP") or "N/A",
+        replica_type=rtype,
+    )
+
+
+# ---- jobs -------------------------------------------------------------------------------------------
+def job_phase(job: dict) -> str:
+    """From the job's conditions: Succeeded, then Failed, then Running, else Pending (created/queued)."""
+    conds = {c.get("type"): c.get("status") for c in (job.get("status") or {}).get("conditions") or []}
+    for phase in ("Succeeded", "Failed", "Running"):
+        if conds.get(phase) == "True":
+            return phase
+    return "Pending"
+
+
+def replica_specs(job: dict) -> dict[str, dict]:
+    spec = job.get("spec") or {}
+    for key in REPLICA_KEYS:
+        if key in spec:
+            return spec[key] or {}
+    return {}
+
+
+def job_requested_gpus(job: dict) -> int:
+    """replicas x per-pod GPUs, summed over every replica type."""
+    total = 0
+    for rspec in replica_specs(job).values():
+        containers = (((rspec or {}).get("template") or {}).get("spec") or {}).get("containers") or []
+        total += int(rspec.get("replicas", 1) or 0) * container_gpus(containers)
+    return total
+
+
+def job_requests(job: dict, resource: str) -> float:
+    total = 0.0
+    for rspec in replica_specs(job).values():
+        containers = (((rspec or {}).get("template") or {}).get("spec") or {}).get("containers") or []
+        total += int(rspec.get("replicas", 1) or 0) * container_requests(containers, resource)
+    return total
+
+
+def job_priority(job: dict) -> str:
+    for rspec in replica_specs(job).values():
+        p = (((rspec or {}).get("template") or {}).get("spec") or {}).get("priorityClassName")
+        if p:
+            return p
+    return "N/A"
+
+
+@dataclass
+class JobView:
+    name: str
+    namespace: str
+    trainer: str
+    status: str
+    duration: str
+    created: str
+    ended: str
+    requested_gpus: int
+    allocated_gpus: int | None  # None once the job finished (N/A)
+    requested_cpu: float
+    requested_memory: float
+    node: str
+    chief_name: str
+    priority: str
+    instances: list[Instance] = field(default_factory=list)
+    release: dict[str, Any] = field(default_factory=dict)
+    tensorboard: str = ""
+    created_ts: float = 0.0
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("SUCCEEDED", "FAILED")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "namespace": self.namespace,
+            "status": self.status,
+            "trainer": self.trainer,
+            "duration": self.duration,
+            "requestGPUs": self.requested_gpus,
+            "allocatedGPUs": self.allocated_gpus if self.allocated_gpus is not None else 0,
+            "chiefName": self.chief_name,
+            "instances": [i.to_json() for i in self.instances],
+            "tensorboard": self.tensorboard,
+            "priority": self.priority,
+            "creationTimestamp": int(self.created_ts),
+            "createdAt": self.created,
+            "endedAt": self.ended,
+            "requestCPU": fmt_cpu(self.requested_cpu),
+            "requestMemory": fmt_mem(self.requested_memory),
+            "release": self.release,
+        }
+
+
+def release_info(release: dict | None) -> dict[str, Any]:
+    """``helm list -o json`` item -> revision, chart, chart version, status."""
+    if not release:
+        return {}
+    chart = release.get("chart", "")
+    name, _, version = chart.rpartition("-")
+    return {"name": release.get("name"), "revision": int(release.get("revision", 0) or 0),
+            "chart": name or chart, "chartVersion": version, "status": release.get("status", ""),
+            "updated": release.get("updated", "")}
+
+
+def chart_kind(release: dict) -> str | None:
+    """The job kind a release's chart makes, or None when it is not one of our job charts."""
+    name = release_info(release).get("chart", "")
+    return JOB_CHARTS.get(name)
+
+
+def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: dt.datetime,
+             kind: str | None = None, tensorboard: str = "") -> JobView:
+    """Join a release, its job object and its pods. Either of release and job may be missing."""
+    rinfo = release_info(release)
+    meta = (job or {}).get("metadata") or {}
+    name = meta.get("name") or rinfo.get("name") or ""
+    namespace = meta.get("namespace") or (release or {}).get("namespace", "")
+    trainer = TRAINER_OF_KIND.get((job or {}).get("kind") or kind or "", "unknown")
+    instances = chief_first([instance_of(p, now) for p in pods], pods)
+    created = parse_time(meta.get("creationTimestamp"))
+    status_obj = (job or {}).get("status") or {}
+    started = parse_time(status_obj.get("startTime"))
+    completed = parse_time(status_obj.get("completionTime"))
+    if job is None:
+        status = "RELEASE-FAILED" if rinfo.get("status") in ("failed", "pending-install") else "JOB-MISSING"
+    else:
+        phase = job_phase(job)
+        status = phase.upper()
+        if phase == "Running" and any(p.status.startswith(("Pending", "Init:")) or p.status in (
+                "ContainerCreating", "ImagePullBackOff", "ErrImagePull") for p in instances):
+            status = "PENDING"
+        if rinfo.get("status") == "failed":
+            status = "RELEASE-FAILED"
+    finished = status in ("SUCCEEDED", "FAILED")
+    if completed and (started or created):
+        seconds = (completed - (started or created)).total_seconds()
+    elif started:
+        seconds = (now - started).total_seconds()
+    elif created:
+        seconds = (now - created).total_seconds()
+    else:
+        seconds = None
+    chief = next((i for i in instances if i.is_chief), instances[0] if instances else None)
+    allocated = None if finished else sum(pod_gpus(p) for p in pods if pod_allocates(p))
+    return JobView(
+        name=name,
+        namespace=namespace,
+        trainer=trainer,
+        status=status,
+        duration=short_duration(seconds),
+        created=meta.get("creationTimestamp", ""),
+        ended=status_obj.get("completionTime", "") or "",
+        requested_gpus=job_requested_gpus(job) if job else 0,
+        allocated_gpus=allocated,
+        requested_cpu=job_requests(job, "cpu") if job else 0.0,
+        requested_memory=job_requests(job, "memory") if job else 0.0,
+        node=chief.node if chief else "N/A",
+        chief_name=chief.name if chief else "",
+        priority=job_priority(job) if job else "N/A",
+        instances=instances,
+        release=rinfo,
+        tensorboard=tensorboard,
+        created_ts=created.timestamp() if created else 0.0,
+    )
+
+
+def pending_reason(pods: list[dict], events: list[dict]) -> str:
+    """One line saying why a job waits: unschedulable (e.g. not enough GPUs), image pulls, a missing PVC."""
+    for pod in pods:
+        for cond in (pod.get("status") or {}).get("conditions") or []:
+            if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
+                msg = cond.get("message") or cond.get("reason") or "unschedulable"
+                name = pod["metadata"]["name"]
+                if "nvidia.com/gpu" in msg or "gpu" in msg.lower():
+                    return f"pod {name} cannot be scheduled: not enough GPUs ({msg})"
+                if "persistentvolumeclaim" in msg.lower():
+                    return f"pod {name} cannot be scheduled: a PVC is missing or unbound ({msg})"
+                return f"pod {name} cannot be scheduled: {msg}"
+    for pod in pods:
+        status = pod_status(pod)
+        if status in ("ImagePullBackOff", "ErrImagePull", "Init:ImagePullBackOff", "Init:ErrImagePull",
+                      "InvalidImageName"):
+            image = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("image", "?")
+            return f"pod {pod['metadata']['name']} cannot pull its image {image} ({status})"
+    for ev in sorted(events, key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "", reverse=True):
+        if ev.get("type") == "Warning":
+            msg = ev.get("message", "")
+            obj = (ev.get("involvedObject") or {}).get("name", "")
+            if "persistentvolumeclaim" in msg.lower():
+                return f"{obj}: a PVC is missing: {msg}"
+            return f"{obj}: {ev.get('reason', '')}: {msg}"
+    return ""
+
+
+# ---- nodes ------------------------------------------------------------------------------------------
+NODE_ROLE_PREFIX = "node-role.kubernetes.io/"
+
+
+@dataclass
+class NodeView:
+    name: str
+    ip: str
+    role: str
+    status: str
+    gpu_total: int
+    gpu_allocatable: int
+    gpu_allocated: int
+    cpu_allocatable: float
+    cpu_requested: float
+    mem_allocatable: float
+    mem_requested: float
+    gpu_pods: list[dict] = field(default_factory=list)
+
+    @property
+    def unhealthy_gpus(self) -> int:
+        return max(self.gpu_total - self.gpu_allocatable, 0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "ip": self.ip, "role": self.role, "status": self.status,
+                "totalGPUs": self.gpu_total, "allocatableGPUs": self.gpu_allocatable,
+                "allocatedGPUs": self.gpu_allocated, "unhealthyGPUs": self.unhealthy_gpus,
+                "allocatableCPU": fmt_cpu(self.cpu_allocatable), "requestedCPU": fmt_cpu(self.cpu_requested),
+                "allocatableMemory": fmt_mem(self.mem_allocatable), "requestedMemory": fmt_mem(self.mem_requested),
+                "gpuPods": self.gpu_pods}
+
+
+def node_role(node: dict) -> str:
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    roles = sorted(k[len(NODE_ROLE_PREFIX):] for k in labels if k.startswith(NODE_ROLE_PREFIX))
+    if not roles and labels.get("kubernetes.io/role"):
+        roles = [labels["kubernetes.io/role"]]
+    return ",".join(r for r in roles if r) or "<none>"
+
+
+def node_view(node: dict, pods: list[dict]) -> NodeView:
+    meta, status, spec = node.get("metadata") or {}, node.get("status") or {}, node.get("spec") or {}
+    name = meta.get("name", "")
+    ip = next((a["address"] for a in status.get("addresses") or [] if a.get("type") == "InternalIP"), "N/A")
+    ready = next((c.get("status") for c in status.get("conditions") or [] if c.get("type") == "Ready"), "Unknown")
+    state = "Ready" if ready == "True" else "NotReady"
+    if spec.get("unschedulable"):
+        state += ",SchedulingDisabled"
+    cap, alloc = status.get("capacity") or {}, status.get("allocatable") or {}
+    gpu_total = sum(_to_int(v) for k, v in cap.items() if is_gpu_resource(k))
+    gpu_alloc = sum(_to_int(v) for k, v in alloc.items() if is_gpu_resource(k))
+    active = [p for p in pods if (p.get("spec") or {}).get("nodeName") == name and pod_allocates(p)]
+    gpu_pods = [
+        {"namespace": p["metadata"].get("namespace", ""), "name": p["metadata"]["name"], "gpus": pod_gpus(p)}
+        for p in active if pod_gpus(p)
+    ]
+    return NodeView(
+        name=name, ip=ip, role=node_role(node), status=state, gpu_total=gpu_total, gpu_allocatable=gpu_alloc,
+        gpu_allocated=sum(pod_gpus(p) for p in active),
+        cpu_allocatable=parse_quantity(alloc.get("cpu", 0)),
+        cpu_requested=sum(container_requests((p.get("spec") or {}).get("containers") or [], "cpu") for p in active),
+        mem_allocatable=parse_quantity(alloc.get("memory", 0)),
+        mem_requested=sum(container_requests((p.get("spec") or {}).get("containers") or [], "memory")
+                          for p in active),
+        gpu_pods=sorted(gpu_pods, key=lambda x: (x["namespace"], x["name"])),
+    )

@@ -1,0 +1,322 @@
+"""list, get, logs, delete, prune and top through the CLI against the real API server, with the simulated
+training operator and kubelet. Tables are asserted exactly; only durations and ages (which tick) are masked."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+
+import pytest
+from kubernetes import client
+from typer.testing import CliRunner
+
+from arena_helm.cli import app
+
+pytestmark = pytest.mark.cluster
+runner = CliRunner()
+TICKING = re.compile(r"(?<=\s)\d+(s|m|h|d|y|h\d+m)(?=\s|$)", re.M)
+
+
+def mask(text: str) -> str:
+    """Durations/ages tick between runs: replace them (keeping columns aligned is not needed after this)."""
+    return re.sub(r" +", " ", TICKING.sub("<t>", text))
+
+
+class Ctx:
+    def __init__(self, helm_bin, cluster, namespace, user="admin"):
+        self.base = ["--kubeconfig", str(cluster.users[user].kubeconfig), "--helm-binary", str(helm_bin)]
+        self.ns = namespace
+
+    def __call__(self, *args, ns=True):
+        cmd = list(args)
+        # options go before a submit's command words
+        if cmd[0] == "submit":
+            i = cmd.index("--")
+            cmd = cmd[:i] + self.base + (["-n", self.ns] if ns else []) + cmd[i:]
+        else:
+            cmd = cmd + self.base + (["-n", self.ns] if ns else [])
+        return runner.invoke(app, cmd)
+
+
+@pytest.fixture
+def ctx(helm_bin, cluster, namespace):
+    return Ctx(helm_bin, cluster, namespace)
+
+
+@pytest.fixture
+def gpu_node(kubelet, namespace):
+    name = f"gpu-{namespace}"
+    kubelet.add_node(name, gpus=4, labels={"node-role.kubernetes.io/gpu": ""})
+    yield name
+    client.CoreV1Api(kubelet.api_client).delete_node(name)
+    kubelet.nodes.discard(name)
+
+
+def ok(res):
+    assert res.exit_code == 0, res.output
+    return res.stdout
+
+
+def test_list_and_get_follow_a_job_through_its_life(ctx, operator, kubelet, gpu_node, namespace):
+    ns = namespace
+    ok(ctx("submit", "tf", "--name", "train", "--image", "tf:2", "--workers", "2", "--ps", "1", "--gpus", "1",
+           "--", "python", "train.py"))
+    out = ok(ctx("list"))
+    assert mask(out) == mask(
+        "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE\n"
+        "train PENDING TFJOB 0s 2 0 N/A\n"
+    )
+    pods = operator.create_pods("TFJob", ns, "train")
+    assert sorted(pods) == ["train-ps-0", "train-worker-0", "train-worker-1"]
+    kubelet.mark_unschedulable(ns, "train-worker-1", "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.")
+    operator.set_condition("TFJob", ns, "train", "Running")
+    kubelet.run_pod(ns, "train-ps-0", gpu_node)
+    kubelet.run_pod(ns, "train-worker-0", gpu_node)
+
+    # running job, one pod still pending -> PENDING, with the reason in get
+    data = json.loads(ok(ctx("list", "-o", "json")))
+    (job,) = data
+    assert (job["name"], job["status"], job["trainer"], job["requestGPUs"], job["allocatedGPUs"]) == (
+        "train", "PENDING", "tfjob", 2, 1)
+    assert job["chiefName"] == "train-worker-0"
+    assert {k for k in job} >= {"name", "namespace", "status", "trainer", "duration", "requestGPUs", "allocatedGPUs",
+                                "chiefName", "instances", "tensorboard", "priority", "creationTimestamp", "release"}
+    assert job["release"]["revision"] == 1 and job["release"]["chart"] == "tfjob"
+    got = ok(ctx("get", "train"))
+    assert "Pending:     pod train-worker-1 cannot be scheduled: not enough GPUs (0/1 nodes are available: " \
+           "1 Insufficient nvidia.com/gpu.)" in got
+    assert mask(got.split("\n\n", 1)[1]) == mask(
+        "INSTANCE STATUS AGE IS_CHIEF GPU(Requested) NODE\n"
+        f"train-worker-0 Running 0s true 1 {gpu_node}\n"
+        f"train-ps-0 Running 0s false 0 {gpu_node}\n"
+        "train-worker-1 Pending 0s false 1 N/A\n"
+    )
+
+    kubelet.run_pod(ns, "train-worker-1", gpu_node)
+    out = ok(ctx("list"))
+    assert mask(out) == mask(
+        "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE\n"
+        f"train RUNNING TFJOB 0s 2 2 {gpu_node}\n"
+    )
+    top = ok(ctx("top", "job"))
+    assert mask(top) == mask(
+        "NAME STATUS TRAINER GPU(Requested) GPU(Allocated) CPU(Requested) MEMORY(Requested) NODE\n"
+        f"train RUNNING TFJOB 2 2 0 0 {gpu_node}\n\n"
+        "Total Allocated/Requested GPUs of Training Jobs: 2/2\n"
+    )
+    assert max(len(line) for line in top.splitlines()) <= 120
+
+    for pod in pods:
+        kubelet.set_pod_state(ns, pod, "Succeeded")
+    operator.set_condition("TFJob", ns, "train", "Succeeded")
+    job = json.loads(ok(ctx("get", "train", "-o", "json")))
+    assert job["status"] == "SUCCEEDED" and job["allocatedGPUs"] == 0 and job["endedAt"]
+    out = ok(ctx("list"))
+    assert mask(out) == mask(
+        "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE\n"
+        f"train SUCCEEDED TFJOB 0s 2 N/A {gpu_node}\n"
+    )
+
+
+def test_list_shows_failed_and_missing_jobs_and_filters_by_type(ctx, operator, cluster, namespace):
+    ok(ctx("submit", "pytorch", "--name", "bert", "--image", "pt:2", "--workers", "2", "--gpus", "2", "--",
+           "torchrun", "x.py"))
+    ok(ctx("submit", "mpi", "--name", "hvd", "--image", "mpi:1", "--workers", "2", "--gpus", "1", "--", "mpirun", "x"))
+    ok(ctx("submit", "tf", "--name", "gone", "--image", "tf:2", "--", "python", "x.py"))
+    operator.set_condition("PyTorchJob", namespace, "bert", "Failed")
+    client.CustomObjectsApi(cluster.api_client()).delete_namespaced_custom_object(
+        "kubeflow.org", "v1", namespace, "tfjobs", "gone")
+    rows = {j["name"]: (j["status"], j["trainer"], j["requestGPUs"]) for j in json.loads(ok(ctx("list", "-o", "json")))}
+    assert rows == {"bert": ("FAILED", "pytorchjob", 4), "hvd": ("PENDING", "mpijob", 2),
+                    "gone": ("JOB-MISSING", "tfjob", 0)}
+    for t in ("py", "pytorch", "pytorchjob"):
+        assert [j["name"] for j in json.loads(ok(ctx("list", "-T", t, "-o", "json")))] == ["bert"]
+    res = ctx("list", "-T", "caffe")
+    assert res.exit_code == 2 and "-T/--type 'caffe'" in res.stderr
+    # newest first, -A adds the namespace column
+    out = ok(ctx("list", "-A", ns=False))
+    lines = [mask(line) for line in out.splitlines() if namespace in line or line.startswith("NAMESPACE")]
+    assert lines == [
+        "NAMESPACE NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE",
+        f"{namespace} gone JOB-MISSING TFJOB N/A 0 0 N/A",
+        f"{namespace} hvd PENDING MPIJOB <t> 2 0 N/A",
+        f"{namespace} bert FAILED PYTORCHJOB <t> 4 N/A N/A",
+    ]
+
+
+def test_logs_default_to_the_chief_and_take_kubectl_options(ctx, operator, kubelet, gpu_node, namespace):
+    ns = namespace
+    ok(ctx("submit", "py", "--name", "lm", "--image", "pt:2", "--workers", "2", "--", "python", "x.py"))
+    operator.create_pods("PyTorchJob", ns, "lm")
+    for pod in ("lm-master-0", "lm-worker-0"):
+        kubelet.run_pod(ns, pod, gpu_node)
+    kubelet.write_log(ns, "lm-master-0", "pytorch", "step 1 loss 0.9\nstep 2 loss 0.7\nstep 3 loss 0.5")
+    kubelet.write_log(ns, "lm-worker-0", "pytorch", "worker up")
+    assert ok(ctx("logs", "lm")) == "step 1 loss 0.9\nstep 2 loss 0.7\nstep 3 loss 0.5\n"
+    assert ok(ctx("logs", "lm", "--tail", "1")) == "step 3 loss 0.5\n"
+    assert ok(ctx("logs", "lm", "-i", "lm-worker-0")) == "worker up\n"
+    stamped = ok(ctx("logs", "lm", "--timestamps", "--tail", "2")).splitlines()
+    assert [line.split(" ", 1)[1] for line in stamped] == ["step 2 loss 0.7", "step 3 loss 0.5"]
+    assert all(re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z$", line.split(" ")[0]) for line in stamped)
+    assert ok(ctx("logs", "lm", "--since", "1h")).count("\n") == 3
+    assert ok(ctx("logs", "lm", "--since-time", "2999-01-01T00:00:00Z")) == ""
+    res = ctx("logs", "lm", "-i", "nope")
+    assert res.exit_code == 1 and "has no instance nope" in res.stderr and "lm-master-0" in res.stderr
+    assert ctx("logs", "lm", "--since", "soon").exit_code == 2
+
+    # follow: lines written later arrive until the container ends
+    def later():
+        time.sleep(1.0)
+        kubelet.write_log(ns, "lm-master-0", "pytorch", "step 4 loss 0.3")
+        time.sleep(0.3)
+        kubelet.close_log(ns, "lm-master-0", "pytorch")
+
+    t = threading.Thread(target=later)
+    t.start()
+    out = ok(ctx("logs", "lm", "-f", "--tail", "1"))
+    t.join()
+    assert out == "step 3 loss 0.5\nstep 4 loss 0.3\n"
+
+
+def test_logs_of_an_initialising_pod_show_the_git_sync_container(ctx, operator, kubelet, gpu_node, namespace):
+    ns = namespace
+    ok(ctx("submit", "tf", "--name", "synced", "--image", "tf:2", "--sync-source", "https://git.example.com/a/b.git",
+           "--", "python", "code/b/train.py"))
+    (pod,) = operator.create_pods("TFJob", ns, "synced")
+    kubelet.bind(ns, pod, gpu_node)
+    kubelet.core.patch_namespaced_pod_status(pod, ns, {"status": {
+        "phase": "Pending",
+        "initContainerStatuses": [{"name": "git-sync", "image": "git-sync", "imageID": "", "ready": False,
+                                   "restartCount": 0, "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}],
+    }})
+    kubelet.write_log(ns, pod, "git-sync", "cloning https://git.example.com/a/b.git")
+    res = ctx("logs", "synced")
+    assert res.exit_code == 0, res.output
+    assert res.stdout == "cloning https://git.example.com/a/b.git\n"
+    assert f"note: pod {pod} is still initialising; showing its init container git-sync" in res.stderr
+
+
+def test_delete_removes_the_release_job_and_pods(ctx, operator, kubelet, gpu_node, cluster, namespace):
+    ns = namespace
+    ok(ctx("submit", "tf", "--name", "a", "--image", "tf:2", "--workers", "2", "--", "python", "x.py"))
+    ok(ctx("submit", "tf", "--name", "b", "--image", "tf:2", "--", "python", "x.py"))
+    pods = operator.create_pods("TFJob", ns, "a")
+    for pod in pods:
+        kubelet.run_pod(ns, pod, gpu_node)
+    res = ctx("delete", "a", "nope", "b")
+    assert res.exit_code == 1
+    assert res.stdout == (f"tfjob/a deleted (release a uninstalled from namespace {ns})\n"
+                          f"tfjob/b deleted (release b uninstalled from namespace {ns})\n")
+    assert res.stderr == f"error: no job named nope in namespace {ns}\n"
+    core = client.CoreV1Api(cluster.api_client())
+    assert [s.metadata.name for s in core.list_namespaced_secret(ns).items if s.metadata.name.startswith("sh.helm")] == []
+    jobs = client.CustomObjectsApi(cluster.api_client()).list_namespaced_custom_object(
+        "kubeflow.org", "v1", ns, "tfjobs")
+    assert jobs["items"] == []
+    deadline = time.monotonic() + 30
+    while core.list_namespaced_pod(ns).items and time.monotonic() < deadline:
+        time.sleep(0.3)  # the garbage collector removes the pods the job owned
+    assert core.list_namespaced_pod(ns).items == []
+
+
+def test_delete_refuses_a_release_that_is_not_a_job(ctx, helm_bin, cluster, namespace):
+    import subprocess
+    from pathlib import Path
+
+    chart = Path(__file__).parent / "data" / "charts" / "mini-tfjob"
+    subprocess.run([str(helm_bin), "install", "other", str(chart), "-n", namespace, "--kubeconfig",
+                    str(cluster.admin.kubeconfig)], check=True, capture_output=True)
+    res = ctx("delete", "other")
+    assert res.exit_code == 2
+    assert "release other" in res.stderr and "is not an arena-helm job" in res.stderr
+
+
+def test_prune_removes_only_jobs_finished_long_enough_ago(ctx, operator, namespace):
+    ns = namespace
+    for name in ("old-ok", "old-bad", "running"):
+        ok(ctx("submit", "tf", "--name", name, "--image", "tf:2", "--", "python", "x.py"))
+    operator.set_condition("TFJob", ns, "old-ok", "Succeeded")
+    operator.set_condition("TFJob", ns, "old-bad", "Failed")
+    operator.set_condition("TFJob", ns, "running", "Running")
+    res = ctx("prune", "--since", "1h", "-y")
+    assert res.exit_code == 0 and "nothing to prune" in res.stdout
+    time.sleep(1.1)
+    res = ctx("prune", "--since", "1s", "-y")
+    assert res.exit_code == 0, res.output
+    assert sorted(line.split()[0] for line in res.stdout.splitlines() if "deleted" in line) == [
+        "tfjob/old-bad", "tfjob/old-ok"]
+    assert [j["name"] for j in json.loads(ok(ctx("list", "-o", "json")))] == ["running"]
+
+
+def test_top_node_shows_gpus_cpu_memory_roles_and_unhealthy(ctx, kubelet, operator, cluster, namespace):
+    core = client.CoreV1Api(cluster.api_client())
+    for node in list(kubelet.nodes):  # a known node set for exact totals
+        core.delete_node(node)
+        kubelet.nodes.discard(node)
+    kubelet.add_node("node-a", gpus=8, allocatable_gpus=7, cpu="64", memory="256Gi",
+                     labels={"node-role.kubernetes.io/gpu": ""})
+    kubelet.add_node("node-b", gpus=4, cpu="32", memory="128Gi", labels={"node-role.kubernetes.io/worker": ""})
+    kubelet.add_node("node-c", cpu="16", memory="64Gi", labels={"node-role.kubernetes.io/control-plane": ""})
+    try:
+        ok(ctx("submit", "tf", "--name", "big", "--image", "tf:2", "--workers", "2", "--gpus", "3", "--cpu", "4",
+               "--memory", "8Gi", "--", "python", "x.py"))
+        pods = operator.create_pods("TFJob", namespace, "big")
+        kubelet.run_pod(namespace, pods[0], "node-a")
+        kubelet.run_pod(namespace, pods[1], "node-b")
+        out = ok(ctx("top", "node"))
+        assert out == (
+            "NAME    IPADDRESS  ROLE           STATUS  GPU(Total)  GPU(Allocated)  UNHEALTHY  "
+            "CPU(Requested/Allocatable)  MEMORY(Requested/Allocatable)\n"
+            "node-a  127.0.0.1  gpu            Ready   8           3               1          4/64                        8Gi/256Gi\n"
+            "node-b  127.0.0.1  worker         Ready   4           3               0          4/32                        8Gi/128Gi\n"
+            "node-c  127.0.0.1  control-plane  Ready   0           0               0          0/16                        0/64Gi\n"
+            "\n"
+            "Allocated/Total GPUs In Cluster: 6/12 (50.0%)\n"
+            "Unhealthy/Total GPUs In Cluster: 1/12\n"
+        )
+        details = ok(ctx("top", "node", "node-a", "-d"))
+        assert f"node-a GPU pods:\nNAMESPACE  POD           GPU\n{namespace}  {pods[0]}  3" in details.replace(
+            " " * (len(namespace) - 9), "") or pods[0] in details
+        data = json.loads(ok(ctx("top", "node", "-o", "json")))
+        assert (data["totalGPUs"], data["allocatedGPUs"]) == (12, 6)
+        assert [n["unhealthyGPUs"] for n in data["nodes"]] == [1, 0, 0]
+        inst = ok(ctx("top", "job", "big"))
+        assert inst.splitlines()[0].split() == ["INSTANCE", "STATUS", "TYPE", "IS_CHIEF", "GPU(Requested)", "NODE",
+                                                "NODE_IP"]
+        assert sorted(line.split()[5] for line in inst.splitlines()[1:]) == ["node-a", "node-b"]
+    finally:
+        for node in ("node-a", "node-b", "node-c"):
+            core.delete_node(node)
+            kubelet.nodes.discard(node)
+
+
+def test_the_limited_user_works_in_its_namespace_and_is_told_what_it_may_not_do(helm_bin, cluster):
+    from cluster import LIMITED_NAMESPACE
+
+    lim = Ctx(helm_bin, cluster, LIMITED_NAMESPACE, user="alice")
+    ok(lim("submit", "tf", "--name", "mine", "--image", "tf:2", "--", "python", "x.py"))
+    try:
+        assert [j["name"] for j in json.loads(ok(lim("list", "-o", "json")))] == ["mine"]
+        assert json.loads(ok(lim("get", "mine", "-o", "json")))["status"] == "PENDING"
+        res = lim("top", "node", ns=False)
+        assert res.exit_code == 1 and "forbidden" in res.stderr and len(res.stderr.splitlines()) == 1
+        res = lim("list", "-A", ns=False)
+        assert res.exit_code == 1 and "forbidden" in res.stderr.lower() and len(res.stderr.splitlines()) == 1
+    finally:
+        ok(lim("delete", "mine"))
+
+
+def test_unreachable_api_server_is_one_line(helm_bin, tmp_path):
+    kc = tmp_path / "kc"
+    kc.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "x",
+        "clusters": [{"name": "x", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "x", "user": {"token": "t"}}],
+        "contexts": [{"name": "x", "context": {"cluster": "x", "user": "x"}}],
+    }))
+    for cmd in (["list"], ["get", "x"], ["top", "node"]):
+        res = runner.invoke(app, [*cmd, "--kubeconfig", str(kc), "--helm-binary", str(helm_bin)])
+        assert res.exit_code == 1, (cmd, res.output)
+        assert len(res.stderr.strip().splitlines()) == 1 and "unreachable" in res.stderr or "cannot reach" in res.stderr

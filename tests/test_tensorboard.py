@@ -1,0 +1,123 @@
+"""TensorBoard: with a job (one release, gone with the job) and standalone, into the real API server."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from kubernetes import client
+from typer.testing import CliRunner
+
+from arena_helm.cli import app
+
+pytestmark = pytest.mark.cluster
+runner = CliRunner()
+
+
+@pytest.fixture
+def cli(helm_bin, cluster, namespace):
+    base = ["--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "-n", namespace]
+
+    def call(*args):
+        args = list(args)
+        if args[0] == "submit":
+            i = args.index("--")
+            return runner.invoke(app, args[:i] + base + args[i:])
+        return runner.invoke(app, args + base)
+
+    return call
+
+
+def test_submit_with_tensorboard_makes_one_release_and_delete_removes_it(cli, cluster, namespace):
+    res = cli("submit", "tf", "--name", "mnist", "--image", "tf:2", "-d", "training-logs:/data", "--tensorboard",
+              "--logdir", "/data/mnist/logs", "--tensorboard-image", "tensorflow/tensorflow:2.16.1", "--",
+              "python", "train.py", "--logdir", "/data/mnist/logs")
+    assert res.exit_code == 0, res.output
+    assert "deployment.apps/mnist-tensorboard created" in res.stdout
+    assert "service/mnist-tensorboard created" in res.stdout
+
+    apps = client.AppsV1Api(cluster.api_client())
+    dep = apps.read_namespaced_deployment("mnist-tensorboard", namespace)
+    pod = dep.spec.template.spec
+    (c,) = pod.containers
+    assert c.image == "tensorflow/tensorflow:2.16.1"
+    assert "--logdir" in " ".join(c.args or c.command or []) and "/data/mnist/logs" in " ".join(c.args or [])
+    (vol,) = [v for v in pod.volumes if v.persistent_volume_claim]
+    assert vol.persistent_volume_claim.claim_name == "training-logs"
+    (mount,) = [m for m in c.volume_mounts if m.name == vol.name]
+    assert mount.mount_path == "/data" and mount.read_only is True
+    assert dep.metadata.labels["app.kubernetes.io/instance"] == "mnist"
+
+    got = json.loads(cli("get", "mnist", "-o", "json").stdout)
+    assert got["tensorboard"] == (f"kubectl port-forward -n {namespace} svc/mnist-tensorboard 6006:6006  "
+                                  "# then open http://localhost:6006")
+    listed = cli("tensorboard", "list")
+    assert listed.stdout.splitlines()[1].split()[:3] == ["mnist", "job", "mnist"]
+
+    res = cli("delete", "mnist")
+    assert res.exit_code == 0, res.output
+    assert apps.list_namespaced_deployment(namespace).items == []
+    assert client.CoreV1Api(cluster.api_client()).list_namespaced_service(namespace).items == []
+
+
+def test_logdir_outside_every_data_mount_is_a_usage_error(cli, cluster, namespace):
+    res = cli("submit", "tf", "--name", "nolog", "--image", "tf:2", "--tensorboard", "--logdir", "/tmp/logs", "--",
+              "python", "x.py")
+    assert res.exit_code == 2
+    assert "--logdir /tmp/logs is not under a --data mount" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    secrets = client.CoreV1Api(cluster.api_client()).list_namespaced_secret(namespace).items
+    assert [s.metadata.name for s in secrets if s.metadata.name.startswith("sh.helm")] == []
+
+
+def test_dry_run_with_tensorboard_renders_job_deployment_and_service(helm_bin):
+    res = runner.invoke(app, ["submit", "pytorch", "--name", "bert", "--image", "pt:2", "-d", "logs:/logs",
+                              "--tensorboard", "--logdir", "/logs/bert", "--dry-run", "--helm-binary", str(helm_bin),
+                              "torchrun", "x.py"])
+    assert res.exit_code == 0, res.output
+    kinds = sorted(d["kind"] for d in yaml.safe_load_all(res.stdout) if d)
+    assert kinds == ["Deployment", "PyTorchJob", "Service"]
+
+
+@pytest.mark.parametrize("stype", ["ClusterIP", "NodePort", "LoadBalancer"])
+def test_standalone_tensorboard_url_for_each_service_type(cli, cluster, kubelet, namespace, stype):
+    node = f"tb-{namespace}-{stype.lower()}"
+    kubelet.add_node(node)
+    try:
+        res = cli("tensorboard", "start", "tb", "--logdir", "training-logs:/runs/7", "--service-type", stype)
+        assert res.exit_code == 0, res.output
+        core = client.CoreV1Api(cluster.api_client())
+        svc = core.read_namespaced_service("tb-tensorboard", namespace)
+        assert svc.spec.type == stype
+        dep = client.AppsV1Api(cluster.api_client()).read_namespaced_deployment("tb-tensorboard", namespace)
+        assert "/logs/runs/7" in " ".join(dep.spec.template.spec.containers[0].args)
+        if stype == "LoadBalancer":
+            core.patch_namespaced_service_status("tb-tensorboard", namespace,
+                                                 {"status": {"loadBalancer": {"ingress": [{"ip": "127.0.0.5"}]}}})
+        rows = cli("tensorboard", "list").stdout.splitlines()
+        line = next(r for r in rows if r.startswith("tb "))
+        if stype == "ClusterIP":
+            assert f"kubectl port-forward -n {namespace} svc/tb-tensorboard 6006:6006" in line
+            assert "Open it: kubectl port-forward" in res.stdout
+        elif stype == "NodePort":
+            assert line.split()[-1] == f"http://127.0.0.1:{svc.spec.ports[0].node_port}"
+            assert f"Open it: http://127.0.0.1:{svc.spec.ports[0].node_port}" in res.stdout
+        else:
+            assert line.split()[-1] == "http://127.0.0.5:6006"
+        assert "standalone" in line
+        res = cli("tensorboard", "stop", "tb")
+        assert res.exit_code == 0, res.output
+        assert core.list_namespaced_service(namespace).items == []
+    finally:
+        client.CoreV1Api(cluster.api_client()).delete_node(node)
+        kubelet.nodes.discard(node)
+
+
+def test_tensorboard_start_needs_exactly_one_log_source(cli):
+    res = cli("tensorboard", "start", "tb")
+    assert res.exit_code == 2 and "exactly one of --logdir" in res.stderr
+    res = cli("tensorboard", "start", "tb", "--logdir", "nopath")
+    assert res.exit_code == 2 and "is not PVC:PATH" in res.stderr
+    res = cli("tensorboard", "stop", "absent")
+    assert res.exit_code == 1 and "no TensorBoard named absent" in res.stderr
