@@ -155,7 +155,7 @@ class Helm:
     def template(self, release: str, chart: Path, values: dict[str, Any], namespace: str) -> str:
         """``helm template``: the rendered manifests as multi-document YAML. Never contacts a cluster."""
         argv = ["template", release, str(chart), "--namespace", namespace, "--values", "-"]
-        out = self._run(self.command.run(argv, json.dumps(values).encode()), "rendering the chart")
+        out = self._run(self.command.run(argv, json.dumps(values, ensure_ascii=False).encode()), "rendering the chart")
         return out.decode()
 
     # ---- cluster --------------------------------------------------------------------------------
@@ -166,7 +166,7 @@ class Helm:
             "install", release, str(chart), "--namespace", namespace, "--values", "-",
             "--output", "json", "--timeout", timeout,
         ]
-        out = self._run(self.command.run(argv, json.dumps(values).encode()), f"installing release {release}")
+        out = self._run(self.command.run(argv, json.dumps(values, ensure_ascii=False).encode()), f"installing release {release}")
         return json.loads(out[out.index(b"{") :])
 
     def uninstall(self, release: str, namespace: str, timeout: str = "5m", wait: bool = False) -> None:

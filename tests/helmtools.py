@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import tempfile
@@ -45,7 +46,8 @@ def render_text(helm: Path | str, chart: str, values: dict | None = None, *, rel
         proc = subprocess.run(
             [str(helm), "template", release, str(chart_dir), "--namespace", namespace, "--values", "-",
              *extra_args],
-            input=yaml.safe_dump(values or {}).encode(),
+            # JSON, not YAML: safe_dump leaves y/n unquoted, which helm reads as booleans
+            input=json.dumps(values or {}, ensure_ascii=False).encode(),
             capture_output=True,
         )
     if proc.returncode != 0:

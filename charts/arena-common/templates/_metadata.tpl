@@ -1,0 +1,84 @@
+{{/*
+Names, labels and object metadata of the arena-helm job charts.
+
+Every template here takes the job chart's root context (`.`): it reads .Values, .Release and .Chart of
+the chart that includes it, so `app.kubernetes.io/name` is the job chart's name, not "arena-common".
+*/}}
+
+{{/*
+arena-common.name: the job name, .Values.nameOverride or else the release name.
+*/}}
+{{- define "arena-common.name" -}}
+{{- default .Release.Name .Values.nameOverride -}}
+{{- end -}}
+
+{{/*
+arena-common.chart: the helm.sh/chart label value, <chart>-<version>.
+*/}}
+{{- define "arena-common.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+arena-common.reservedLabels: label keys the chart sets itself (a user's `labels` may not set them), as a
+JSON list.
+*/}}
+{{- define "arena-common.reservedLabels" -}}
+{{- list "app.kubernetes.io/name" "app.kubernetes.io/instance" "app.kubernetes.io/managed-by" "app.kubernetes.io/part-of" "helm.sh/chart" "app" "release" "kueue.x-k8s.io/queue-name" | toJson -}}
+{{- end -}}
+
+{{/*
+arena-common.selectorLabels: the stable labels (never helm.sh/chart, never a version) that find the pods
+and the job of one release.
+*/}}
+{{- define "arena-common.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name | quote }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
+app: {{ .Chart.Name | quote }}
+release: {{ .Release.Name | quote }}
+{{- end -}}
+
+{{/*
+arena-common.labels: labels of the job object and of every pod template: the recommended
+app.kubernetes.io/* labels, Arena's `app: <kind chart>` and `release: <release>`, then the user's labels.
+*/}}
+{{- define "arena-common.labels" -}}
+{{ include "arena-common.selectorLabels" . }}
+app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
+app.kubernetes.io/part-of: arena-helm
+helm.sh/chart: {{ include "arena-common.chart" . | quote }}
+{{- with .Values.labels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/*
+arena-common.metadata: metadata of the job object (name, namespace, labels with the Kueue queue label,
+annotations).
+*/}}
+{{- define "arena-common.metadata" -}}
+name: {{ include "arena-common.name" . }}
+namespace: {{ .Release.Namespace | quote }}
+labels:
+  {{- include "arena-common.labels" . | nindent 2 }}
+  {{- with .Values.queue }}
+  kueue.x-k8s.io/queue-name: {{ . | quote }}
+  {{- end }}
+{{- with .Values.annotations }}
+annotations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/*
+arena-common.podMetadata: metadata of every pod template: the same labels as the job (without the queue
+label, which Kueue reads from the job) and the user's annotations.
+*/}}
+{{- define "arena-common.podMetadata" -}}
+labels:
+  {{- include "arena-common.labels" . | nindent 2 }}
+{{- with .Values.annotations }}
+annotations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}

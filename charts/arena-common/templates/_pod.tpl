@@ -1,0 +1,145 @@
+{{/*
+Pod templates, volumes and replica specs. These take the replica context described in _container.tpl.
+*/}}
+
+{{/*
+arena-common.volumes: the pod's volumes: a memory-backed /dev/shm (shmSize), the data PVCs, the host
+paths and the emptyDir that git-sync fills. Takes the root context.
+*/}}
+{{- define "arena-common.volumes" -}}
+{{- $v := .Values -}}
+{{- with $v.shmSize }}
+- name: dshm
+  emptyDir:
+    medium: Memory
+    sizeLimit: {{ . | toJson }}
+{{- end }}
+{{- range $i, $d := $v.data }}
+- name: {{ printf "data-%d" $i }}
+  persistentVolumeClaim:
+    claimName: {{ $d.claimName | toJson }}
+    {{- if $d.readOnly }}
+    readOnly: true
+    {{- end }}
+{{- end }}
+{{- range $i, $h := $v.hostPaths }}
+- name: {{ printf "hostpath-%d" $i }}
+  hostPath:
+    path: {{ $h.path | toJson }}
+{{- end }}
+{{- if $v.codeSync.enabled }}
+- name: code-sync
+  emptyDir: {}
+{{- end }}
+{{- end -}}
+
+{{/*
+arena-common.nodeSelector: the top-level nodeSelector with the replica's nodeSelector merged over it.
+*/}}
+{{- define "arena-common.nodeSelector" -}}
+{{- $merged := merge (deepCopy (default dict .replica.nodeSelector)) (deepCopy (default dict .root.Values.nodeSelector)) -}}
+{{- with $merged }}{{ toYaml . }}{{ end -}}
+{{- end -}}
+
+{{/*
+arena-common.podSpec: the pod spec of a replica.
+*/}}
+{{- define "arena-common.podSpec" -}}
+{{- $v := .root.Values -}}
+{{- with include "arena-common.nodeSelector" . }}
+nodeSelector:
+  {{- . | trim | nindent 2 }}
+{{- end }}
+{{- with $v.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $v.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $v.priorityClassName }}
+priorityClassName: {{ . | toJson }}
+{{- end }}
+{{- with $v.schedulerName }}
+schedulerName: {{ . | toJson }}
+{{- end }}
+{{- if $v.serviceAccountName }}
+serviceAccountName: {{ $v.serviceAccountName | toJson }}
+{{- else if not .container.keepToken }}
+automountServiceAccountToken: false
+{{- end }}
+{{- with $v.imagePullSecrets }}
+imagePullSecrets:
+  {{- range . }}
+  - name: {{ . | toJson }}
+  {{- end }}
+{{- end }}
+{{- with $v.podSecurityContext }}
+securityContext:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- if $v.hostNetwork }}
+hostNetwork: true
+dnsPolicy: ClusterFirstWithHostNet
+{{- end }}
+{{- if $v.hostPID }}
+hostPID: true
+{{- end }}
+{{- if $v.hostIPC }}
+hostIPC: true
+{{- end }}
+{{- if $v.codeSync.enabled }}
+initContainers:
+  {{- include "arena-common.gitSyncContainer" . | nindent 2 }}
+{{- end }}
+containers:
+  {{- include "arena-common.container" . | nindent 2 }}
+{{- with include "arena-common.volumes" .root }}
+volumes:
+  {{- . | trim | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/*
+arena-common.podTemplate: metadata and spec of a replica's pod template.
+*/}}
+{{- define "arena-common.podTemplate" -}}
+metadata:
+  {{- include "arena-common.podMetadata" .root | nindent 2 }}
+spec:
+  {{- include "arena-common.podSpec" . | trim | nindent 2 }}
+{{- end -}}
+
+{{/*
+arena-common.replicaSpec: one entry of the job's replica specs map, "<type>: {replicas, restartPolicy,
+template}".
+*/}}
+{{- define "arena-common.replicaSpec" -}}
+{{ .type }}:
+  replicas: {{ int .replica.replicas }}
+  {{- with .replica.restartPolicy }}
+  restartPolicy: {{ . }}
+  {{- end }}
+  template:
+    {{- include "arena-common.podTemplate" . | nindent 4 }}
+{{- end -}}
+
+{{/*
+arena-common.runPolicy: the body of the job's runPolicy. Unset (null) integers are left out so the
+operator's defaults apply; 0 is kept (backoffLimit: 0 means no retry).
+*/}}
+{{- define "arena-common.runPolicy" -}}
+{{- $rp := .Values.runPolicy | default dict -}}
+cleanPodPolicy: {{ $rp.cleanPodPolicy | default "Running" }}
+{{- range $key := list "backoffLimit" "ttlSecondsAfterFinished" "activeDeadlineSeconds" }}
+{{- $n := index $rp $key }}
+{{- if not (kindIs "invalid" $n) }}
+{{ $key }}: {{ int64 $n }}
+{{- end }}
+{{- end }}
+{{- with $rp.schedulingPolicy }}
+schedulingPolicy:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}

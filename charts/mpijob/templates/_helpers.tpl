@@ -1,0 +1,30 @@
+{{/*
+Helpers of the mpijob chart. The shared pieces (names, labels, containers, pod specs, runPolicy, the
+cross-field checks) are the arena-common library chart's "arena-common.*" templates.
+*/}}
+
+{{/*
+mpijob.replicaTypes: the replica blocks of an MPIJob as a JSON list of
+{key: <values key>, type: <mpiReplicaSpecs key>}.
+*/}}
+{{- define "mpijob.replicaTypes" -}}
+{{- list (dict "key" "launcher" "type" "Launcher") (dict "key" "worker" "type" "Worker") | toJson -}}
+{{- end -}}
+
+{{/*
+mpijob.container: the container of a replica type, as JSON. Both APIs use the container name "mpi" (the
+training-operator's v1 MPIJob requires it; v2beta1 takes the first container). Workers without a command
+of their own run a keep-alive for the launcher to reach them, as an exec list: sshd in the foreground for
+v2beta1 (mpi-operator mounts the SSH keys), `sleep infinity` for v1 (the launcher uses kubectl exec). The v1
+launcher keeps its service-account token: kubectl exec needs it.
+*/}}
+{{- define "mpijob.container" -}}
+{{- $v1 := eq .root.Values.mpiApiVersion "v1" -}}
+{{- $container := dict "name" "mpi" -}}
+{{- if eq .type "Worker" -}}
+{{- $_ := set $container "defaultCommand" (ternary (list "sleep" "infinity") (list "/usr/sbin/sshd" "-De") $v1) -}}
+{{- else if $v1 -}}
+{{- $_ := set $container "keepToken" true -}}
+{{- end -}}
+{{- toJson $container -}}
+{{- end -}}

@@ -1,0 +1,20 @@
+{{/*
+Helpers of the pytorchjob chart. The shared pieces (names, labels, containers, pod specs, runPolicy, the
+cross-field checks) are the arena-common library chart's "arena-common.*" templates.
+*/}}
+
+{{/*
+pytorchjob.replicaTypes: the replica blocks of a PyTorchJob as a JSON list of
+{key: <values key>, type: <pytorchReplicaSpecs key>}.
+*/}}
+{{- define "pytorchjob.replicaTypes" -}}
+{{- list (dict "key" "master" "type" "Master") (dict "key" "worker" "type" "Worker") | toJson -}}
+{{- end -}}
+
+{{/*
+pytorchjob.container: what the training-operator expects of a PyTorchJob container: name "pytorch" and a
+port named "pytorchjob-port" (MASTER_PORT).
+*/}}
+{{- define "pytorchjob.container" -}}
+{{- dict "name" "pytorch" "portName" "pytorchjob-port" | toJson -}}
+{{- end -}}
