@@ -160,12 +160,17 @@ class Helm:
 
     # ---- cluster --------------------------------------------------------------------------------
     def install(self, release: str, chart: Path, values: dict[str, Any], namespace: str,
-                timeout: str = "5m") -> dict:
-        """``helm install`` (never upgrade: an existing release of that name is an error)."""
+                timeout: str = "5m", labels: dict[str, str] | None = None) -> dict:
+        """``helm install`` (never upgrade: an existing release of that name is an error).
+
+        ``labels`` become release labels (kept on helm's storage Secret), e.g. to know a release is ours.
+        """
         argv = [
             "install", release, str(chart), "--namespace", namespace, "--values", "-",
             "--output", "json", "--timeout", timeout,
         ]
+        if labels:
+            argv += ["--labels", ",".join(f"{k}={v}" for k, v in sorted(labels.items()))]
         out = self._run(self.command.run(argv, json.dumps(values, ensure_ascii=False).encode()), f"installing release {release}")
         return json.loads(out[out.index(b"{") :])
 
@@ -181,8 +186,8 @@ class Helm:
         return json.loads(out)
 
     def list(self, namespace: str | None = None, all_namespaces: bool = False) -> list[dict]:
-        """Every release in every state (``--all``)."""
-        argv = ["list", "--all", "--max", "0", "--output", "json"]
+        """Every release in every live state (helm 4 dropped ``--all``; the state flags work in both)."""
+        argv = ["list", "--deployed", "--failed", "--pending", "--uninstalling", "--max", "0", "--output", "json"]
         argv += ["--all-namespaces"] if all_namespaces else ["--namespace", namespace or "default"]
         out = self._run(self.command.run(argv), "listing releases")
         return json.loads(out or b"[]")

@@ -52,9 +52,29 @@ class SubmitResult:
     objects: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, apiVersion, name)
 
 
+SUBMIT_LABEL = "arena-helm-submit"
+PENDING = ("pending-install", "pending-upgrade", "pending-rollback", "uninstalling")
+
+
+def pending_grace() -> float:
+    """Seconds after which a pending release counts as interrupted (a live helm would have timed out)."""
+    import os
+
+    try:
+        return float(os.environ.get("ARENA_HELM_PENDING_GRACE", "300"))
+    except ValueError:
+        return 300.0
+
+
 def submit(spec: JobSpec, helm: Helm | None = None, kube: Kube | None = None, *,
-           values: dict[str, Any] | None = None) -> SubmitResult:
-    """Install the job's release. All or nothing: on any failure the release is removed again."""
+           values: dict[str, Any] | None = None, notify: Callable[[str], None] | None = None) -> SubmitResult:
+    """Install the job's release. All or nothing: on any failure the release is removed again.
+
+    A release of that name left pending by an interrupted install (older than ``pending_grace()``) is removed
+    first, with a message through ``notify``.
+    """
+    import uuid
+
     helm = helm or Helm()
     kube = kube or Kube()
     kind = KIND_NAME[spec.kind]
@@ -66,22 +86,21 @@ def submit(spec: JobSpec, helm: Helm | None = None, kube: Kube | None = None, *,
         values = job_values(spec)
     if isinstance(spec, MPIJobSpec):
         values = {**values, "mpiApiVersion": version}
+    _check_name_free(helm, kube, spec.name, spec.namespace, notify)
     if kube.get_job(kind, version, spec.namespace, spec.name) is not None:
         raise AlreadyExistsError(
             f"{kind} {spec.name} already exists in namespace {spec.namespace}: pick another --name, or delete "
             f"it first (arena-helm delete {spec.name} -n {spec.namespace})"
         )
+    token = uuid.uuid4().hex
     with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
         chart = assemble_chart(CHART_OF[spec.kind], Path(tmp))
         try:
-            release = helm.install(spec.name, chart, values, spec.namespace)
+            release = helm.install(spec.name, chart, values, spec.namespace, labels={SUBMIT_LABEL: token})
         except AlreadyExistsError:
-            raise AlreadyExistsError(
-                f"a release named {spec.name} already exists in namespace {spec.namespace}: pick another --name, "
-                f"or delete it first (arena-helm delete {spec.name} -n {spec.namespace})"
-            ) from None
+            raise _name_taken(spec.name, spec.namespace) from None
         except ArenaHelmError as exc:
-            _cleanup_failed(helm, spec.name, spec.namespace)
+            _cleanup_failed(helm, kube, spec.name, spec.namespace, token)
             raise exc from None
     objects = [
         (doc.get("kind", ""), doc.get("apiVersion", ""), doc.get("metadata", {}).get("name", ""))
@@ -91,15 +110,59 @@ def submit(spec: JobSpec, helm: Helm | None = None, kube: Kube | None = None, *,
                         objects)
 
 
-def _cleanup_failed(helm: Helm, name: str, namespace: str) -> None:
-    """Remove what a failed install left: the release record and any object it had created."""
+def _name_taken(name: str, namespace: str) -> AlreadyExistsError:
+    return AlreadyExistsError(
+        f"a release named {name} already exists in namespace {namespace}: pick another --name, "
+        f"or delete it first (arena-helm delete {name} -n {namespace})"
+    )
+
+
+def _record_age(secret: dict) -> float:
+    import datetime as dt
+
+    created = (secret.get("metadata") or {}).get("creationTimestamp", "")
     try:
-        helm.uninstall(name, namespace)
+        stamp = dt.datetime.fromisoformat(created.replace("Z", "+00:00"))
+    except ValueError:
+        return 0.0
+    return (dt.datetime.now(dt.UTC) - stamp).total_seconds()
+
+
+def _check_name_free(helm: Helm, kube: Kube, name: str, namespace: str,
+                     notify: Callable[[str], None] | None) -> None:
+    """A release of that name is an error, unless it is the leftover of an interrupted install."""
+    records = kube.release_records(namespace, name)
+    if not records:
+        return
+    latest = max(records, key=lambda r: int((r["metadata"].get("labels") or {}).get("version", "0")))
+    status = (latest["metadata"].get("labels") or {}).get("status", "")
+    if status not in PENDING:
+        raise _name_taken(name, namespace)
+    age = _record_age(latest)
+    grace = pending_grace()
+    if age < grace:
+        raise AlreadyExistsError(
+            f"release {name} in namespace {namespace} is {status} since {int(age)}s ago (another install may "
+            f"be running); if it was interrupted, retry after {int(grace)}s or remove it with "
+            f"arena-helm delete {name} -n {namespace}"
+        )
+    if notify:
+        notify(f"release {name} was left {status} by an interrupted install ({int(age)}s ago); removing it first")
+    helm.uninstall(name, namespace)
+
+
+def _cleanup_failed(helm: Helm, kube: Kube, name: str, namespace: str, token: str) -> None:
+    """Remove what a failed install left (release record and objects), if that release is this install's."""
+    import logging
+
+    try:
+        records = kube.release_records(namespace, name)
+        ours = any((r["metadata"].get("labels") or {}).get(SUBMIT_LABEL) == token for r in records)
+        if ours:
+            helm.uninstall(name, namespace)
     except NotFoundError:
         pass
     except ArenaHelmError as exc:  # report, but the install error is the one the user needs
-        import logging
-
         logging.getLogger(__name__).warning("cleanup of release %s failed: %s", name, exc)
 
 

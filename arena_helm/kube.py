@@ -104,6 +104,14 @@ class Kube:
         raise ClusterError(f"the cluster does not serve {kind} {want}{have}: install {operator} first")
 
     # ---- objects -------------------------------------------------------------------------------
+    def release_records(self, namespace: str, name: str) -> list[dict]:
+        """The Secrets in which helm keeps the revisions of release ``name`` (its storage driver)."""
+        from urllib.parse import urlencode
+
+        query = urlencode({"labelSelector": f"owner=helm,name={name}"})
+        data = self.get_json(f"/api/v1/namespaces/{namespace}/secrets?{query}", f"reading release {name}")
+        return data.get("items") or []
+
     def get_job(self, kind: str, version: str, namespace: str, name: str) -> dict | None:
         from kubernetes import client
 
@@ -183,21 +191,20 @@ class KubeReader(Kube):
                    tail: int | None = None, since_seconds: int | None = None, since_time: str | None = None,
                    timestamps: bool = False):
         """Yield the pod's log in chunks (bytes), through the API server's pod log endpoint."""
-        from kubernetes import client
-
-        kwargs: dict[str, Any] = {"follow": follow, "timestamps": timestamps, "_preload_content": False}
-        if container:
-            kwargs["container"] = container
-        if tail is not None:
-            kwargs["tail_lines"] = tail
-        if since_seconds is not None:
-            kwargs["since_seconds"] = since_seconds
-        if since_time:
-            kwargs["since_time"] = since_time
+        query: list[tuple[str, str]] = []
+        for key, value in (("container", container), ("tailLines", tail), ("sinceSeconds", since_seconds),
+                           ("sinceTime", since_time)):
+            if value is not None:
+                query.append((key, str(value)))
         if follow:
-            kwargs["_request_timeout"] = None
-        resp = self.call(client.CoreV1Api(self.api).read_namespaced_pod_log, pod, namespace,
-                         action=f"reading the log of pod {pod}", **kwargs)
+            query.append(("follow", "true"))
+        if timestamps:
+            query.append(("timestamps", "true"))
+        resp = self.call(
+            self.api.call_api, f"/api/v1/namespaces/{namespace}/pods/{pod}/log", "GET", query_params=query,
+            auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True,
+            _request_timeout=None if follow else 60, action=f"reading the log of pod {pod}",
+        )
         try:
             yield from resp.stream(4096, decode_content=True)
         finally:

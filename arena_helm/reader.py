@@ -7,6 +7,7 @@ discovery of kubeflow.org, one LIST per served job kind, one LIST of pods and on
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -123,16 +124,22 @@ def list_jobs(c: Cluster, namespace: str, all_namespaces: bool = False, kind: st
         rns, name = r["namespace"], r["name"]
         views.append(job_view(release=r, job=jobs.get((rns, k, name)), pods=pods.get((rns, name), []), now=now,
                               kind=k, tensorboard=tb.get((rns, name), "")))
-    views.sort(key=lambda v: (v.created_ts or _release_ts(v), v.name), reverse=True)
+    # newest first: the release time has sub-second precision (object timestamps have whole seconds)
+    views.sort(key=lambda v: (_release_ts(v) or v.created_ts, v.created_ts, v.name), reverse=True)
     return views
 
 
+_HELM_TIME = re.compile(r"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(\.\d+)?")
+
+
 def _release_ts(v: JobView) -> float:
-    updated = str(v.release.get("updated", ""))[:19]
-    try:
-        return dt.datetime.fromisoformat(updated).replace(tzinfo=dt.UTC).timestamp()
-    except ValueError:
+    """helm list's "updated" ("2026-01-02 15:04:05.123456789 +0000 UTC") as a UTC timestamp."""
+    m = _HELM_TIME.match(str(v.release.get("updated", "")))
+    if not m:
         return 0.0
+    frac = (m.group(3) or ".0")[:7]
+    stamp = dt.datetime.fromisoformat(f"{m.group(1)}T{m.group(2)}{frac}+00:00")
+    return stamp.timestamp()
 
 
 # ---- get -----------------------------------------------------------------------------------------

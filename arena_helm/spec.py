@@ -330,8 +330,9 @@ class JobSpec(Strict):
     def _kv_list(cls, v: Any, info: ValidationInfo) -> Any:
         if isinstance(v, list | tuple):
             out: dict[str, str] = {}
+            what = {"labels": "a label", "annotations": "an annotation", "selector": "a node selector"}
             for item in v:
-                key, value = _split_kv(item, f"a {info.field_name[:-1]}", "KEY=VALUE")
+                key, value = _split_kv(item, what[info.field_name], "KEY=VALUE")
                 out[key] = value
             return out
         return v

@@ -37,7 +37,8 @@ def _complete_names(ctx: typer.Context, incomplete: str) -> list[str]:
         return []
 
 
-JobName = Annotated[str, typer.Argument(help="Job name.", autocompletion=_complete_names, show_default=False)]
+JobName = Annotated[str, typer.Argument(help="Job name.", metavar="NAME", autocompletion=_complete_names,
+                                        show_default=False)]
 
 
 def cluster_for(g: Globals):

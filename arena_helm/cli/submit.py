@@ -242,7 +242,7 @@ def run_submit(g: Globals, kind: str, fields: dict[str, Any], *, values_file, se
     helm = Helm(g.helm_binary, target)
     helm.version()  # a missing or too old helm fails before anything is created
     kube = Kube(g.kubeconfig, g.context)
-    result = submit(spec, helm, kube, values=values)
+    result = submit(spec, helm, kube, values=values, notify=lambda m: typer.echo(f"note: {m}", err=True))
     for okind, api_version, oname in result.objects:
         group = api_version.split("/")[0] if "/" in api_version else ""
         typer.echo(f"{okind.lower()}{'.' + group if group else ''}/{oname} created")
