@@ -21,6 +21,7 @@ from .helmbin import find_helm
 log = logging.getLogger(__name__)
 
 MIN_HELM = (3, 8)
+NAME_IN_USE = re.compile(r"cannot re-?use a name")  # helm 3 says re-use, helm 4 reuse
 STATS = {"helm_calls": 0}  # helm processes started by this process (benchmarks print it)
 
 
@@ -99,11 +100,47 @@ def translate(exc: Exception, *, action: str) -> Exception:
         return ForbiddenError(f"{action}: forbidden: {msg}")
     if "release: not found" in low or "not found" in low and "release" in low:
         return NotFoundError(f"{action}: {msg}")
-    if "cannot re-use a name" in low or "already exists" in low:
+    if NAME_IN_USE.search(low) or "already exists" in low:
         return AlreadyExistsError(f"{action}: {msg}")
     if re.search(r"kubernetes cluster unreachable|connection refused|no such host|i/o timeout", low):
         return ClusterError(f"{action}: the cluster is unreachable: {msg}")
     return HelmError(f"{action}: {msg}")
+
+
+def _version_cache() -> Path:
+    import os
+
+    base = os.environ.get("ARENA_HELM_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "arena-helm")
+    return Path(base) / "helm-versions.json"
+
+
+def _binary_key(binary: str) -> str:
+    import os
+
+    st = os.stat(binary)
+    return f"{os.path.realpath(binary)}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _cached_version(binary: str) -> str | None:
+    try:
+        return json.loads(_version_cache().read_text()).get(_binary_key(binary))
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _store_version(binary: str, version: str) -> None:
+    import os
+
+    path = _version_cache()
+    try:
+        data = json.loads(path.read_text()) if path.exists() else {}
+        data[_binary_key(binary)] = version
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+    except (OSError, ValueError):
+        pass  # a cache only
 
 
 class Helm:
@@ -137,14 +174,18 @@ class Helm:
 
     # ---- local ----------------------------------------------------------------------------------
     def version(self) -> str:
-        """helm's version, e.g. ``v3.17.3``; checks that it is new enough."""
-        out = self._run(self.command.run(["version", "--template", "{{ .Version }}"]), "helm version")
-        version = out.decode().strip()
+        """helm's version, e.g. ``v3.17.3``; raises when it is too old. Cached per binary (path, size,
+        mtime) so that a command does not pay for a second helm process every time."""
+        version = _cached_version(self.binary)
+        if version is None:
+            out = self._run(self.command.run(["version", "--template", "{{ .Version }}"]), "helm version")
+            version = out.decode().strip()
+            _store_version(self.binary, version)
         m = re.match(r"v?(\d+)\.(\d+)", version)
         if not m or (int(m.group(1)), int(m.group(2))) < MIN_HELM:
             raise HelmError(
                 f"helm {version or '(unknown version)'} at {self.binary} is too old: arena-helm needs helm "
-                f"{MIN_HELM[0]}.{MIN_HELM[1]} or newer"
+                f"{MIN_HELM[0]}.{MIN_HELM[1]} or newer (scripts/install-helm.sh installs 3.17 and 4.1)"
             )
         return version
 
@@ -185,9 +226,12 @@ class Helm:
                         f"reading release {release}")
         return json.loads(out)
 
-    def list(self, namespace: str | None = None, all_namespaces: bool = False) -> list[dict]:
-        """Every release in every live state (helm 4 dropped ``--all``; the state flags work in both)."""
+    def list(self, namespace: str | None = None, all_namespaces: bool = False, selector: str | None = None) -> list[dict]:
+        """Every release in every live state (helm 4 dropped ``--all``; the state flags work in both);
+        ``selector`` filters on release labels."""
         argv = ["list", "--deployed", "--failed", "--pending", "--uninstalling", "--max", "0", "--output", "json"]
+        if selector:
+            argv += ["--selector", selector]
         argv += ["--all-namespaces"] if all_namespaces else ["--namespace", namespace or "default"]
         out = self._run(self.command.run(argv), "listing releases")
         return json.loads(out or b"[]")

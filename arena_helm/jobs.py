@@ -19,10 +19,10 @@ from typing import Any
 import yaml
 
 from .charts import assemble_chart
-from .errors import AlreadyExistsError, ArenaHelmError, NotFoundError, WaitTimeoutError
-from .helm import Helm
+from .errors import AlreadyExistsError, ArenaHelmError, ClusterError, NotFoundError, WaitTimeoutError
+from .helm import NAME_IN_USE, Helm
 from .kube import JOB_KINDS, Kube
-from .spec import JobKind, JobSpec, MPIJobSpec
+from .spec import JobKind, JobSpec
 from .values import CHART_OF, apply_overrides, build_values
 from .views import job_phase
 
@@ -70,44 +70,60 @@ def submit(spec: JobSpec, helm: Helm | None = None, kube: Kube | None = None, *,
            values: dict[str, Any] | None = None, notify: Callable[[str], None] | None = None) -> SubmitResult:
     """Install the job's release. All or nothing: on any failure the release is removed again.
 
-    A release of that name left pending by an interrupted install (older than ``pending_grace()``) is removed
-    first, with a message through ``notify``.
+    The happy path is one ``helm install`` (the API is not consulted first: helm itself refuses a name in
+    use, an existing object and a kind the cluster does not serve). A failure is then explained with the
+    API's help: a missing CRD names the operator to install, a release left pending by an interrupted
+    install (older than ``pending_grace()``) is removed and the install tried again, with a message through
+    ``notify``; and whatever this install created is removed.
     """
     import uuid
 
     helm = helm or Helm()
     kube = kube or Kube()
     kind = KIND_NAME[spec.kind]
-    wanted = None
-    if isinstance(spec, MPIJobSpec) and spec.mpi_api != "auto":
-        wanted = spec.mpi_api
-    version = kube.require_kind(kind, wanted)
     if values is None:
         values = job_values(spec)
-    if isinstance(spec, MPIJobSpec):
-        values = {**values, "mpiApiVersion": version}
-    _check_name_free(helm, kube, spec.name, spec.namespace, notify)
-    if kube.get_job(kind, version, spec.namespace, spec.name) is not None:
-        raise AlreadyExistsError(
-            f"{kind} {spec.name} already exists in namespace {spec.namespace}: pick another --name, or delete "
-            f"it first (arena-helm delete {spec.name} -n {spec.namespace})"
-        )
     token = uuid.uuid4().hex
     with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
         chart = assemble_chart(CHART_OF[spec.kind], Path(tmp))
-        try:
-            release = helm.install(spec.name, chart, values, spec.namespace, labels={SUBMIT_LABEL: token})
-        except AlreadyExistsError:
-            raise _name_taken(spec.name, spec.namespace) from None
-        except ArenaHelmError as exc:
-            _cleanup_failed(helm, kube, spec.name, spec.namespace, token)
-            raise exc from None
+        for attempt in (1, 2):
+            try:
+                release = helm.install(spec.name, chart, values, spec.namespace, labels={SUBMIT_LABEL: token})
+                break
+            except AlreadyExistsError as exc:
+                if attempt == 1 and NAME_IN_USE.search(str(exc)) and _recover_pending(helm, kube, spec, notify):
+                    continue
+                raise _already_exists(exc, kind, spec.name, spec.namespace) from None
+            except ArenaHelmError as exc:
+                _cleanup_failed(helm, spec.name, spec.namespace, token)
+                raise _explain(exc, kind) from None
     objects = [
         (doc.get("kind", ""), doc.get("apiVersion", ""), doc.get("metadata", {}).get("name", ""))
         for doc in yaml.safe_load_all(release.get("manifest", "")) if isinstance(doc, dict)
     ]
-    return SubmitResult(spec.name, spec.namespace, kind, f"kubeflow.org/{version}", int(release.get("version", 1)),
-                        objects)
+    api_version = next((a for k, a, _ in objects if k == kind), "kubeflow.org/v1")
+    return SubmitResult(spec.name, spec.namespace, kind, api_version, int(release.get("version", 1)), objects)
+
+
+def _explain(exc: ArenaHelmError, kind: str) -> ArenaHelmError:
+    """helm's "no matches for kind" means the job's CRD is missing: say which operator to install."""
+    text = str(exc)
+    if "no matches for kind" in text or "ensure CRDs are installed first" in text:
+        operator = JOB_KINDS[kind][2]
+        versions = " or ".join(f"kubeflow.org/{v}" for v in JOB_KINDS[kind][1])
+        return ClusterError(f"the cluster does not serve {kind} ({versions}): install {operator} first")
+    return exc
+
+
+def _already_exists(exc: AlreadyExistsError, kind: str, name: str, namespace: str) -> AlreadyExistsError:
+    if NAME_IN_USE.search(str(exc)) or "sh.helm.release" in str(exc):
+        return _name_taken(name, namespace)
+    if "pending" in str(exc):
+        return exc
+    return AlreadyExistsError(
+        f"{kind} {name} already exists in namespace {namespace} (not from arena-helm): pick another --name, "
+        f"or delete that object first"
+    )
 
 
 def _name_taken(name: str, namespace: str) -> AlreadyExistsError:
@@ -128,18 +144,18 @@ def _record_age(secret: dict) -> float:
     return (dt.datetime.now(dt.UTC) - stamp).total_seconds()
 
 
-def _check_name_free(helm: Helm, kube: Kube, name: str, namespace: str,
-                     notify: Callable[[str], None] | None) -> None:
-    """A release of that name is an error, unless it is the leftover of an interrupted install."""
-    records = kube.release_records(namespace, name)
+def _recover_pending(helm: Helm, kube: Kube, spec: JobSpec, notify: Callable[[str], None] | None) -> bool:
+    """The name is taken: if by a release an interrupted install left pending, remove it (True) or say how."""
+    records = kube.release_records(spec.namespace, spec.name)
     if not records:
-        return
+        return False
     latest = max(records, key=lambda r: int((r["metadata"].get("labels") or {}).get("version", "0")))
     status = (latest["metadata"].get("labels") or {}).get("status", "")
     if status not in PENDING:
-        raise _name_taken(name, namespace)
+        return False
     age = _record_age(latest)
     grace = pending_grace()
+    name, namespace = spec.name, spec.namespace
     if age < grace:
         raise AlreadyExistsError(
             f"release {name} in namespace {namespace} is {status} since {int(age)}s ago (another install may "
@@ -149,19 +165,18 @@ def _check_name_free(helm: Helm, kube: Kube, name: str, namespace: str,
     if notify:
         notify(f"release {name} was left {status} by an interrupted install ({int(age)}s ago); removing it first")
     helm.uninstall(name, namespace)
+    return True
 
 
-def _cleanup_failed(helm: Helm, kube: Kube, name: str, namespace: str, token: str) -> None:
-    """Remove what a failed install left (release record and objects), if that release is this install's."""
+def _cleanup_failed(helm: Helm, name: str, namespace: str, token: str) -> None:
+    """Remove what a failed install left (release record and objects), if that release is this install's:
+    only then does it carry this install's token as a release label."""
     import logging
 
     try:
-        records = kube.release_records(namespace, name)
-        ours = any((r["metadata"].get("labels") or {}).get(SUBMIT_LABEL) == token for r in records)
-        if ours:
+        mine = helm.list(namespace, selector=f"{SUBMIT_LABEL}={token}")
+        if any(r.get("name") == name for r in mine):
             helm.uninstall(name, namespace)
-    except NotFoundError:
-        pass
     except ArenaHelmError as exc:  # report, but the install error is the one the user needs
         logging.getLogger(__name__).warning("cleanup of release %s failed: %s", name, exc)
 

@@ -154,8 +154,8 @@ def _kind_values(spec: JobSpec) -> dict[str, Any]:
         return out
     if isinstance(spec, MPIJobSpec):
         out = {
-            # auto = what the cluster serves, resolved before install; without a cluster, v2beta1
-            "mpiApiVersion": "v2beta1" if spec.mpi_api == "auto" else spec.mpi_api,
+            # auto: the chart picks what the cluster serves at install (v2beta1 when rendered offline)
+            "mpiApiVersion": spec.mpi_api,
             "launcher": replica_values("launcher", reps["launcher"], spec),
             "worker": replica_values("worker", reps["worker"], spec),
         }

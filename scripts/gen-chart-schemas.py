@@ -427,8 +427,9 @@ def job_schema(chart: str) -> dict:
                                        "gpu; \"\" leaves it to the operator.",
                                        pattern="^(|auto|cpu|gpu|[1-9][0-9]*)$")
     elif chart == "mpijob":
-        props["mpiApiVersion"] = string("v2beta1 (mpi-operator) or v1 (the training-operator's MPIJob).",
-                                        enum=["v2beta1", "v1"])
+        props["mpiApiVersion"] = string("v2beta1 (mpi-operator), v1 (the training-operator's MPIJob), or auto: "
+                                        "what the cluster serves (v2beta1 first; v2beta1 when rendering offline).",
+                                        enum=["v2beta1", "v1", "auto"])
         props["launcher"] = replica_block("launcher", default_port=None, fixed_replicas=1,
                                           command_doc="Command of the launcher (run with <shell> -c); \"\" uses "
                                           "the top-level command.")

@@ -320,3 +320,61 @@ def test_unreachable_api_server_is_one_line(helm_bin, tmp_path):
         res = runner.invoke(app, [*cmd, "--kubeconfig", str(kc), "--helm-binary", str(helm_bin)])
         assert res.exit_code == 1, (cmd, res.output)
         assert len(res.stderr.strip().splitlines()) == 1 and "unreachable" in res.stderr or "cannot reach" in res.stderr
+
+
+def test_get_says_why_a_job_waits_and_shows_events(ctx, operator, kubelet, gpu_node, cluster, namespace):
+    ns = namespace
+    ok(ctx("submit", "tf", "--name", "img", "--image", "no-such/image:1", "--", "python", "x.py"))
+    (pod,) = operator.create_pods("TFJob", ns, "img")
+    kubelet.bind(ns, pod, gpu_node)
+    kubelet.set_pod_state(ns, pod, "Pending", waiting_reason="ImagePullBackOff",
+                          message="Back-off pulling image no-such/image:1")
+    got = ok(ctx("get", "img"))
+    assert "Pending:     pod img-chief-0 cannot pull its image no-such/image:1 (ImagePullBackOff)" in got
+
+    ok(ctx("submit", "tf", "--name", "pvc", "--image", "tf:2", "-d", "missing-claim:/data", "--", "python", "x.py"))
+    (pod,) = operator.create_pods("TFJob", ns, "pvc")
+    core = client.CoreV1Api(cluster.api_client())
+    core.create_namespaced_event(ns, {
+        "metadata": {"name": "pvc-missing"},
+        "involvedObject": {"kind": "Pod", "name": pod, "namespace": ns},
+        "type": "Warning", "reason": "FailedScheduling",
+        "message": 'persistentvolumeclaim "missing-claim" not found',
+        "lastTimestamp": "2026-01-01T00:00:00Z", "source": {"component": "default-scheduler"},
+    })
+    got = ok(ctx("get", "pvc", "-e"))
+    assert ("Pending:     pvc-chief-0: a PVC is missing: persistentvolumeclaim \"missing-claim\" not found"
+            in got)
+    assert mask(got.split("\n\n")[-1]) == mask(
+        "LAST SEEN TYPE OBJECT REASON MESSAGE\n"
+        '2026-01-01T00:00:00Z Warning pod/pvc-chief-0 FailedScheduling persistentvolumeclaim "missing-claim" not found\n'
+    )
+    data = json.loads(ok(ctx("get", "pvc", "-e", "-o", "json")))
+    assert data["events"][0]["reason"] == "FailedScheduling" and "missing-claim" in data["pendingReason"]
+
+
+def test_get_never_shows_secret_values(ctx, cluster, namespace):
+    core = client.CoreV1Api(cluster.api_client())
+    core.create_namespaced_secret(namespace, {"metadata": {"name": "git-creds"},
+                                              "stringData": {"username": "bot", "password": "s3cr3t-t0ken"}})
+    ok(ctx("submit", "tf", "--name", "priv", "--image", "tf:2", "--sync-source", "https://git.example.com/a/b.git",
+           "--sync-secret", "git-creds", "--", "python", "x.py"))
+    for fmt in ("yaml", "json"):
+        out = ok(ctx("get", "priv", "-o", fmt))
+        assert "s3cr3t-t0ken" not in out and "czNjcjN0LXQwa2Vu" not in out
+
+
+def test_debug_logs_the_helm_calls_on_stderr(ctx):
+    res = ctx("list", "--debug")
+    assert res.exit_code == 0, res.output
+    assert "debug: arena_helm.helm: helm: " in res.stderr and " list " in res.stderr
+
+
+def test_shell_completion_offers_job_names(helm_bin, cluster, namespace, ctx):
+    ok(ctx("submit", "tf", "--name", "resnet", "--image", "tf:2", "--", "python", "x.py"))
+    ok(ctx("submit", "tf", "--name", "rnn", "--image", "tf:2", "--", "python", "x.py"))
+    ok(ctx("submit", "tf", "--name", "bert", "--image", "tf:2", "--", "python", "x.py"))
+    words = f"arena-helm get -n {namespace} --kubeconfig {cluster.admin.kubeconfig} --helm-binary {helm_bin} r"
+    res = runner.invoke(app, [], prog_name="arena-helm", env={
+        "_ARENA_HELM_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1)})
+    assert sorted(res.stdout.split()) == ["resnet", "rnn"], res.output

@@ -61,3 +61,35 @@ def test_no_shell_anywhere_in_the_package():
         assert "shell=True" not in text, path
         assert "create_subprocess_shell" not in text, path
         assert "os.system" not in text, path
+
+
+def _imports(path: Path) -> set[str]:
+    import ast
+
+    tree = ast.parse(path.read_text())
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_the_layers_stay_apart():
+    """Only the CLI imports Typer; only the adapters import pyhelm3 / kubernetes or start processes."""
+    allowed = {
+        "typer": lambda rel: rel.startswith("cli/"),
+        "pyhelm3": lambda rel: rel == "helm.py",
+        "kubernetes": lambda rel: rel == "kube.py",
+        "urllib3": lambda rel: rel == "kube.py",
+        "subprocess": lambda rel: rel == "cli/tensorboard.py",
+    }
+    pkg = REPO / "arena_helm"
+    for path in pkg.rglob("*.py"):
+        rel = path.relative_to(pkg).as_posix()
+        for mod in _imports(path) & set(allowed):
+            assert allowed[mod](rel), f"{rel} imports {mod}"
+    pure = ("spec.py", "values.py", "views.py", "output.py")
+    for rel in pure:
+        assert not _imports(pkg / rel) & {"subprocess", "asyncio", "socket", "kubernetes", "pyhelm3", "typer"}, rel

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import os
 import sys
 from dataclasses import dataclass
 from typing import Annotated
@@ -39,6 +38,9 @@ class OutputFormat(str, enum.Enum):
     yaml = "yaml"
 
 
+STATE = {"debug": False}  # --debug of the running invocation (reset by the root group each time)
+
+
 @dataclass
 class Globals:
     namespace: str | None
@@ -51,8 +53,13 @@ class Globals:
         if self.debug:
             import logging
 
-            logging.basicConfig(level=logging.DEBUG, stream=sys.stderr, format="debug: %(name)s: %(message)s")
-            os.environ["ARENA_HELM_DEBUG"] = "1"
+            logger = logging.getLogger("arena_helm")
+            handler = logging.StreamHandler(sys.stderr)  # the stderr of this invocation
+            handler.setFormatter(logging.Formatter("debug: %(name)s: %(message)s"))
+            logger.handlers = [handler]
+            logger.setLevel(logging.DEBUG)
+            logger.propagate = False
+            STATE["debug"] = True
 
 
 def err(message: str) -> None:

@@ -297,12 +297,3 @@ def top_node(
               "allocatedGPUs": sum(n.gpu_allocated for n in nodes)}, output.value)
         return
     typer.echo(top_nodes_table(nodes, details=details))
-
-
-def register(app: typer.Typer) -> None:
-    for names, fn in ((("list", "ls"), list_cmd), (("get",), get_cmd), (("logs", "log"), logs_cmd),
-                      (("delete", "del"), delete_cmd), (("prune",), prune_cmd)):
-        app.command(names[0], help=fn.__doc__)(fn)
-        for alias in names[1:]:
-            app.command(alias, hidden=True, help=fn.__doc__)(fn)
-    app.add_typer(top_app, name="top")

@@ -19,7 +19,7 @@ v2beta1 (mpi-operator mounts the SSH keys), `sleep infinity` for v1 (the launche
 launcher keeps its service-account token: kubectl exec needs it.
 */}}
 {{- define "mpijob.container" -}}
-{{- $v1 := eq .root.Values.mpiApiVersion "v1" -}}
+{{- $v1 := eq (include "mpijob.apiVersion" .root) "v1" -}}
 {{- $container := dict "name" "mpi" -}}
 {{- if eq .type "Worker" -}}
 {{- $_ := set $container "defaultCommand" (ternary (list "sleep" "infinity") (list "/usr/sbin/sshd" "-De") $v1) -}}
@@ -27,4 +27,22 @@ launcher keeps its service-account token: kubectl exec needs it.
 {{- $_ := set $container "keepToken" true -}}
 {{- end -}}
 {{- toJson $container -}}
+{{- end -}}
+
+{{/*
+mpijob.apiVersion: the MPIJob API version to render, v2beta1 or v1. With mpiApiVersion "auto" it is what the
+cluster serves (helm install reads the cluster's API discovery into .Capabilities), v2beta1 first; offline
+(helm template) the cluster is unknown and auto means v2beta1.
+*/}}
+{{- define "mpijob.apiVersion" -}}
+{{- $v := .Values.mpiApiVersion -}}
+{{- if ne $v "auto" -}}
+{{- $v -}}
+{{- else if .Capabilities.APIVersions.Has "kubeflow.org/v2beta1/MPIJob" -}}
+v2beta1
+{{- else if .Capabilities.APIVersions.Has "kubeflow.org/v1/MPIJob" -}}
+v1
+{{- else -}}
+v2beta1
+{{- end -}}
 {{- end -}}

@@ -1,0 +1,457 @@
+#!/usr/bin/env python3
+"""How ``arena-helm list -A`` scales: 1,000 TFJob releases in 10 namespaces on the test API server.
+
+1. Starts the test API server (``tests/cluster.py``).
+2. Installs two template releases with the real helm (a single-Chief TFJob and a 2-worker TFJob), reads
+   back their release Secrets and TFJob objects, and uninstalls them again.
+3. Seeds releases FAST, without running helm per release: for every job it writes the helm release Secret
+   (helm's storage format: Secret ``sh.helm.release.v1.<name>.v1`` of type ``helm.sh/release.v1``, data
+   ``release`` = base64(gzip(JSON release)), which the Secret's own base64 wraps once more) copied from a
+   template with the name, namespace and times replaced, the TFJob object, and its 1 or 2 pods (as the
+   training operator would create them; they stay Pending: there is no node). A thread pool does it.
+4. Checks that the real helm (every version the tests use) lists exactly the seeded releases.
+5. Times ``arena-helm list -A`` against the baseline ``helm list -A -o json --max 0`` followed by
+   ``kubectl get tfjobs,pytorchjobs,mpijobs,pods -A -o json`` (the two times summed), median of N runs,
+   at the first size (default 100 jobs) and again after seeding up to the full size (default 1,000).
+   Prints arena-helm's ``stats:`` line (ARENA_HELM_STATS=1) at both sizes, to show the number of helm
+   calls and API requests does not grow with the number of jobs, and arena-helm's peak memory (max RSS
+   of the child process and its own children, e.g. helm, from wait4()).
+
+Goals at the full size: time ratio arena-helm / baseline <= 1.5, peak RSS <= 200 MB. While
+``arena-helm list`` does not exist yet the script prints SKIP for it and still measures the baseline.
+
+    python benchmarks/list_scale.py             # 100 then 1,000 jobs, 5 runs each
+    python benchmarks/list_scale.py --quick     # 20 then 200 jobs, 2 runs each
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import concurrent.futures as cf
+import copy
+import datetime as dt
+import gzip
+import json
+import os
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import _benchlib as bl
+
+GOAL_RATIO = 1.5
+GOAL_RSS_MB = 200.0
+KINDS_QUERY = "tfjobs,pytorchjobs,mpijobs,pods"
+# Template releases: (release name, extra submit flags). The names are unusual strings so that replacing
+# them in the manifest and values touches nothing else.
+TEMPLATES = (("seedtplone", []), ("seedtpltwo", ["--workers", "2"]))
+TEMPLATE_NS = "bench-template"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python benchmarks/list_scale.py",
+        description="'arena-helm list -A' vs 'helm list -A' + 'kubectl get ... -A' with many seeded TFJob "
+        f"releases; goals: time ratio <= {GOAL_RATIO}, arena-helm peak RSS <= {GOAL_RSS_MB:.0f} MB.",
+    )
+    p.add_argument("--jobs", type=int, default=1000, help="total releases at the full size (default 1000)")
+    p.add_argument("--first", type=int, default=100, help="releases at the first measured size (default 100)")
+    p.add_argument("--namespaces", type=int, default=10,
+                   help="namespaces the releases spread over (default 10)")
+    p.add_argument("-n", "--runs", type=int, default=5,
+                   help="measured runs of each side per size (default 5)")
+    p.add_argument("--threads", type=int, default=16, help="threads seeding the API server (default 16)")
+    p.add_argument("--helm", metavar="VERSION", default=None,
+                   help="helm version used by arena-helm and the baseline (default: the first the tests use, "
+                   "Helm 3); the seeded releases are checked with every version")
+    p.add_argument("--quick", action="store_true", help="20 then 200 jobs, 2 runs each")
+    p.add_argument("--arena-helm", help="the arena-helm console script (default: beside this Python, "
+                   "else on PATH)")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.jobs, args.first, args.runs = 200, 20, 2
+    if not (1 <= args.first <= args.jobs) or args.namespaces < 1 or args.runs < 1 or args.threads < 1:
+        p.error("need 1 <= --first <= --jobs, --namespaces >= 1, --runs >= 1, --threads >= 1")
+    return args
+
+
+# ---- helm's release storage ----------------------------------------------------------------------------
+def decode_release(secret_data_release: str) -> dict:
+    """Secret ``data.release`` (as the API returns it) -> the release dict."""
+    raw = base64.b64decode(base64.b64decode(secret_data_release))
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    return json.loads(raw)
+
+
+def encode_release(release: dict) -> str:
+    """The release dict -> Secret ``data.release`` (base64 of helm's own base64 of the gzipped JSON)."""
+    packed = gzip.compress(json.dumps(release, separators=(",", ":")).encode(), compresslevel=6, mtime=0)
+    return base64.b64encode(base64.b64encode(packed)).decode()
+
+
+def rfc3339(t: dt.datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%S.%f000Z")
+
+
+class Template:
+    """One real release (and its TFJob) installed by helm, to be copied under other names."""
+
+    def __init__(self, name: str, secret: dict, tfjob: dict):
+        self.name = name
+        self.release = decode_release(secret["data"]["release"])
+        self.secret_labels = dict(secret["metadata"].get("labels") or {})
+        self.secret_type = secret.get("type", "helm.sh/release.v1")
+        self.tfjob = tfjob
+
+    def _sub(self, value, name: str, namespace: str):
+        """Replace the template's release name and namespace in every string of ``value``."""
+        if isinstance(value, str):
+            return value.replace(self.name, name).replace(TEMPLATE_NS, namespace)
+        if isinstance(value, list):
+            return [self._sub(v, name, namespace) for v in value]
+        if isinstance(value, dict):
+            return {k: self._sub(v, name, namespace) for k, v in value.items()}
+        return value
+
+    def secret_for(self, name: str, namespace: str, when: dt.datetime) -> dict:
+        rel = dict(self.release)
+        rel["name"] = name
+        rel["namespace"] = namespace
+        rel["version"] = 1
+        rel["manifest"] = self._sub(self.release.get("manifest", ""), name, namespace)
+        rel["config"] = self._sub(self.release.get("config") or {}, name, namespace)
+        info = dict(self.release.get("info") or {})
+        info.update({"status": "deployed", "first_deployed": rfc3339(when), "last_deployed": rfc3339(when)})
+        rel["info"] = info
+        labels = dict(self.secret_labels)
+        labels.update({"name": name, "owner": "helm", "status": "deployed", "version": "1"})
+        if "modifiedAt" in labels:  # helm >= 3.13 stamps the Secret with the last change (Unix seconds)
+            labels["modifiedAt"] = str(int(when.timestamp()))
+        return {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": f"sh.helm.release.v1.{name}.v1", "namespace": namespace, "labels": labels},
+            "type": self.secret_type,
+            "data": {"release": encode_release(rel)},
+        }
+
+    def tfjob_for(self, name: str, namespace: str) -> dict:
+        job = {"apiVersion": self.tfjob["apiVersion"], "kind": self.tfjob["kind"]}
+        meta = self.tfjob["metadata"]
+        job["metadata"] = {
+            "name": name,
+            "namespace": namespace,
+            "labels": self._sub(dict(meta.get("labels") or {}), name, namespace),
+            "annotations": self._sub(dict(meta.get("annotations") or {}), name, namespace),
+        }
+        job["metadata"]["labels"].update(
+            {"app.kubernetes.io/part-of": "arena-helm", "release": name, "app": "tfjob"}
+        )
+        job["spec"] = self._sub(copy.deepcopy(self.tfjob["spec"]), name, namespace)
+        return job
+
+
+def pods_for(job: dict, uid: str) -> list[dict]:
+    """The pods the training operator would create for ``job`` (owner reference to it)."""
+    name = job["metadata"]["name"]
+    owner = {"apiVersion": job["apiVersion"], "kind": job["kind"], "name": name, "uid": uid,
+             "controller": True, "blockOwnerDeletion": True}
+    pods = []
+    for rtype, spec in job["spec"]["tfReplicaSpecs"].items():
+        rlow = rtype.lower()
+        template = spec["template"]
+        for index in range(int(spec.get("replicas", 1))):
+            labels = dict(template.get("metadata", {}).get("labels") or {})
+            labels.update({
+                "training.kubeflow.org/job-name": name,
+                "training.kubeflow.org/operator-name": "tfjob-controller",
+                "training.kubeflow.org/replica-type": rlow,
+                "training.kubeflow.org/replica-index": str(index),
+                "app.kubernetes.io/part-of": "arena-helm",
+                "release": name,
+            })
+            if rlow == "chief":
+                labels["training.kubeflow.org/job-role"] = "master"
+            spec_copy = copy.deepcopy(template["spec"])
+            spec_copy["automountServiceAccountToken"] = False
+            pods.append({
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"{name}-{rlow}-{index}", "labels": labels, "ownerReferences": [owner]},
+                "spec": spec_copy,
+            })
+    return pods
+
+
+# ---- seeding -----------------------------------------------------------------------------------------
+class Seeder:
+    def __init__(self, cluster, templates: list[Template], namespaces: list[str], threads: int):
+        self.cluster = cluster
+        self.templates = templates
+        self.namespaces = namespaces
+        self.threads = threads
+        self._local = threading.local()
+        self.seeded = 0
+        self.pods = 0
+        self.start_time = dt.datetime.now(dt.UTC) - dt.timedelta(hours=2)
+
+    def _api(self):
+        api = getattr(self._local, "api", None)
+        if api is None:
+            api = self._local.api = self.cluster.api_client()
+        return api
+
+    def _post(self, path: str, body: dict) -> dict:
+        resp = self._api().call_api(
+            path, "POST", body=body,
+            header_params={"Content-Type": "application/json", "Accept": "application/json"},
+            auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True,
+        )
+        return json.loads(resp.data)
+
+    def job_name(self, i: int) -> tuple[str, str]:
+        return f"job-{i:04d}", self.namespaces[i % len(self.namespaces)]
+
+    def _seed_one(self, i: int) -> int:
+        name, ns = self.job_name(i)
+        tpl = self.templates[i % len(self.templates)]
+        when = self.start_time + dt.timedelta(seconds=i)
+        self._post(f"/api/v1/namespaces/{ns}/secrets", tpl.secret_for(name, ns, when))
+        job = tpl.tfjob_for(name, ns)
+        created = self._post(f"/apis/kubeflow.org/v1/namespaces/{ns}/tfjobs", job)
+        pods = pods_for(job, created["metadata"]["uid"])
+        for pod in pods:
+            self._post(f"/api/v1/namespaces/{ns}/pods", pod)
+        return len(pods)
+
+    def seed_up_to(self, total: int) -> float:
+        """Create releases ``seeded .. total-1``; returns the seconds it took."""
+        todo = range(self.seeded, total)
+        start = time.perf_counter()
+        with cf.ThreadPoolExecutor(max_workers=self.threads) as pool:
+            for pods in pool.map(self._seed_one, todo):
+                self.pods += pods
+        seconds = time.perf_counter() - start
+        print(f"  seeded jobs {self.seeded}..{total - 1} ({len(todo)} releases: Secret + TFJob + pods; "
+              f"{self.pods} pods in all) in {seconds:.1f} s with {self.threads} threads", flush=True)
+        self.seeded = total
+        return seconds
+
+
+def make_templates(cluster, arena: Path, helm: Path, env: dict[str, str]) -> list[Template]:
+    """Install the template releases with the real helm, read back Secret + TFJob, uninstall them."""
+    from kubernetes import client
+
+    kc = str(cluster.admin.kubeconfig)
+    cluster.create_namespace(TEMPLATE_NS)
+    api = cluster.api_client()
+    core = client.CoreV1Api(api)
+    custom = client.CustomObjectsApi(api)
+    templates = []
+    for name, flags in TEMPLATES:
+        bl.run([str(arena), "submit", "tfjob", "--name", name, "--image", "busybox:1.36", *flags,
+                "-n", TEMPLATE_NS, "--kubeconfig", kc, "--helm-binary", str(helm), "python", "train.py"],
+               env=env, what=f"arena-helm submit tfjob (template {name})")
+        secret = api.sanitize_for_serialization(core.read_namespaced_secret(f"sh.helm.release.v1.{name}.v1",
+                                                                            TEMPLATE_NS))
+        tfjob = custom.get_namespaced_custom_object("kubeflow.org", "v1", TEMPLATE_NS, "tfjobs", name)
+        templates.append(Template(name, secret, tfjob))
+        bl.run([str(helm), "uninstall", name, "-n", TEMPLATE_NS, "--kubeconfig", kc], env=env,
+               what=f"helm uninstall {name}")
+    rel = templates[0].release
+    meta = rel["chart"]["metadata"]
+    print(f"  template release (written by helm {helm.parent.name.removeprefix('helm-')}): keys "
+          f"{sorted(rel)}; chart {meta.get('name')}-{meta.get('version')}; "
+          f"Secret labels {sorted(templates[0].secret_labels)}", flush=True)
+    return templates
+
+
+def check_helm_sees(cluster, expected: set[tuple[str, str]], env: dict[str, str]) -> None:
+    """Every helm version must list exactly the seeded releases, all deployed, chart tfjob."""
+    kc = str(cluster.admin.kubeconfig)
+    for version in bl.helm_versions():
+        helm = bl.helm_binary(version)
+        proc = bl.run([str(helm), "list", "-A", "-o", "json", "--max", "0", "--kubeconfig", kc], env=env,
+                      what=f"helm {version} list -A")
+        listed = json.loads(proc.stdout or b"[]")
+        seen = {(r["namespace"], r["name"]) for r in listed}
+        bad = [r for r in listed
+               if r.get("status") != "deployed" or not str(r.get("chart", "")).startswith("tfjob-")]
+        if seen != expected or bad:
+            missing = sorted(expected - seen)[:5]
+            extra = sorted(seen - expected)[:5]
+            raise bl.BenchError(
+                f"helm {version} lists {len(seen)} releases, expected {len(expected)} "
+                f"(missing e.g. {missing}, unexpected e.g. {extra}, bad status/chart e.g. {bad[:1]}): "
+                "the seeded release Secrets are not in a format helm accepts"
+            )
+        chart = listed[0]["chart"] if listed else "-"
+        print(f"  helm {version} list -A sees {len(listed)} releases (all deployed, chart {chart})",
+              flush=True)
+
+
+# ---- measuring ---------------------------------------------------------------------------------------------
+def run_measured(argv: list[str], env: dict[str, str], what: str) -> tuple[float, float, bytes, bytes]:
+    """Run ``argv``; returns (wall seconds, max RSS MB of it and its reaped children, stdout, stderr)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if proc.returncode != 0:
+        text = stderr.decode(errors="replace")[-2000:]
+        raise bl.BenchError(f"{what} failed (exit {proc.returncode}): {text}")
+    return seconds, usage.ru_maxrss / 1024.0, stdout, stderr  # ru_maxrss is in KiB on Linux
+
+
+# Runs arena-helm's entry point in this child Python and reports the Python process's own peak RSS
+# (without helm's), to tell the two apart in the process-tree figure.
+SELF_RSS_PROBE = """
+import atexit, resource, sys
+atexit.register(lambda: sys.stderr.write(
+    "@@self-maxrss-kib %d\\n" % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+sys.argv = ["arena-helm"] + sys.argv[1:]
+from arena_helm.cli import main
+main()
+"""
+
+
+def arena_self_rss(python: str, argv: list[str], env: dict[str, str]) -> float | None:
+    """Peak RSS (MB) of arena-helm's own Python process for ``argv`` (arena-helm's arguments).
+
+    Runs the same entry point as the console script (``arena_helm.cli.main``), so it also serves as
+    arena-helm's unmeasured warm-up run.
+    """
+    proc = bl.run([python, "-c", SELF_RSS_PROBE, *argv], env=env, what="arena-helm list -A (RSS probe)")
+    for line in proc.stderr.decode(errors="replace").splitlines():
+        if line.startswith("@@self-maxrss-kib "):
+            return int(line.split()[1]) / 1024.0
+    return None
+
+
+def arena_list_available(arena: Path, env: dict[str, str]) -> bool:
+    proc = bl.run([str(arena), "list", "--help"], env=env, check=False)
+    return proc.returncode == 0
+
+
+def measure(size: int, args, arena: Path | None, helm: Path, kubectl: Path, kc: str) -> dict:
+    env = bl.child_env()
+    stats_env = bl.child_env(ARENA_HELM_STATS="1")
+    helm_argv = [str(helm), "list", "-A", "-o", "json", "--max", "0", "--kubeconfig", kc]
+    kubectl_argv = [str(kubectl), "get", KINDS_QUERY, "-A", "-o", "json", "--kubeconfig", kc]
+    arena_argv = [str(arena), "list", "-A", "--kubeconfig", kc, "--helm-binary", str(helm)] if arena else None
+
+    base_t, helm_t, kubectl_t, arena_t, arena_rss, base_rss = [], [], [], [], [], []
+    stats = self_rss = None
+    # One unmeasured warm-up of each (discovery cache, page cache), then N interleaved runs.
+    for i in range(args.runs + 1):
+        h_s, h_rss, h_out, _ = run_measured(helm_argv, env, "helm list -A")
+        k_s, k_rss, k_out, _ = run_measured(kubectl_argv, env, "kubectl get -A")
+        if i == 0:
+            n_rel = len(json.loads(h_out or b"[]"))
+            items = json.loads(k_out)["items"]
+            n_pods = sum(1 for it in items if it.get("kind") == "Pod")
+            print(f"  [{size} jobs] baseline sees {n_rel} releases and {len(items) - n_pods} jobs + "
+                  f"{n_pods} pods")
+        else:
+            helm_t.append(h_s)
+            kubectl_t.append(k_s)
+            base_t.append(h_s + k_s)
+            base_rss.append(max(h_rss, k_rss))
+        if arena_argv and i == 0:
+            # arena-helm's warm-up run doubles as the probe of its Python's own peak RSS.
+            self_rss = arena_self_rss(bl.script_interpreter(arena), arena_argv[1:], env)
+        elif arena_argv:
+            a_s, a_rss, _, a_err = run_measured(arena_argv, stats_env, "arena-helm list -A")
+            stats = bl.parse_stats(a_err) or stats
+            arena_t.append(a_s)
+            arena_rss.append(a_rss)
+
+    r = {"size": size, "base": bl.median(base_t), "helm": bl.median(helm_t), "kubectl": bl.median(kubectl_t),
+         "base_rss": max(base_rss), "arena": None, "stats": stats, "rss": None, "self_rss": None}
+    print(f"  [{size} jobs] baseline median {r['base']:.3f} s (medians: helm list {r['helm']:.3f} s, kubectl get "
+          f"{r['kubectl']:.3f} s; p90 {bl.percentile(base_t, 90):.3f} s; peak RSS helm/kubectl "
+          f"{r['base_rss']:.0f} MB)", flush=True)
+    if arena_argv:
+        r["arena"] = bl.median(arena_t)
+        r["rss"] = max(arena_rss)
+        r["ratio"] = r["arena"] / r["base"]
+        r["self_rss"] = self_rss
+        stats_line = (f"stats: helm_calls={stats[0]} api_requests={stats[1]}" if stats
+                      else "no stats: line printed")
+        p90 = bl.percentile(arena_t, 90)
+        print(f"  [{size} jobs] arena-helm list -A median {r['arena']:.3f} s (p90 {p90:.3f}"
+              f" s)   ratio {r['ratio']:.2f}   peak RSS {r['rss']:.0f} MB (its Python alone "
+              f"{r['self_rss'] or float('nan'):.0f} MB)   {stats_line}", flush=True)
+    return r
+
+
+def main() -> int:
+    args = parse_args()
+    arena = bl.find_arena_helm(args.arena_helm)
+    version = args.helm or bl.helm_versions()[0]
+    helm = bl.helm_binary(version)
+    kubectl = bl.kubectl_binary()
+    for v in bl.helm_versions():
+        bl.helm_binary(v)
+    env = bl.child_env()
+
+    print(f"list_scale: {args.first} then {args.jobs} TFJob releases over {args.namespaces} namespaces, "
+          f"{args.runs} runs each; arena-helm and baseline with helm {version}")
+    have_list = arena_list_available(arena, env)
+    if not have_list:
+        print("SKIP: arena-helm list not available yet ('arena-helm list --help' failed); measuring the "
+              "baseline only")
+
+    cluster = None
+    results = []
+    try:
+        cluster = bl.start_test_cluster()
+        kc = str(cluster.admin.kubeconfig)
+        templates = make_templates(cluster, arena, helm, env)
+        namespaces = [f"bench-{i:02d}" for i in range(args.namespaces)]
+        start = time.perf_counter()
+        for ns in namespaces:
+            cluster.create_namespace(ns)
+        print(f"  created {len(namespaces)} namespaces in {time.perf_counter() - start:.1f} s", flush=True)
+        seeder = Seeder(cluster, templates, namespaces, args.threads)
+        for size in (args.first, args.jobs) if args.first < args.jobs else (args.jobs,):
+            seeder.seed_up_to(size)
+            check_helm_sees(cluster, {seeder.job_name(i)[::-1] for i in range(size)}, env)
+            results.append(measure(size, args, arena if have_list else None, helm, kubectl, kc))
+    finally:
+        if cluster is not None:
+            bl.stop_test_cluster(cluster)
+
+    full = results[-1]
+    if not have_list:
+        print(bl.verdict(False, f"arena-helm list not available yet; baseline at {full['size']} jobs "
+                         f"{full['base']:.3f} s (goals: ratio <= {GOAL_RATIO}, "
+                         f"peak RSS <= {GOAL_RSS_MB:.0f} MB)"))
+        return 0
+    stats = [r["stats"] for r in results]
+    constant = "constant" if len(set(stats)) == 1 and stats[0] is not None else "NOT constant"
+    stats_text = " -> ".join(f"{r['size']}: {r['stats'][0]} helm/{r['stats'][1]} api" if r["stats"] else
+                             f"{r['size']}: none" for r in results)
+    # The memory goal is arena-helm's own (Python) process: the `helm list -A` it runs is the same child
+    # the baseline runs, so its RSS (the whole tree's peak, printed too) is helm's, not arena-helm's.
+    self_ok = full["self_rss"] is not None and full["self_rss"] <= GOAL_RSS_MB
+    ok = full["ratio"] <= GOAL_RATIO and self_ok and constant == "constant"
+    self_rss = f"{full['self_rss']:.0f}" if full["self_rss"] is not None else "?"
+    print(bl.verdict(ok, f"at {full['size']} jobs ratio {full['ratio']:.2f} (goal <= {GOAL_RATIO}), arena-helm's "
+                     f"peak RSS {self_rss} MB (goal <= {GOAL_RSS_MB:.0f} MB; with its helm child "
+                     f"{full['rss']:.0f} MB, helm alone in the baseline {full['base_rss']:.0f} MB); "
+                     f"calls {stats_text} ({constant})"))
+    return 0
+
+
+if __name__ == "__main__":
+    bl.main_guard(main)

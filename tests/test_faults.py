@@ -1,0 +1,649 @@
+"""Fault injection against the real test API server, through the CLI, with Helm 3 and Helm 4.
+
+Each fault must end in the exit code of its kind, ONE ``error:`` line on stderr that says what happened (and
+what to do), no traceback, and nothing left in the cluster: no ``sh.helm.release.v1.*`` Secret, no job object,
+no Deployment or Service — unless the test is about recovering such a leftover, and then the recovery must
+leave nothing.
+
+Faults:
+- the API server unreachable, or stopped while ``submit --wait`` follows the job;
+- helm missing or too old;
+- the training operator's CRD not installed, or the API discovery still naming a version just removed;
+- the name taken by a release or by a job object, and 10 concurrent submits of one name;
+- helm SIGKILLed in the middle of ``helm install`` or ``helm uninstall``: a release left ``pending-install``
+  or ``uninstalling``. To hit that state every time, helm talks to the API server through ``HoldingProxy``,
+  a TLS-terminating proxy that forwards everything but holds the request creating (or deleting) the TFJob,
+  so helm is killed after it wrote its ``pending-install`` (``uninstalling``) record and before it could
+  write the next one;
+- RBAC: the namespace-limited user outside its namespace.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import ssl
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+from typer.testing import CliRunner
+
+from arena_helm.charts import assemble_chart
+from arena_helm.cli import app
+from arena_helm.jobs import job_values
+from arena_helm.spec import TFJobSpec
+from cluster import CRD_DIR, LIMITED_NAMESPACE, free_port
+
+pytestmark = pytest.mark.cluster
+runner = CliRunner()
+REPO = Path(__file__).resolve().parent.parent
+TFJOB_CRD = CRD_DIR / "training-operator-v1.9.0" / "kubeflow.org_tfjobs.yaml"
+RELEASE_PREFIX = "sh.helm.release.v1."
+
+
+# ---- helpers ---------------------------------------------------------------------------------------------
+def cli(*args: str, env: dict | None = None):
+    return runner.invoke(app, list(args), env=env)
+
+
+def target(cluster, namespace: str, helm_bin, user: str = "admin") -> list[str]:
+    """The cluster options (they go before a submit's command words)."""
+    return ["-n", namespace, "--kubeconfig", str(cluster.users[user].kubeconfig), "--helm-binary", str(helm_bin)]
+
+
+def submit_argv(name: str, *options: str) -> list[str]:
+    return ["submit", "tf", "--name", name, "--image", "tf:2", *options, "--", "python", "train.py"]
+
+
+def one_error(res, code: int, *texts: str) -> str:
+    """Exit ``code``; stderr is exactly one ``error:`` line holding every text; no traceback. Returns the line."""
+    assert res.exit_code == code, (res.exit_code, res.output, res.exception)
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    assert "Traceback" not in res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    line = lines[0]
+    assert line.startswith("error: "), line
+    for text in texts:
+        assert text in line, (text, line)
+    return line
+
+
+def release_secrets(cluster, namespace: str, name: str | None = None) -> list:
+    core = client.CoreV1Api(cluster.api_client())
+    selector = "owner=helm" + (f",name={name}" if name else "")
+    items = core.list_namespaced_secret(namespace, label_selector=selector).items
+    return sorted(items, key=lambda s: s.metadata.name)
+
+
+def leftovers(cluster, namespace: str) -> dict[str, list[str]]:
+    """What a fault could leave: helm's release Secrets, job objects, Deployments, Services, batch Jobs."""
+    api = cluster.api_client()
+    core, apps, batch = client.CoreV1Api(api), client.AppsV1Api(api), client.BatchV1Api(api)
+    custom = client.CustomObjectsApi(api)
+    found = {
+        "release secrets": [s.metadata.name for s in core.list_namespaced_secret(namespace).items
+                            if s.metadata.name.startswith(RELEASE_PREFIX)],
+        "deployments": [d.metadata.name for d in apps.list_namespaced_deployment(namespace).items],
+        "services": [s.metadata.name for s in core.list_namespaced_service(namespace).items
+                     if not (namespace == "default" and s.metadata.name == "kubernetes")],
+        "jobs": [j.metadata.name for j in batch.list_namespaced_job(namespace).items],
+    }
+    for version, plural in (("v1", "tfjobs"), ("v1", "pytorchjobs"), ("v2beta1", "mpijobs")):
+        items = custom.list_namespaced_custom_object("kubeflow.org", version, namespace, plural)["items"]
+        found[plural] = [j["metadata"]["name"] for j in items]
+    return {k: sorted(v) for k, v in found.items() if v}
+
+
+def tfjobs(cluster, namespace: str) -> list[dict]:
+    return client.CustomObjectsApi(cluster.api_client()).list_namespaced_custom_object(
+        "kubeflow.org", "v1", namespace, "tfjobs")["items"]
+
+
+def discovery_lists(cluster, group_version: str, plural: str) -> bool:
+    try:
+        resp = cluster.api_client().call_api(
+            f"/apis/{group_version}", "GET", auth_settings=["BearerToken"], _preload_content=False,
+            _return_http_data_only=True)
+    except ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise
+    return plural in {r["name"] for r in json.loads(resp.data)["resources"]}
+
+
+def wait_for_condition(check, what: str, timeout: float = 30.0, every: float = 0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def unreachable_kubeconfig(path: Path) -> Path:
+    """A kubeconfig whose server is a closed port on 127.0.0.1."""
+    port = free_port()  # bound, then closed again: nothing listens there
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "x",
+        "clusters": [{"name": "x", "cluster": {"server": f"https://127.0.0.1:{port}",
+                                               "insecure-skip-tls-verify": True}}],
+        "users": [{"name": "x", "user": {"token": "t"}}],
+        "contexts": [{"name": "x", "context": {"cluster": "x", "user": "x"}}],
+    }))
+    return path
+
+
+class HoldingProxy:
+    """A TLS-terminating reverse proxy to the test API server.
+
+    Every request is forwarded, except those for which ``hold(method, path)`` is true: such a request is
+    never forwarded; its handler waits until the proxy is closed, then drops the connection. ``held`` is
+    set when the first one arrives. ``rewrite(path, body)`` may change a forwarded GET's response body.
+    """
+
+    HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
+           "host", "content-length"}
+
+    def __init__(self, cluster, hold=lambda method, path: False, rewrite=None):
+        self.cluster = cluster
+        self.hold = hold
+        self.rewrite = rewrite
+        self.held = threading.Event()
+        self.held_requests: list[tuple[str, str]] = []
+        self._release = threading.Event()
+        self._upstream = ssl.create_default_context(cafile=str(cluster.ca_file))
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def _body(self) -> bytes | None:
+                if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                    chunks = []
+                    while True:
+                        size = int(self.rfile.readline().split(b";")[0].strip(), 16)
+                        if size == 0:
+                            while self.rfile.readline().strip():
+                                pass
+                            return b"".join(chunks)
+                        chunks.append(self.rfile.read(size))
+                        self.rfile.readline()
+                length = int(self.headers.get("Content-Length") or 0)
+                return self.rfile.read(length) if length else None
+
+            def _any(self):
+                body = self._body()
+                if proxy.hold(self.command, self.path):
+                    proxy.held_requests.append((self.command, self.path))
+                    proxy.held.set()
+                    proxy._release.wait(120)
+                    self.close_connection = True
+                    return
+                conn = http.client.HTTPSConnection("127.0.0.1", proxy.cluster.port, context=proxy._upstream,
+                                                   timeout=60)
+                try:
+                    headers = {k: v for k, v in self.headers.items() if k.lower() not in proxy.HOP}
+                    conn.request(self.command, self.path, body=body, headers=headers)
+                    resp = conn.getresponse()
+                    data = resp.read()
+                    out_headers = [(k, v) for k, v in resp.getheaders() if k.lower() not in proxy.HOP]
+                finally:
+                    conn.close()
+                if proxy.rewrite and self.command == "GET" and resp.status == 200:
+                    new = proxy.rewrite(self.path, data)
+                    if new is not None:
+                        data = new
+                        out_headers = [(k, v) for k, v in out_headers if k.lower() != "content-encoding"]
+                self.send_response(resp.status, resp.reason)
+                for k, v in out_headers:
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _any
+
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        cluster.ca.issue_cert("127.0.0.1").configure_cert(ctx)
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
+        self.port = self.server.server_address[1]
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def kubeconfig(self, path: Path, user: str = "admin") -> Path:
+        """The user's kubeconfig, pointed at the proxy."""
+        config = yaml.safe_load(self.cluster.users[user].kubeconfig.read_text())
+        config["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{self.port}"
+        path.write_text(yaml.safe_dump(config))
+        path.chmod(0o600)
+        return path
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def tfjob_write(method: str, path: str) -> bool:
+    """The request that creates (POST; a server-side apply PATCH for Helm 4) or changes a TFJob."""
+    return method != "GET" and "/tfjobs" in urlsplit(path).path
+
+
+def tfjob_delete(method: str, path: str) -> bool:
+    return method == "DELETE" and "/tfjobs/" in urlsplit(path).path
+
+
+def kill_helm_when(proc: subprocess.Popen, proxy: HoldingProxy, seen, what: str, timeout: float = 60.0) -> None:
+    """SIGKILL ``proc`` as soon as ``seen()`` (polled fast) is true; the proxy holds helm's next write meanwhile."""
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            if seen():
+                break
+            if proc.poll() is not None:
+                out, err = proc.communicate()
+                raise AssertionError(f"helm ended ({proc.returncode}) before {what}: {err.decode()}{out.decode()}")
+            time.sleep(0.02)
+        else:
+            raise AssertionError(f"no {what} after {timeout}s")
+        # the write after the record (TFJob create/delete) is held, so the record cannot move on meanwhile
+        assert proxy.held.wait(30), f"helm did not reach the TFJob after {what}"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate()
+    assert proc.returncode == -signal.SIGKILL
+
+
+def record_status(cluster, namespace: str, name: str) -> list[str]:
+    return [s.metadata.labels.get("status") for s in release_secrets(cluster, namespace, name)]
+
+
+def interrupted_install(helm_bin, cluster, namespace: str, name: str, tmp_path: Path) -> None:
+    """Run ``helm install`` of the tfjob chart and SIGKILL it once its ``pending-install`` record exists."""
+    work = tmp_path / f"install-{name}"
+    work.mkdir()
+    chart = assemble_chart("tfjob", work)
+    values = work / "values.json"
+    values.write_text(json.dumps(job_values(TFJobSpec(name=name, namespace=namespace, image="tf:2",
+                                                      command="python train.py"))))
+    with HoldingProxy(cluster, hold=tfjob_write) as proxy:
+        kubeconfig = proxy.kubeconfig(work / "kubeconfig")
+        proc = subprocess.Popen(
+            [str(helm_bin), "install", name, str(chart), "--namespace", namespace, "--values", str(values),
+             "--kubeconfig", str(kubeconfig)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        kill_helm_when(proc, proxy, lambda: "pending-install" in record_status(cluster, namespace, name),
+                       "pending-install release record")
+        assert all(m != "GET" for m, _ in proxy.held_requests)
+    # the state an interrupted install leaves: one pending-install record, the TFJob never created
+    assert record_status(cluster, namespace, name) == ["pending-install"]
+    assert tfjobs(cluster, namespace) == []
+
+
+# ---- 1. the API server unreachable -----------------------------------------------------------------------
+UNREACHABLE_COMMANDS = {
+    "submit": submit_argv("unreach"),
+    "list": ["list"],
+    "get": ["get", "unreach"],
+    "delete": ["delete", "unreach"],
+    "top-job": ["top", "job"],
+}
+
+
+@pytest.mark.parametrize("command", list(UNREACHABLE_COMMANDS), ids=list(UNREACHABLE_COMMANDS))
+def test_unreachable_api_server_is_one_line(command, helm_bin, cluster, namespace, tmp_path):
+    kubeconfig = unreachable_kubeconfig(tmp_path / "kubeconfig")
+    options = ["-n", namespace, "--kubeconfig", str(kubeconfig), "--helm-binary", str(helm_bin)]
+    argv = with_options(UNREACHABLE_COMMANDS[command], options)
+    started = time.monotonic()
+    res = cli(*argv)
+    line = one_error(res, 1)
+    assert "cannot reach the API server" in line or "cluster is unreachable" in line, line
+    assert "127.0.0.1" in line and "connection refused" in line.lower(), line
+    assert time.monotonic() - started < 30, "an unreachable server must fail fast"
+    assert leftovers(cluster, namespace) == {}
+
+
+# ---- 2. the API server stopped while submit --wait polls -------------------------------------------------
+def test_api_server_stopped_during_submit_wait(helm_bin, cluster, namespace):
+    name = "stopped"
+    apiserver = cluster.procs["kube-apiserver"]
+    stop_called = threading.Event()
+    problems: list[BaseException] = []
+
+    def stop_when_installed():
+        try:
+            wait_for_condition(lambda: record_status(cluster, namespace, name) == ["deployed"],
+                               "the release to be deployed", timeout=60)
+            time.sleep(0.3)  # submit --wait is polling the job now
+            stop_called.set()
+            cluster.stop_apiserver()
+        except subprocess.TimeoutExpired:
+            pass  # SIGTERM closed the listener at once, but the server drains watches ~60 s: killed below
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            problems.append(exc)
+
+    stopper = threading.Thread(target=stop_when_installed)
+    stopper.start()
+    try:
+        res = cli(*submit_argv(name, *target(cluster, namespace, helm_bin), "--wait", "--timeout", "120s"))
+        if stop_called.is_set() and stopper.is_alive():
+            # kube-apiserver 1.20 stops listening on SIGTERM but exits only after ~60 s; end it now
+            os.killpg(apiserver.pid, signal.SIGKILL)
+        stopper.join(60)
+        if apiserver.poll() is None and stop_called.is_set():
+            os.killpg(apiserver.pid, signal.SIGKILL)
+            apiserver.wait(20)
+    finally:
+        if "kube-apiserver" not in cluster.procs:
+            cluster.restart_apiserver()
+    assert not problems, problems
+    assert stop_called.is_set(), res.output
+    assert res.exit_code == 1, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    assert "Traceback" not in res.output
+    assert f"tfjob.kubeflow.org/{name} created" in res.stdout
+    lines = res.stderr.strip().splitlines()
+    errors = [ln for ln in lines if ln.startswith("error: ")]
+    # besides the one error line, only --wait's progress lines ("tfjob/stopped: Created")
+    assert len(errors) == 1 and lines[-1] == errors[0], res.stderr
+    assert all(ln.startswith(f"tfjob/{name}: ") for ln in lines[:-1]), res.stderr
+    assert f"reading TFJob {name}: cannot reach the API server at {cluster.server}" in errors[0], errors[0]
+
+    # the session cluster works again: the CRDs are served, the job and its release are there, intact
+    wait_for_condition(lambda: discovery_lists(cluster, "kubeflow.org/v1", "tfjobs"), "tfjobs to be served again")
+    assert record_status(cluster, namespace, name) == ["deployed"]
+    res = cli("get", name, "-o", "json", *target(cluster, namespace, helm_bin))
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["name"] == name
+    res = cli("delete", name, *target(cluster, namespace, helm_bin))
+    assert res.exit_code == 0, res.output
+    assert leftovers(cluster, namespace) == {}
+
+
+# ---- 3. helm missing or too old ---------------------------------------------------------------------------
+HELM_COMMANDS = {
+    "submit": submit_argv("nohelm"),
+    "list": ["list"],
+    "get": ["get", "nohelm"],
+    "delete": ["delete", "nohelm"],
+    "top-job": ["top", "job"],
+}
+INSTALL_HINT = "install helm 3.8+ or 4"
+
+
+def with_options(argv: list[str], options: list[str]) -> list[str]:
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i] + options + argv[i:]
+    return argv + options
+
+
+@pytest.mark.parametrize("command", list(HELM_COMMANDS), ids=list(HELM_COMMANDS))
+def test_helm_binary_missing(command, cluster, namespace):
+    options = ["-n", namespace, "--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", "/nonexistent"]
+    res = cli(*with_options(HELM_COMMANDS[command], options), env={"ARENA_HELM_HELM": None})
+    one_error(res, 1, "helm not found at '/nonexistent' (from --helm-binary)", INSTALL_HINT, "--helm-binary PATH")
+    assert leftovers(cluster, namespace) == {}
+
+
+@pytest.mark.parametrize("command", list(HELM_COMMANDS), ids=list(HELM_COMMANDS))
+def test_helm_not_on_an_empty_path(command, cluster, namespace):
+    options = ["-n", namespace, "--kubeconfig", str(cluster.admin.kubeconfig)]
+    res = cli(*with_options(HELM_COMMANDS[command], options), env={"PATH": "", "ARENA_HELM_HELM": None})
+    one_error(res, 1, "helm not found on PATH", INSTALL_HINT, "ARENA_HELM_HELM")
+    assert leftovers(cluster, namespace) == {}
+
+
+@pytest.fixture
+def old_helm(tmp_path) -> Path:
+    """A stand-in helm that says it is v3.2.0 (whatever it is asked)."""
+    path = tmp_path / "helm"
+    path.write_text("#!/bin/sh\necho v3.2.0\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_helm_too_old_stops_submit_and_says_how_to_install_helm(old_helm, cluster, namespace):
+    res = cli(*submit_argv("oldhelm", *target(cluster, namespace, old_helm)))
+    line = one_error(res, 1, "helm v3.2.0", "is too old", "needs helm 3.8 or newer")
+    hint = line.split("is too old", 1)[1]
+    assert "install-helm.sh" in hint or "install helm" in hint, line
+    assert leftovers(cluster, namespace) == {}
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "product bug: the read commands (list, get, delete, top) never check the helm version (only submit calls "
+    "Helm.version()), and Helm.list() json.loads helm's output unguarded: with a helm that answers 'v3.2.0', "
+    "'arena-helm list' dies with json.decoder.JSONDecodeError (a traceback) instead of the 'too old' line"))
+def test_helm_too_old_for_list_is_one_line(old_helm, cluster, namespace):
+    res = cli("list", *target(cluster, namespace, old_helm))
+    one_error(res, 1, "is too old")
+
+
+# ---- 4. the training operator's CRD is not installed ------------------------------------------------------
+def test_tfjob_crd_missing_names_the_training_operator(helm_bin, cluster, namespace):
+    cluster.delete_crd("tfjobs.kubeflow.org")
+    try:
+        # discovery lags the deletion a moment (see the stale-discovery test below): wait it out here
+        wait_for_condition(lambda: not discovery_lists(cluster, "kubeflow.org/v1", "tfjobs"),
+                           "tfjobs to leave the discovery")
+        res = cli(*submit_argv("nocrd", *target(cluster, namespace, helm_bin)))
+    finally:
+        cluster.create_crd(TFJOB_CRD)
+    line = one_error(res, 1, "does not serve TFJob", "kubeflow.org/v1", "training operator")
+    assert "install" in line.split("does not serve TFJob", 1)[1], line
+    assert leftovers(cluster, namespace) == {}
+
+
+def stale_group(path: str, body: bytes) -> bytes | None:
+    """The kubeflow.org group document as the API server serves it for a moment after a CRD whose version no
+    other CRD serves was deleted: it still lists that version, whose resource list is already a 404."""
+    if urlsplit(path).path != "/apis/kubeflow.org":
+        return None
+    doc = json.loads(body)
+    doc["versions"].append({"groupVersion": "kubeflow.org/v2alpha1", "version": "v2alpha1"})
+    return json.dumps(doc).encode()
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "product bug: Kube.served_job_versions() (arena_helm/kube.py) turns a 404 on one version's resource list "
+    "(/apis/kubeflow.org/<v>) into a NotFoundError, so list/get/top job fail with 'error: reading the API "
+    "discovery: Not Found' while the group discovery still names a version just removed (about 0.1-0.4 s "
+    "after 'kubectl delete crd mpijobs.kubeflow.org' on the test API server); it should skip that version"))
+def test_stale_discovery_of_a_removed_version_does_not_break_list(helm_bin, cluster, namespace, tmp_path):
+    assert cli(*submit_argv("stale", *target(cluster, namespace, helm_bin))).exit_code == 0
+    try:
+        with HoldingProxy(cluster, rewrite=stale_group) as proxy:
+            kubeconfig = proxy.kubeconfig(tmp_path / "kubeconfig")
+            options = ["-n", namespace, "--kubeconfig", str(kubeconfig), "--helm-binary", str(helm_bin)]
+            res = cli("list", "-o", "json", *options)
+            assert res.exit_code == 0, res.output
+            assert [j["name"] for j in json.loads(res.stdout)] == ["stale"]
+            res = cli("get", "stale", "-o", "json", *options)
+            assert res.exit_code == 0, res.output
+    finally:
+        assert cli("delete", "stale", *target(cluster, namespace, helm_bin)).exit_code == 0
+    assert leftovers(cluster, namespace) == {}
+
+
+# ---- 5. the name is taken ---------------------------------------------------------------------------------
+def test_name_taken_by_a_release(helm_bin, cluster, namespace):
+    argv = submit_argv("taken", *target(cluster, namespace, helm_bin))
+    assert cli(*argv).exit_code == 0
+    before = [(s.metadata.name, s.metadata.resource_version) for s in release_secrets(cluster, namespace)]
+    job_rv = tfjobs(cluster, namespace)[0]["metadata"]["resourceVersion"]
+    res = cli(*argv)
+    one_error(res, 1, f"a release named taken already exists in namespace {namespace}",
+              f"arena-helm delete taken -n {namespace}")
+    # the existing release is untouched
+    assert [(s.metadata.name, s.metadata.resource_version) for s in release_secrets(cluster, namespace)] == before
+    assert [j["metadata"]["resourceVersion"] for j in tfjobs(cluster, namespace)] == [job_rv]
+    assert cli("delete", "taken", *target(cluster, namespace, helm_bin)).exit_code == 0
+    assert leftovers(cluster, namespace) == {}
+
+
+def test_name_taken_by_a_job_object_made_without_helm(helm_bin, cluster, namespace):
+    custom = client.CustomObjectsApi(cluster.api_client())
+    custom.create_namespaced_custom_object("kubeflow.org", "v1", namespace, "tfjobs", {
+        "apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "handmade"},
+        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": {"containers": [
+            {"name": "tensorflow", "image": "tf:2"}]}}}}},
+    })
+    (job,) = tfjobs(cluster, namespace)
+    res = cli(*submit_argv("handmade", *target(cluster, namespace, helm_bin)))
+    # a clear line: which object is in the way, and what to do (not helm's ownership-metadata details)
+    one_error(res, 1, "TFJob handmade already exists in namespace", "pick another --name")
+    assert release_secrets(cluster, namespace) == []
+    assert [j["metadata"]["resourceVersion"] for j in tfjobs(cluster, namespace)] == [
+        job["metadata"]["resourceVersion"]]
+    custom.delete_namespaced_custom_object("kubeflow.org", "v1", namespace, "tfjobs", "handmade")
+    assert leftovers(cluster, namespace) == {}
+
+
+# ---- 6. ten concurrent submits of one name ----------------------------------------------------------------
+def test_ten_concurrent_submits_of_one_name(helm_bin, cluster, namespace):
+    name = "race"
+    argv = [sys.executable, "-m", "arena_helm",
+            *submit_argv(name, *target(cluster, namespace, helm_bin))]
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ARENA_HELM_PENDING_GRACE", "ARENA_HELM_DEBUG", "ARENA_HELM_HELM")}
+    barrier = threading.Barrier(10)
+    results: list[subprocess.CompletedProcess | None] = [None] * 10
+
+    def one(i: int) -> None:
+        barrier.wait()
+        results[i] = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=180)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    codes = sorted(r.returncode for r in results)
+    report = "\n".join(f"{r.returncode}: {r.stderr.strip()}" for r in results)
+    assert codes == [0] + [1] * 9, report
+    for r in results:
+        assert "Traceback" not in r.stderr, r.stderr
+        if r.returncode == 0:
+            assert f"tfjob.kubeflow.org/{name} created" in r.stdout
+            assert r.stderr == ""
+            continue
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
+        assert "already exists" in lines[0] or "pending-install since" in lines[0], lines[0]
+        assert f"arena-helm delete {name} -n {namespace}" in lines[0], lines[0]
+    secrets = release_secrets(cluster, namespace)
+    assert [s.metadata.name for s in secrets] == [f"{RELEASE_PREFIX}{name}.v1"]
+    assert secrets[0].metadata.labels["status"] == "deployed"
+    assert [j["metadata"]["name"] for j in tfjobs(cluster, namespace)] == [name]
+    assert cli("delete", name, *target(cluster, namespace, helm_bin)).exit_code == 0
+    assert leftovers(cluster, namespace) == {}
+
+
+# ---- 7. helm killed during install: a release left pending-install ----------------------------------------
+def test_submit_over_an_interrupted_install(helm_bin, cluster, namespace, tmp_path):
+    name = "halfway"
+    interrupted_install(helm_bin, cluster, namespace, name, tmp_path)
+    argv = submit_argv(name, *target(cluster, namespace, helm_bin))
+
+    # within the grace period: maybe another install is running; say so and how to recover
+    res = cli(*argv)
+    one_error(res, 1, f"release {name} in namespace {namespace} is pending-install since",
+              "another install may be running", "retry after 300s",
+              f"or remove it with arena-helm delete {name} -n {namespace}")
+    assert record_status(cluster, namespace, name) == ["pending-install"]
+
+    # past the grace period: the leftover is removed first, with a note, and the job installed
+    res = cli(*argv, env={"ARENA_HELM_PENDING_GRACE": "0"})
+    assert res.exit_code == 0, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith(f"note: release {name} was left pending-install by an interrupted install"), lines[0]
+    assert lines[0].endswith("removing it first"), lines[0]
+    assert f"tfjob.kubeflow.org/{name} created" in res.stdout
+    secrets = release_secrets(cluster, namespace, name)
+    assert [s.metadata.labels["status"] for s in secrets] == ["deployed"]
+    assert "arena-helm-submit" in secrets[0].metadata.labels
+    assert [j["metadata"]["name"] for j in tfjobs(cluster, namespace)] == [name]
+
+    assert cli("delete", name, *target(cluster, namespace, helm_bin)).exit_code == 0
+    assert leftovers(cluster, namespace) == {}
+
+
+def test_delete_of_a_pending_install(helm_bin, cluster, namespace, tmp_path):
+    name = "pending"
+    interrupted_install(helm_bin, cluster, namespace, name, tmp_path)
+    res = cli("delete", name, *target(cluster, namespace, helm_bin))
+    assert res.exit_code == 0, res.output
+    assert res.stdout == f"tfjob/{name} deleted (release {name} uninstalled from namespace {namespace})\n"
+    assert res.stderr == ""
+    assert leftovers(cluster, namespace) == {}
+
+
+# ---- 8. helm killed during uninstall: a release left uninstalling -----------------------------------------
+def test_delete_after_an_interrupted_uninstall(helm_bin, cluster, namespace, tmp_path):
+    name = "leaving"
+    res = cli(*submit_argv(name, *target(cluster, namespace, helm_bin)))
+    assert res.exit_code == 0, res.output
+    with HoldingProxy(cluster, hold=tfjob_delete) as proxy:
+        kubeconfig = proxy.kubeconfig(tmp_path / "kubeconfig")
+        proc = subprocess.Popen(
+            [str(helm_bin), "uninstall", name, "--namespace", namespace, "--kubeconfig", str(kubeconfig)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        kill_helm_when(proc, proxy, lambda: record_status(cluster, namespace, name) == ["uninstalling"],
+                       "uninstalling release record")
+    # what the interrupted uninstall left: the record says uninstalling, the TFJob is still there
+    assert record_status(cluster, namespace, name) == ["uninstalling"]
+    assert [j["metadata"]["name"] for j in tfjobs(cluster, namespace)] == [name]
+
+    res = cli("delete", name, *target(cluster, namespace, helm_bin))
+    assert res.exit_code == 0, res.output
+    assert res.stdout == f"tfjob/{name} deleted (release {name} uninstalled from namespace {namespace})\n"
+    assert res.stderr == ""
+    assert leftovers(cluster, namespace) == {}
+
+
+# ---- 9. RBAC: the limited user outside its namespace -------------------------------------------------------
+def snapshot(cluster, namespace: str) -> dict:
+    return leftovers(cluster, namespace)
+
+
+def test_limited_user_submitting_into_default_is_forbidden(helm_bin, cluster):
+    before = snapshot(cluster, "default")
+    res = cli(*submit_argv("intruder", *target(cluster, "default", helm_bin, user="alice")))
+    line = one_error(res, 1, "forbidden")
+    assert 'User "alice" cannot' in line, line
+    assert snapshot(cluster, "default") == before
+    assert release_secrets(cluster, "default", "intruder") == []
+
+
+@pytest.mark.parametrize("argv", [["list", "-A"], ["top", "node"]], ids=["list-all", "top-node"])
+def test_limited_user_cluster_wide_reads_are_forbidden(argv, helm_bin, cluster):
+    options = ["--kubeconfig", str(cluster.limited.kubeconfig), "--helm-binary", str(helm_bin)]
+    res = cli(*argv, *options)
+    line = one_error(res, 1, "forbidden")
+    assert 'User "alice" cannot list' in line, line
+    assert res.stdout == ""
+    assert leftovers(cluster, LIMITED_NAMESPACE) == {}
