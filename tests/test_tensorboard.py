@@ -121,3 +121,22 @@ def test_tensorboard_start_needs_exactly_one_log_source(cli):
     assert res.exit_code == 2 and "is not PVC:PATH" in res.stderr
     res = cli("tensorboard", "stop", "absent")
     assert res.exit_code == 1 and "no TensorBoard named absent" in res.stderr
+
+
+def test_tensorboard_open_runs_kubectl_port_forward(cli, tmp_path, monkeypatch, namespace, cluster):
+    """`open` runs kubectl port-forward to the job's TensorBoard service (kubectl here records its argv)."""
+    res = cli("submit", "tf", "--name", "viz", "--image", "tf:2", "-d", "logs:/logs", "--tensorboard", "--logdir",
+              "/logs/viz", "--", "python", "x.py")
+    assert res.exit_code == 0, res.output
+    record = tmp_path / "argv.txt"
+    fake = tmp_path / "bin" / "kubectl"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {record}\nexit 0\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
+    res = cli("tensorboard", "open", "viz", "--port", "7007")
+    assert res.exit_code == 0, res.output
+    assert record.read_text().splitlines() == [
+        "port-forward", "-n", namespace, "svc/viz-tensorboard", "7007:6006", "--kubeconfig",
+        str(cluster.admin.kubeconfig)]
+    assert "Forwarding http://localhost:7007 to viz-tensorboard" in res.stderr
