@@ -325,9 +325,9 @@ class KubeletSim:
 
             def do_GET(self):  # noqa: N802
                 url = urlparse(self.path)
-                sim.requests.append(self.path)
                 parts = url.path.strip("/").split("/")
                 if len(parts) != 4 or parts[0] != "containerLogs":
+                    sim.requests.append(self.path)
                     self.send_error(404)
                     return
                 key = tuple(parts[1:])
@@ -336,12 +336,13 @@ class KubeletSim:
                     if key not in sim.logs.lines and key not in sim.logs.closed:
                         sim.logs.lines.setdefault(key, [])
                     lines = list(sim.logs.lines.get(key, []))
+                    sent = len(lines)
+                    sim.requests.append(self.path)  # recorded once the lines it answers with are fixed
                 lines = self._filter(lines, q)
                 self.send_response(200)
                 self.send_header("Content-Type", "text/plain")
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
-                sent = len(sim.logs.lines.get(key, []))
                 try:
                     for stamp, line in lines:
                         self._chunk(self._fmt(stamp, line, q))

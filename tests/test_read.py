@@ -167,8 +167,13 @@ def test_logs_default_to_the_chief_and_take_kubectl_options(ctx, operator, kubel
     assert ctx("logs", "lm", "--since", "soon").exit_code == 2
 
     # follow: lines written later arrive until the container ends
+    seen = len(kubelet.requests)
+
     def later():
-        time.sleep(1.0)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any("follow=true" in r for r in kubelet.requests[seen:]):
+            time.sleep(0.05)  # write only once the follow request reached the kubelet
+        time.sleep(0.3)
         kubelet.write_log(ns, "lm-master-0", "pytorch", "step 4 loss 0.3")
         time.sleep(0.3)
         kubelet.close_log(ns, "lm-master-0", "pytorch")
