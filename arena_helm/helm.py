@@ -100,7 +100,7 @@ def translate(exc: Exception, *, action: str) -> Exception:
         return ForbiddenError(f"{action}: forbidden: {msg}")
     if "release: not found" in low or "not found" in low and "release" in low:
         return NotFoundError(f"{action}: {msg}")
-    if NAME_IN_USE.search(low) or "already exists" in low:
+    if NAME_IN_USE.search(low) or "already exists" in low or "exists and cannot be imported" in low:
         return AlreadyExistsError(f"{action}: {msg}")
     if re.search(r"kubernetes cluster unreachable|connection refused|no such host|i/o timeout", low):
         return ClusterError(f"{action}: the cluster is unreachable: {msg}")
@@ -150,6 +150,7 @@ class Helm:
         self.binary = find_helm(binary)
         self.target = target or KubeTarget()
         self._command = None
+        self._version: str | None = None
 
     @property
     def command(self):
@@ -176,6 +177,8 @@ class Helm:
     def version(self) -> str:
         """helm's version, e.g. ``v3.17.3``; raises when it is too old. Cached per binary (path, size,
         mtime) so that a command does not pay for a second helm process every time."""
+        if self._version is not None:
+            return self._version
         version = _cached_version(self.binary)
         if version is None:
             out = self._run(self.command.run(["version", "--template", "{{ .Version }}"]), "helm version")
@@ -187,6 +190,7 @@ class Helm:
                 f"helm {version or '(unknown version)'} at {self.binary} is too old: arena-helm needs helm "
                 f"{MIN_HELM[0]}.{MIN_HELM[1]} or newer (scripts/install-helm.sh installs 3.17 and 4.1)"
             )
+        self._version = version
         return version
 
     @property
@@ -195,6 +199,7 @@ class Helm:
 
     def template(self, release: str, chart: Path, values: dict[str, Any], namespace: str) -> str:
         """``helm template``: the rendered manifests as multi-document YAML. Never contacts a cluster."""
+        self.version()  # a missing or too old helm fails here, with one clear line
         argv = ["template", release, str(chart), "--namespace", namespace, "--values", "-"]
         out = self._run(self.command.run(argv, json.dumps(values, ensure_ascii=False).encode()), "rendering the chart")
         return out.decode()
@@ -206,6 +211,7 @@ class Helm:
 
         ``labels`` become release labels (kept on helm's storage Secret), e.g. to know a release is ours.
         """
+        self.version()  # a missing or too old helm fails here, with one clear line
         argv = [
             "install", release, str(chart), "--namespace", namespace, "--values", "-",
             "--output", "json", "--timeout", timeout,
@@ -216,12 +222,14 @@ class Helm:
         return json.loads(out[out.index(b"{") :])
 
     def uninstall(self, release: str, namespace: str, timeout: str = "5m", wait: bool = False) -> None:
+        self.version()  # a missing or too old helm fails here, with one clear line
         argv = ["uninstall", release, "--namespace", namespace, "--timeout", timeout]
         if wait:
             argv.append("--wait")
         self._run(self.command.run(argv), f"uninstalling release {release}")
 
     def status(self, release: str, namespace: str) -> dict:
+        self.version()  # a missing or too old helm fails here, with one clear line
         out = self._run(self.command.run(["status", release, "--namespace", namespace, "--output", "json"]),
                         f"reading release {release}")
         return json.loads(out)
@@ -229,6 +237,7 @@ class Helm:
     def list(self, namespace: str | None = None, all_namespaces: bool = False, selector: str | None = None) -> list[dict]:
         """Every release in every live state (helm 4 dropped ``--all``; the state flags work in both);
         ``selector`` filters on release labels."""
+        self.version()  # a missing or too old helm fails here, with one clear line
         argv = ["list", "--deployed", "--failed", "--pending", "--uninstalling", "--max", "0", "--output", "json"]
         if selector:
             argv += ["--selector", selector]

@@ -116,7 +116,8 @@ def _explain(exc: ArenaHelmError, kind: str) -> ArenaHelmError:
 
 
 def _already_exists(exc: AlreadyExistsError, kind: str, name: str, namespace: str) -> AlreadyExistsError:
-    if NAME_IN_USE.search(str(exc)) or "sh.helm.release" in str(exc):
+    text = str(exc)
+    if NAME_IN_USE.search(text) or "sh.helm.release" in text or "release: already exists" in text:
         return _name_taken(name, namespace)
     if "pending" in str(exc):
         return exc

@@ -85,7 +85,10 @@ class Kube:
         versions = [v["version"] for v in group.get("versions", [])]
         out: dict[str, list[str]] = {}
         for version in versions:
-            resources = self.get_json(f"/apis/{GROUP}/{version}", "reading the API discovery")
+            try:
+                resources = self.get_json(f"/apis/{GROUP}/{version}", "reading the API discovery")
+            except NotFoundError:  # discovery lags a CRD change for a moment: that version is not served
+                continue
             for res in resources.get("resources", []):
                 if "/" not in res["name"] and res.get("kind") in JOB_KINDS:
                     out.setdefault(res["kind"], []).append(version)

@@ -43,6 +43,14 @@ class ArenaGroup(TyperGroup):
             code = 1
         else:
             code = rv if isinstance(rv, int) else 0
+        finally:
+            if STATE["debug"]:  # --debug's log handler belongs to this invocation only
+                import logging
+
+                logger = logging.getLogger("arena_helm")
+                logger.handlers = []
+                logger.propagate = True
+                logger.setLevel(logging.NOTSET)
         if os.environ.get("ARENA_HELM_STATS"):
             _print_stats()
         if standalone_mode:

@@ -240,7 +240,6 @@ def run_submit(g: Globals, kind: str, fields: dict[str, Any], *, values_file, se
 
     target = KubeTarget(kubeconfig=g.kubeconfig, context=g.context)
     helm = Helm(g.helm_binary, target)
-    helm.version()  # a missing or too old helm fails before anything is created
     kube = Kube(g.kubeconfig, g.context)
     result = submit(spec, helm, kube, values=values, notify=lambda m: typer.echo(f"note: {m}", err=True))
     for okind, api_version, oname in result.objects:
