@@ -93,3 +93,9 @@ def test_the_layers_stay_apart():
     pure = ("spec.py", "values.py", "views.py", "output.py")
     for rel in pure:
         assert not _imports(pkg / rel) & {"subprocess", "asyncio", "socket", "kubernetes", "pyhelm3", "typer"}, rel
+
+
+def test_ruff_is_clean():
+    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "arena_helm", "tests", "scripts", "benchmarks"],
+                          cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
