@@ -115,6 +115,8 @@ class TestCluster:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=10)
         shutil.rmtree(self._etcd_data, ignore_errors=True)
+        if not os.environ.get("ARENA_HELM_KEEP_CLUSTER"):  # keep the logs for a post-mortem on request
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
     def stop_apiserver(self) -> None:
         """Stop only the API server (fault tests); ``restart_apiserver`` brings it back on the same port."""

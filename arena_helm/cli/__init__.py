@@ -13,7 +13,7 @@ import sys
 import typer
 import typer.main
 from typer._click.exceptions import ClickException, UsageError
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 from typer.exceptions import Abort
 
 from ..errors import ArenaHelmError
@@ -21,8 +21,15 @@ from .common import STATE
 
 
 class ArenaGroup(TyperGroup):
+    def get_params(self, ctx):
+        params = super().get_params(ctx)  # with the help and completion options Typer adds late
+        fast_params(params)
+        return params
+
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         STATE["debug"] = False
+        # pydantic scans every installed distribution for plugins on first use (~20 ms+); the CLI has none
+        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
         try:
             rv = super().main(args=args, prog_name=prog_name or "arena-helm", complete_var=complete_var,
                               standalone_mode=False, **extra)
@@ -70,6 +77,7 @@ def _print_stats() -> None:
 def new_app(**kwargs) -> typer.Typer:
     return typer.Typer(
         cls=ArenaGroup,
+        add_completion=False,  # only the root offers --install-completion
         no_args_is_help=True,
         rich_markup_mode=None,
         pretty_exceptions_enable=False,
@@ -78,44 +86,102 @@ def new_app(**kwargs) -> typer.Typer:
     )
 
 
-# The commands, imported and built only when used: `arena-helm --help` needs just these names and lines.
-# name -> (module under arena_helm.cli, attribute: a Typer app or a command function, short help, hidden)
-COMMANDS: dict[str, tuple[str, str, str, bool]] = {
-    "submit": ("submit", "app", "Submit a training job (TFJob, PyTorchJob or MPIJob) as a Helm release.", False),
-    "list": ("jobs", "list_cmd", "List the training jobs (newest first).", False),
-    "ls": ("jobs", "list_cmd", "List the training jobs (newest first).", True),
-    "get": ("jobs", "get_cmd", "Show one job: status, instances, TensorBoard, and why it is pending.", False),
-    "logs": ("jobs", "logs_cmd", "Print a job's log: the chief/master/launcher pod by default.", False),
-    "log": ("jobs", "logs_cmd", "Print a job's log: the chief/master/launcher pod by default.", True),
-    "delete": ("jobs", "delete_cmd", "Delete jobs: uninstall each job's release (job, TensorBoard and all).", False),
-    "del": ("jobs", "delete_cmd", "Delete jobs: uninstall each job's release (job, TensorBoard and all).", True),
-    "prune": ("jobs", "prune_cmd", "Uninstall the releases of jobs that finished long enough ago.", False),
-    "top": ("jobs", "top_app", "GPU (and CPU/memory) use of jobs and nodes.", False),
-    "tensorboard": ("tensorboard", "app", "Standalone TensorBoards (start, stop, list, open).", False),
-    "version": ("version", "version", "Print the arena-helm version and the helm version it uses.", False),
-}
+def _plain_type(param) -> type | None:
+    """str, int or an Enum when that is all a parameter's annotation says (``T``, ``T | None``, ``list[T]``)."""
+    import enum
+    import types
+    import typing
+
+    annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+    args = typing.get_args(annotation)
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        rest = [a for a in args if a is not type(None)]
+        annotation = rest[0] if len(rest) == 1 else None
+        args = typing.get_args(annotation)
+    if typing.get_origin(annotation) is list and len(args) == 1:
+        annotation = args[0]
+    if annotation in (str, int) or (isinstance(annotation, type) and issubclass(annotation, enum.Enum)):
+        return annotation
+    return None
 
 
-class RootGroup(ArenaGroup):
-    """The top-level group: builds a sub-command (and imports its module) only when it is invoked."""
+def fast_params(params) -> None:
+    """Let plain parameters skip Typer's per-parameter pydantic coercion.
 
-    _built: dict[str, object] = {}
+    Typer builds a pydantic TypeAdapter for every parameter of an invoked command, given or not (about
+    1.5 ms each, and the first one imports its adapter machinery); a submit command has ~80 options. An
+    option left unset (None, or () when repeatable) needs no coercion, nor does a str value of a str option,
+    an int default of an int option, an enum default of an enum option or a bool of a flag: those pass as
+    they are (through the parameter's callback, as Typer would), and everything else (a number or a choice
+    typed on the command line) goes through Typer.
+    """
+    for param in params:
+        if getattr(param, "_arena_fast", False):
+            continue
+        param._arena_fast = True
+        original = param.process_value
+        plain = _plain_type(param)
+        flag = getattr(getattr(param, "type_descriptor", None), "annotation", None) is bool
+        multi = param.multiple or param.nargs == -1
+
+        def process_value(ctx, value, _original=original, _param=param, _plain=plain, _multi=multi, _flag=flag):
+            if value is None and not _param.required:
+                out = () if _multi else None
+            elif _flag and isinstance(value, bool):
+                out = value
+            elif _plain is not None and _multi and isinstance(value, tuple | list) and all(
+                    isinstance(v, _plain) and (_plain is not int or type(v) is int) for v in value):
+                out = tuple(value)
+            elif _plain is not None and not _multi and isinstance(value, _plain) and (
+                    _plain is not int or type(value) is int):
+                out = value
+            else:
+                return _original(ctx, value)
+            return _param.callback(ctx, _param, out) if _param.callback is not None else out
+
+        param.process_value = process_value
+
+
+class FastCommand(TyperCommand):
+    """A command whose plain parameters skip Typer's coercion (``fast_params``)."""
+
+    def get_params(self, ctx):
+        params = super().get_params(ctx)
+        fast_params(params)
+        return params
+
+
+# entry: (module under arena_helm.cli, attribute: a Typer app or a command function, short help, hidden,
+#         context settings of a single command)
+Entry = tuple[str, str, str, bool, dict]
+
+
+class LazyGroup(ArenaGroup):
+    """A group that imports and builds a sub-command only when it is invoked (``entries`` per subclass):
+    ``--help`` needs only the names and short helps."""
+
+    entries: dict[str, Entry] = {}
+    package = __name__
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._built: dict[str, object] = {}
 
     def list_commands(self, ctx):
-        return list(COMMANDS)
+        return list(self.entries)
 
     def get_command(self, ctx, cmd_name):
-        entry = COMMANDS.get(cmd_name)
+        entry = self.entries.get(cmd_name)
         if entry is None:
-            return None
+            return super().get_command(ctx, cmd_name)
         if cmd_name not in self._built:
             import importlib
 
-            module, attr, _, hidden = entry
-            obj = getattr(importlib.import_module(f"{__name__}.{module}"), attr)
+            module, attr, _, hidden, settings = entry
+            obj = getattr(importlib.import_module(f"{self.package}.{module}"), attr)
             if not isinstance(obj, typer.Typer):
                 single = new_app()
-                single.command(cmd_name, hidden=hidden)(obj)
+                single.command(cmd_name, hidden=hidden, cls=FastCommand, context_settings=settings or None)(obj)
                 obj = single
             cmd = typer.main.get_command(obj)
             cmd.name = cmd_name
@@ -124,9 +190,51 @@ class RootGroup(ArenaGroup):
         return self._built[cmd_name]
 
     def format_commands(self, ctx, formatter):
-        rows = [(name, help_) for name, (_, _, help_, hidden) in COMMANDS.items() if not hidden]
+        rows = [(name, e[2]) for name, e in self.entries.items() if not e[3]]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def lazy_app(entries: dict[str, Entry], **kwargs) -> typer.Typer:
+    """A Typer app whose sub-commands are built on first use."""
+    group = type("Lazy", (LazyGroup,), {"entries": entries})
+    lazy = typer.Typer(
+        cls=group,
+        add_completion=False,
+        no_args_is_help=True,
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
+        **kwargs,
+    )
+    lazy.callback()(_group_callback)  # a group with no eager commands still needs its callback
+    return lazy
+
+
+def _group_callback() -> None:
+    pass
+
+
+# The commands: `arena-helm --help` needs just these names and lines.
+COMMANDS: dict[str, Entry] = {
+    "submit": ("submit", "app", "Submit a training job (TFJob, PyTorchJob or MPIJob) as a Helm release.", False, {}),
+    "list": ("jobs", "list_cmd", "List the training jobs (newest first).", False, {}),
+    "ls": ("jobs", "list_cmd", "List the training jobs (newest first).", True, {}),
+    "get": ("jobs", "get_cmd", "Show one job: status, instances, TensorBoard, and why it is pending.", False, {}),
+    "logs": ("jobs", "logs_cmd", "Print a job's log: the chief/master/launcher pod by default.", False, {}),
+    "log": ("jobs", "logs_cmd", "Print a job's log: the chief/master/launcher pod by default.", True, {}),
+    "delete": ("jobs", "delete_cmd", "Delete jobs: uninstall each job's release (job, TensorBoard and all).", False,
+               {}),
+    "del": ("jobs", "delete_cmd", "Delete jobs: uninstall each job's release (job, TensorBoard and all).", True, {}),
+    "prune": ("jobs", "prune_cmd", "Uninstall the releases of jobs that finished long enough ago.", False, {}),
+    "top": ("jobs", "top_app", "GPU (and CPU/memory) use of jobs and nodes.", False, {}),
+    "tensorboard": ("tensorboard", "app", "Standalone TensorBoards (start, stop, list, open).", False, {}),
+    "version": ("version", "version", "Print the arena-helm version and the helm version it uses.", False, {}),
+}
+
+
+class RootGroup(LazyGroup):
+    entries = COMMANDS
 
 
 app = typer.Typer(
