@@ -297,20 +297,60 @@ def test_top_node_shows_gpus_cpu_memory_roles_and_unhealthy(ctx, kubelet, operat
             kubelet.nodes.discard(node)
 
 
-def test_the_limited_user_works_in_its_namespace_and_is_told_what_it_may_not_do(helm_bin, cluster):
+def test_the_limited_user_works_in_its_namespace_and_is_told_what_it_may_not_do(helm_bin, cluster, operator, kubelet):
     from cluster import LIMITED_NAMESPACE
 
     lim = Ctx(helm_bin, cluster, LIMITED_NAMESPACE, user="alice")
     ok(lim("submit", "tf", "--name", "mine", "--image", "tf:2", "--", "python", "x.py"))
+    node = f"lim-node-{helm_bin.parent.name}"
+    kubelet.add_node(node)
     try:
         assert [j["name"] for j in json.loads(ok(lim("list", "-o", "json")))] == ["mine"]
         assert json.loads(ok(lim("get", "mine", "-o", "json")))["status"] == "PENDING"
+        (pod,) = operator.create_pods("TFJob", LIMITED_NAMESPACE, "mine")
+        kubelet.run_pod(LIMITED_NAMESPACE, pod, node)
+        kubelet.logs.lines.pop((LIMITED_NAMESPACE, pod, "tensorflow"), None)  # same pod name in each helm run
+        kubelet.write_log(LIMITED_NAMESPACE, pod, "tensorflow", "alice's epoch 1")
+        assert ok(lim("logs", "mine")) == "alice's epoch 1\n"
+        assert ok(lim("top", "job")).splitlines()[1].split()[:2] == ["mine", "PENDING"]
         res = lim("top", "node", ns=False)
         assert res.exit_code == 1 and "forbidden" in res.stderr and len(res.stderr.splitlines()) == 1
         res = lim("list", "-A", ns=False)
         assert res.exit_code == 1 and "forbidden" in res.stderr.lower() and len(res.stderr.splitlines()) == 1
     finally:
         ok(lim("delete", "mine"))
+        core = client.CoreV1Api(cluster.api_client())
+        for p in core.list_namespaced_pod(LIMITED_NAMESPACE).items:  # the GC's deletion, confirmed at once
+            core.delete_namespaced_pod(p.metadata.name, LIMITED_NAMESPACE, grace_period_seconds=0)
+        core.delete_node(node)
+        kubelet.nodes.discard(node)
+
+
+def test_get_asks_for_the_type_when_a_name_is_several_kinds(ctx, cluster, namespace):
+    ok(ctx("submit", "tf", "--name", "twin", "--image", "tf:2", "--", "python", "x.py"))
+    client.CustomObjectsApi(cluster.api_client()).create_namespaced_custom_object(
+        "kubeflow.org", "v1", namespace, "pytorchjobs", {
+            "apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "twin"},
+            "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {"spec": {"containers": [
+                {"name": "pytorch", "image": "pt"}]}}}}}})
+    res = ctx("get", "twin")
+    assert res.exit_code == 2
+    assert res.stderr == f"error: twin exists as PyTorchJob and TFJob in namespace {namespace}: pick one with -T/--type\n"
+    assert json.loads(ok(ctx("get", "twin", "-T", "tf", "-o", "json")))["trainer"] == "tfjob"
+    assert json.loads(ok(ctx("get", "twin", "-T", "pytorch", "-o", "json")))["trainer"] == "pytorchjob"
+
+
+def test_prune_asks_before_deleting(ctx, operator, namespace):
+    ok(ctx("submit", "tf", "--name", "done", "--image", "tf:2", "--", "python", "x.py"))
+    operator.set_condition("TFJob", namespace, "done", "Succeeded")
+    time.sleep(1.1)
+    res = runner.invoke(app, ["prune", "--since", "1s", *ctx.base, "-n", namespace], input="n\n")
+    assert res.exit_code == 1
+    assert res.stdout.splitlines()[0].split()[:2] == [f"{namespace}/done", "SUCCEEDED"]
+    assert "Delete these 1 jobs? [y/N]: n" in res.stdout and "nothing deleted" in res.stdout
+    assert [j["name"] for j in json.loads(ok(ctx("list", "-o", "json")))] == ["done"]
+    res = runner.invoke(app, ["prune", "--since", "1s", *ctx.base, "-n", namespace], input="y\n")
+    assert res.exit_code == 0 and "tfjob/done deleted" in res.stdout
 
 
 def test_unreachable_api_server_is_one_line(helm_bin, tmp_path):
