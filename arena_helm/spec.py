@@ -7,11 +7,12 @@ structured form, and every problem is reported against the field (and so the fla
 
 from __future__ import annotations
 
-import enum
 import re
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+from .enums import CleanPodPolicy, ImagePullPolicy, JobKind
 
 # ---- Kubernetes syntax rules ----------------------------------------------------------------------
 DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -226,24 +227,6 @@ class Replica(Strict):
     @classmethod
     def _mem(cls, v: Any) -> str | None:
         return _quantity(v, "memory")
-
-
-class JobKind(str, enum.Enum):
-    tfjob = "tfjob"
-    pytorchjob = "pytorchjob"
-    mpijob = "mpijob"
-
-
-class ImagePullPolicy(str, enum.Enum):
-    Always = "Always"
-    IfNotPresent = "IfNotPresent"
-    Never = "Never"
-
-
-class CleanPodPolicy(str, enum.Enum):
-    None_ = "None"
-    Running = "Running"
-    All = "All"
 
 
 # ---- the job ----------------------------------------------------------------------------------------

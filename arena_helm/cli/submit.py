@@ -11,22 +11,11 @@ from typing import Annotated, Any
 
 import typer
 
+from ..enums import CleanPodPolicy, ImagePullPolicy
 from . import lazy_app
 from .common import Context, Debug, Globals, HelmBinary, Kubeconfig, Namespace
 
 CMD_SETTINGS = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]}
-
-
-class PullPolicy(str, enum.Enum):
-    Always = "Always"
-    IfNotPresent = "IfNotPresent"
-    Never = "Never"
-
-
-class CleanPolicy(str, enum.Enum):
-    None_ = "None"
-    Running = "Running"
-    All = "All"
 
 
 class SyncMode(str, enum.Enum):
@@ -71,13 +60,13 @@ TolerationO = Annotated[list[str] | None, Opt(
     "--toleration", help="Tolerate a taint: KEY[=VALUE][:EFFECT][,OPERATOR], or all (repeatable).")]
 Priority = Annotated[str | None, Opt("--priority", "-p", help="PriorityClass of the pods.")]
 PullSecret = Annotated[list[str] | None, Opt("--image-pull-secret", help="Image pull Secret name (repeatable).")]
-PullPolicyO = Annotated[PullPolicy | None, Opt("--image-pull-policy", help="Image pull policy.")]
+PullPolicyO = Annotated[ImagePullPolicy | None, Opt("--image-pull-policy", help="Image pull policy.")]
 WorkingDir = Annotated[str | None, Opt("--working-dir", help="Working directory of the command.")]
 Shell = Annotated[str, Opt("--shell", help="Shell that runs the command.", show_default=True)]
 Retry = Annotated[int | None, Opt("--retry", help="Retries before the job is marked failed (backoffLimit).")]
 Ttl = Annotated[str | None, Opt("--ttl-after-finished", help="Delete the job's pods this long after it ends (30s, 10m, 1h).")]
 RunningTimeout = Annotated[str | None, Opt("--running-timeout", help="Fail the job if it runs longer (e.g. 2h).")]
-CleanTask = Annotated[CleanPolicy | None, Opt("--clean-task-policy", help="Which pods to delete when the job ends.")]
+CleanTask = Annotated[CleanPodPolicy | None, Opt("--clean-task-policy", help="Which pods to delete when the job ends.")]
 ShareMemory = Annotated[str | None, Opt("--share-memory", help="Size of /dev/shm (e.g. 2Gi).")]
 Device = Annotated[list[str] | None, Opt("--device", help="Other device resource VENDOR/RESOURCE=N per worker (repeatable).")]
 SyncModeO = Annotated[SyncMode | None, Opt("--sync-mode", help="Code sync mode (git).")]
@@ -160,6 +149,7 @@ def common_fields(g: Globals, *, name, image, command, env, data, data_dir, anno
                   ttl_after_finished, running_timeout, clean_task_policy, share_memory, device, sync_mode,
                   sync_source, sync_branch, sync_image, sync_secret, tensorboard, tensorboard_image, logdir,
                   queue, scheduler, kind: str) -> dict[str, Any]:
+    """The spec fields every kind shares, from the common options (flags win over the defaults file)."""
     from ..config import load_defaults, resolve_namespace
     from ..errors import UsageError
 
@@ -251,12 +241,64 @@ def run_submit(g: Globals, kind: str, fields: dict[str, Any], *, values_file, se
             raise typer.Exit(1)
 
 
-def _globals(namespace, kubeconfig, context, helm_binary, debug) -> Globals:
-    return Globals(namespace, kubeconfig, context, helm_binary, debug)
+GLOBAL_OPTIONS = ("namespace", "kubeconfig", "context", "helm_binary", "debug")
+RUN_OPTIONS = ("values_file", "set_value", "dry_run", "output", "wait", "timeout")
+# The options every submit command takes: (parameter name, annotation, default).
+COMMON_OPTIONS: list[tuple[str, Any, Any]] = [
+    ("env", Env, None), ("data", Data, None), ("data_dir", DataDir, None), ("annotation", Annotation, None),
+    ("label", Label, None), ("selector", Selector, None), ("toleration", TolerationO, None),
+    ("priority", Priority, None), ("image_pull_secret", PullSecret, None), ("image_pull_policy", PullPolicyO, None),
+    ("working_dir", WorkingDir, None), ("shell", Shell, "sh"), ("retry", Retry, None),
+    ("ttl_after_finished", Ttl, None), ("running_timeout", RunningTimeout, None), ("clean_task_policy", CleanTask, None),
+    ("share_memory", ShareMemory, None), ("device", Device, None), ("sync_mode", SyncModeO, None),
+    ("sync_source", SyncSource, None), ("sync_branch", SyncBranch, None), ("sync_image", SyncImage, None),
+    ("sync_secret", SyncSecret, None), ("tensorboard", TensorboardO, False),
+    ("tensorboard_image", TensorboardImage, None), ("logdir", Logdir, "/training_logs"), ("queue", Queue, None),
+    ("scheduler", Scheduler, None), ("values_file", ValuesFile, None), ("set_value", SetValue, None),
+    ("dry_run", DryRun, False), ("output", OutputO, DryRunOutput.manifests), ("wait", Wait, False),
+    ("timeout", Timeout, "30m"), ("namespace", Namespace, None), ("kubeconfig", Kubeconfig, None),
+    ("context", Context, None), ("helm_binary", HelmBinary, None), ("debug", Debug, False),
+]
+
+
+class Submit:
+    """What a submit command got: its globals, the shared spec fields, and how to run."""
+
+    def __init__(self, kind: str, options: dict[str, Any], *, command, name, image):
+        self.kind = kind
+        self.g = Globals(*(options.pop(k) for k in GLOBAL_OPTIONS))
+        self.run_options = {k: options.pop(k) for k in RUN_OPTIONS}
+        self.fields = common_fields(self.g, name=name, image=image, command=command, kind=kind, **options)
+
+    def run(self) -> None:
+        run_submit(self.g, self.kind, self.fields, **self.run_options)
+
+
+def with_common_options(fn):
+    """Give a submit command the shared options: Typer sees the command's own parameters followed by
+    COMMON_OPTIONS, and the command receives the latter as one dict, ``options``."""
+    import functools
+    import inspect
+
+    own = [p for p in inspect.signature(fn, eval_str=True).parameters.values() if p.name != "options"]
+    shared = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a)
+              for n, a, d in COMMON_OPTIONS]
+
+    @functools.wraps(fn)
+    def command(**kwargs):
+        return fn({n: kwargs.pop(n) for n, _, _ in COMMON_OPTIONS}, **kwargs)
+
+    params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + shared
+    command.__signature__ = inspect.Signature(params)
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    del command.__wrapped__
+    return command
 
 
 # ---- commands ----------------------------------------------------------------------------------------
+@with_common_options
 def tfjob(
+    options: dict[str, Any],
     command: Command = None,
     name: Name = None,
     image: Image = None,
@@ -293,32 +335,10 @@ def tfjob(
     ps_selector: Annotated[list[str] | None, Opt("--ps-selector", help="Node selector of PS KEY=VALUE.")] = None,
     chief_selector: Annotated[list[str] | None, Opt("--chief-selector", help="Node selector of the chief KEY=VALUE.")] = None,
     evaluator_selector: Annotated[list[str] | None, Opt("--evaluator-selector", help="Node selector of the evaluator KEY=VALUE.")] = None,
-    env: Env = None, data: Data = None, data_dir: DataDir = None, annotation: Annotation = None,
-    label: Label = None, selector: Selector = None, toleration: TolerationO = None, priority: Priority = None,
-    image_pull_secret: PullSecret = None, image_pull_policy: PullPolicyO = None, working_dir: WorkingDir = None,
-    shell: Shell = "sh", retry: Retry = None, ttl_after_finished: Ttl = None, running_timeout: RunningTimeout = None,
-    clean_task_policy: CleanTask = None, share_memory: ShareMemory = None, device: Device = None,
-    sync_mode: SyncModeO = None, sync_source: SyncSource = None, sync_branch: SyncBranch = None,
-    sync_image: SyncImage = None, sync_secret: SyncSecret = None, tensorboard: TensorboardO = False,
-    tensorboard_image: TensorboardImage = None, logdir: Logdir = "/training_logs", queue: Queue = None,
-    scheduler: Scheduler = None, values_file: ValuesFile = None, set_value: SetValue = None,
-    dry_run: DryRun = False, output: OutputO = DryRunOutput.manifests, wait: Wait = False,
-    timeout: Timeout = "30m",
-    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
-    helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """Submit a TFJob. One worker and no PS runs as a single Chief (standalone), as in Arena."""
-    g = _globals(namespace, kubeconfig, context, helm_binary, debug)
-    fields = common_fields(
-        g, name=name, image=image, command=command, env=env, data=data, data_dir=data_dir, annotation=annotation,
-        label=label, selector=selector, toleration=toleration, priority=priority,
-        image_pull_secret=image_pull_secret, image_pull_policy=image_pull_policy, working_dir=working_dir,
-        shell=shell, retry=retry, ttl_after_finished=ttl_after_finished, running_timeout=running_timeout,
-        clean_task_policy=clean_task_policy, share_memory=share_memory, device=device, sync_mode=sync_mode,
-        sync_source=sync_source, sync_branch=sync_branch, sync_image=sync_image, sync_secret=sync_secret,
-        tensorboard=tensorboard, tensorboard_image=tensorboard_image, logdir=logdir, queue=queue,
-        scheduler=scheduler, kind="tfjob",
-    )
+    sub = Submit("tfjob", options, command=command, name=name, image=image)
+    fields = sub.fields
 
     def role(image=None, cpu=None, memory=None, cpu_limit=None, memory_limit=None, sel=None, port=None):
         out: dict[str, Any] = {}
@@ -343,8 +363,7 @@ def tfjob(
     )
     if success_policy is not None:
         fields["success_policy"] = success_policy.value
-    run_submit(g, "tfjob", fields, values_file=values_file, set_value=set_value, dry_run=dry_run,
-               output=output, wait=wait, timeout=timeout)
+    sub.run()
 
 
 def _kv(items: list[str] | None, flag: str) -> dict[str, str]:
@@ -359,7 +378,9 @@ def _kv(items: list[str] | None, flag: str) -> dict[str, str]:
     return out
 
 
+@with_common_options
 def pytorchjob(
+    options: dict[str, Any],
     command: Command = None,
     name: Name = None,
     image: Image = None,
@@ -371,40 +392,19 @@ def pytorchjob(
     cpu_limit: Annotated[str | None, Opt("--cpu-limit", help="CPU limit per pod.")] = None,
     memory_limit: Annotated[str | None, Opt("--memory-limit", help="Memory limit per pod.")] = None,
     nproc_per_node: Annotated[str | None, Opt("--nproc-per-node", help="Processes per pod (number, auto, cpu, gpu).")] = None,
-    env: Env = None, data: Data = None, data_dir: DataDir = None, annotation: Annotation = None,
-    label: Label = None, selector: Selector = None, toleration: TolerationO = None, priority: Priority = None,
-    image_pull_secret: PullSecret = None, image_pull_policy: PullPolicyO = None, working_dir: WorkingDir = None,
-    shell: Shell = "sh", retry: Retry = None, ttl_after_finished: Ttl = None, running_timeout: RunningTimeout = None,
-    clean_task_policy: CleanTask = None, share_memory: ShareMemory = None, device: Device = None,
-    sync_mode: SyncModeO = None, sync_source: SyncSource = None, sync_branch: SyncBranch = None,
-    sync_image: SyncImage = None, sync_secret: SyncSecret = None, tensorboard: TensorboardO = False,
-    tensorboard_image: TensorboardImage = None, logdir: Logdir = "/training_logs", queue: Queue = None,
-    scheduler: Scheduler = None, values_file: ValuesFile = None, set_value: SetValue = None,
-    dry_run: DryRun = False, output: OutputO = DryRunOutput.manifests, wait: Wait = False,
-    timeout: Timeout = "30m",
-    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
-    helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """Submit a PyTorchJob: one Master and --workers - 1 Workers, as in Arena."""
-    g = _globals(namespace, kubeconfig, context, helm_binary, debug)
-    fields = common_fields(
-        g, name=name, image=image, command=command, env=env, data=data, data_dir=data_dir, annotation=annotation,
-        label=label, selector=selector, toleration=toleration, priority=priority,
-        image_pull_secret=image_pull_secret, image_pull_policy=image_pull_policy, working_dir=working_dir,
-        shell=shell, retry=retry, ttl_after_finished=ttl_after_finished, running_timeout=running_timeout,
-        clean_task_policy=clean_task_policy, share_memory=share_memory, device=device, sync_mode=sync_mode,
-        sync_source=sync_source, sync_branch=sync_branch, sync_image=sync_image, sync_secret=sync_secret,
-        tensorboard=tensorboard, tensorboard_image=tensorboard_image, logdir=logdir, queue=queue,
-        scheduler=scheduler, kind="pytorchjob",
-    )
+    sub = Submit("pytorchjob", options, command=command, name=name, image=image)
+    fields = sub.fields
     worker = {k: v for k, v in (("cpu", cpu), ("memory", memory), ("cpu_limit", cpu_limit),
                                 ("memory_limit", memory_limit)) if v is not None}
     fields.update(workers=workers, gpus=gpus, worker=worker, nproc_per_node=nproc_per_node)
-    run_submit(g, "pytorchjob", fields, values_file=values_file, set_value=set_value, dry_run=dry_run,
-               output=output, wait=wait, timeout=timeout)
+    sub.run()
 
 
+@with_common_options
 def mpijob(
+    options: dict[str, Any],
     command: Command = None,
     name: Name = None,
     image: Image = None,
@@ -420,39 +420,16 @@ def mpijob(
     mpi_api: Annotated[MpiApi, Opt("--mpi-api", help="MPIJob API: auto (what the cluster serves; v2beta1 in "
                                    "--dry-run), v2beta1 (mpi-operator) or v1 (training operator).",
                                    show_default=True)] = MpiApi.auto,
-    env: Env = None, data: Data = None, data_dir: DataDir = None, annotation: Annotation = None,
-    label: Label = None, selector: Selector = None, toleration: TolerationO = None, priority: Priority = None,
-    image_pull_secret: PullSecret = None, image_pull_policy: PullPolicyO = None, working_dir: WorkingDir = None,
-    shell: Shell = "sh", retry: Retry = None, ttl_after_finished: Ttl = None, running_timeout: RunningTimeout = None,
-    clean_task_policy: CleanTask = None, share_memory: ShareMemory = None, device: Device = None,
-    sync_mode: SyncModeO = None, sync_source: SyncSource = None, sync_branch: SyncBranch = None,
-    sync_image: SyncImage = None, sync_secret: SyncSecret = None, tensorboard: TensorboardO = False,
-    tensorboard_image: TensorboardImage = None, logdir: Logdir = "/training_logs", queue: Queue = None,
-    scheduler: Scheduler = None, values_file: ValuesFile = None, set_value: SetValue = None,
-    dry_run: DryRun = False, output: OutputO = DryRunOutput.manifests, wait: Wait = False,
-    timeout: Timeout = "30m",
-    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
-    helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """Submit an MPIJob: --workers workers and one launcher that runs the command."""
-    g = _globals(namespace, kubeconfig, context, helm_binary, debug)
-    fields = common_fields(
-        g, name=name, image=image, command=command, env=env, data=data, data_dir=data_dir, annotation=annotation,
-        label=label, selector=selector, toleration=toleration, priority=priority,
-        image_pull_secret=image_pull_secret, image_pull_policy=image_pull_policy, working_dir=working_dir,
-        shell=shell, retry=retry, ttl_after_finished=ttl_after_finished, running_timeout=running_timeout,
-        clean_task_policy=clean_task_policy, share_memory=share_memory, device=device, sync_mode=sync_mode,
-        sync_source=sync_source, sync_branch=sync_branch, sync_image=sync_image, sync_secret=sync_secret,
-        tensorboard=tensorboard, tensorboard_image=tensorboard_image, logdir=logdir, queue=queue,
-        scheduler=scheduler, kind="mpijob",
-    )
+    sub = Submit("mpijob", options, command=command, name=name, image=image)
+    fields = sub.fields
     worker = {k: v for k, v in (("cpu", cpu), ("memory", memory), ("cpu_limit", cpu_limit),
                                 ("memory_limit", memory_limit)) if v is not None}
     launcher = {k: v for k, v in (("cpu", launcher_cpu), ("memory", launcher_memory)) if v is not None}
     fields.update(workers=workers, gpus=gpus, worker=worker, launcher=launcher, slots_per_worker=slots_per_worker,
                   mpi_api=mpi_api.value)
-    run_submit(g, "mpijob", fields, values_file=values_file, set_value=set_value, dry_run=dry_run,
-               output=output, wait=wait, timeout=timeout)
+    sub.run()
 
 
 # The submit commands, built on first use (each has ~80 options: building all seven costs ~0.1 s).
