@@ -328,6 +328,8 @@ class TestCluster:
         self._wait_service_account(LIMITED_NAMESPACE)
 
     def _wait_service_account(self, namespace: str, timeout: float = 30.0) -> None:
+        """Until the namespace's default ServiceAccount exists and has its token: before that, the
+        ServiceAccount admission refuses pods ("No API token found for service account")."""
         from kubernetes import client
         from kubernetes.client.rest import ApiException
 
@@ -335,13 +337,14 @@ class TestCluster:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
-                core.read_namespaced_service_account("default", namespace)
-                return
+                sa = core.read_namespaced_service_account("default", namespace)
+                if sa.secrets:
+                    return
             except ApiException as exc:
                 if exc.status != 404:
                     raise
-            time.sleep(0.2)
-        raise RuntimeError(f"no default service account in {namespace} after {timeout}s")
+            time.sleep(0.1)
+        raise RuntimeError(f"no default service account with a token in {namespace} after {timeout}s")
 
     def create_namespace(self, name: str) -> None:
         from kubernetes import client

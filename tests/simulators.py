@@ -101,7 +101,9 @@ class TrainingOperatorSim:
             except ApiException as exc:
                 # The ServiceAccount admission needs the namespace's default account, which the
                 # controller-manager creates a moment after the namespace.
-                if exc.status == 403 and "serviceaccount" in (exc.body or "") and time.monotonic() < deadline:
+                body = exc.body or ""
+                waiting = (exc.status == 403 and "serviceaccount" in body) or "No API token found" in body
+                if waiting and time.monotonic() < deadline:
                     time.sleep(0.2)
                     continue
                 raise
