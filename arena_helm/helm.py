@@ -193,10 +193,6 @@ class Helm:
         self._version = version
         return version
 
-    @property
-    def major(self) -> int:
-        return int(self.version().lstrip("v").split(".")[0])
-
     def template(self, release: str, chart: Path, values: dict[str, Any], namespace: str) -> str:
         """``helm template``: the rendered manifests as multi-document YAML. Never contacts a cluster."""
         self.version()  # a missing or too old helm fails here, with one clear line
@@ -227,12 +223,6 @@ class Helm:
         if wait:
             argv.append("--wait")
         self._run(self.command.run(argv), f"uninstalling release {release}")
-
-    def status(self, release: str, namespace: str) -> dict:
-        self.version()  # a missing or too old helm fails here, with one clear line
-        out = self._run(self.command.run(["status", release, "--namespace", namespace, "--output", "json"]),
-                        f"reading release {release}")
-        return json.loads(out)
 
     def list(self, namespace: str | None = None, all_namespaces: bool = False, selector: str | None = None) -> list[dict]:
         """Every release in every live state (helm 4 dropped ``--all``; the state flags work in both);

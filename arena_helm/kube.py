@@ -94,18 +94,6 @@ class Kube:
                     out.setdefault(res["kind"], []).append(version)
         return out
 
-    def require_kind(self, kind: str, version: str | None = None) -> str:
-        """The version to use for ``kind``; a clear error when the operator's CRD is not installed."""
-        served = self.served_job_versions().get(kind, [])
-        plural, usable, operator = JOB_KINDS[kind]
-        wanted = [version] if version else list(usable)
-        for v in wanted:
-            if v in served:
-                return v
-        have = f" (it serves {', '.join(f'{GROUP}/{v}' for v in served)})" if served else ""
-        want = " or ".join(f"{GROUP}/{v}" for v in wanted)
-        raise ClusterError(f"the cluster does not serve {kind} {want}{have}: install {operator} first")
-
     # ---- objects -------------------------------------------------------------------------------
     def release_records(self, namespace: str, name: str) -> list[dict]:
         """The Secrets in which helm keeps the revisions of release ``name`` (its storage driver)."""
@@ -183,12 +171,6 @@ class KubeReader(Kube):
 
     def list_nodes(self) -> list[dict]:
         return self.list_path("/api/v1/nodes", "listing nodes")
-
-    def get_pod(self, namespace: str, name: str) -> dict | None:
-        try:
-            return self.get_json(f"/api/v1/namespaces/{namespace}/pods/{name}", f"reading pod {name}")
-        except NotFoundError:
-            return None
 
     def stream_log(self, namespace: str, pod: str, *, container: str | None = None, follow: bool = False,
                    tail: int | None = None, since_seconds: int | None = None, since_time: str | None = None,

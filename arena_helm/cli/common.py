@@ -9,8 +9,6 @@ from typing import Annotated
 
 import typer
 
-from ..errors import ArenaHelmError
-
 Namespace = Annotated[
     str | None,
     typer.Option("--namespace", "-n", help="Namespace (default: the kubeconfig context's namespace, else default).",
@@ -60,13 +58,3 @@ class Globals:
             logger.setLevel(logging.DEBUG)
             logger.propagate = False
             STATE["debug"] = True
-
-
-def err(message: str) -> None:
-    typer.echo(f"error: {message}", err=True)
-
-
-def fail(exc: ArenaHelmError) -> typer.Exit:
-    """Print one line and return the Exit to raise (``raise fail(e) from None``)."""
-    err(str(exc))
-    return typer.Exit(exc.exit_code)

@@ -163,8 +163,6 @@ def common_fields(g: Globals, *, name, image, command, env, data, data_dir, anno
     for flag, value in (("--sync-branch", sync_branch), ("--sync-image", sync_image), ("--sync-secret", sync_secret)):
         if value and not sync_source:
             raise UsageError(f"{flag} needs --sync-source URL")
-    if (tensorboard_image or logdir != "/training_logs") and not tensorboard:
-        pass  # Arena accepts --logdir without --tensorboard; it is then unused
     fields: dict[str, Any] = {
         "name": name,
         "namespace": resolve_namespace(g.namespace, g.kubeconfig, g.context, defaults),
