@@ -2,8 +2,8 @@
 
 Each ``benchmarks/<name>.py`` script puts its own folder first on ``sys.path`` (Python does that for a
 script run as ``python benchmarks/<name>.py``), so ``import _benchlib`` works from any working directory.
-This module also puts the repository's ``tests/`` folder on ``sys.path``, so the scripts find helm,
-kubectl and the test API server exactly the way the tests do (``helmtools``, ``cluster``).
+This module also puts the repository's ``tests/support/`` folder on ``sys.path``, so the scripts find helm,
+kubectl and the test API server exactly the way the tests do (``helmtools``, ``kubecluster``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-TESTS = REPO / "tests"
+TESTS = REPO / "tests" / "support"
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 if str(REPO) not in sys.path:
@@ -166,10 +166,10 @@ def main_guard(fn) -> None:
 
 # ---- the test API server ---------------------------------------------------------------------------------
 def start_test_cluster(attempts: int = 3):
-    """Start etcd + kube-apiserver + controller-manager (``tests/cluster.py``); prints how long it took."""
-    from cluster import start_cluster
+    """Start etcd + kube-apiserver + controller-manager (``tests/support/kubecluster.py``); prints how long it took."""
+    from kubecluster import start_cluster
 
-    print("starting the test API server (tests/cluster.py) ...", flush=True)
+    print("starting the test API server (tests/support/kubecluster.py) ...", flush=True)
     for attempt in range(1, attempts + 1):
         start = time.perf_counter()
         try:

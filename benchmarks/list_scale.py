@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How ``arena-helm list -A`` scales: 1,000 TFJob releases in 10 namespaces on the test API server.
 
-1. Starts the test API server (``tests/cluster.py``).
+1. Starts the test API server (``tests/support/kubecluster.py``).
 2. Installs two template releases with the real helm (a single-Chief TFJob and a 2-worker TFJob), reads
    back their release Secrets and TFJob objects, and uninstalls them again.
 3. Seeds releases FAST, without running helm per release: for every job it writes the helm release Secret

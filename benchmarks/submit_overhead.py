@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What ``arena-helm submit tfjob`` costs on top of a plain ``helm install`` of the same chart and values.
 
-Starts the test API server (``tests/cluster.py``), then for each helm version (3 and 4):
+Starts the test API server (``tests/support/kubecluster.py``), then for each helm version (3 and 4):
 
 * arena-helm: ``arena-helm submit tfjob --name job-NN --image IMG -n NS --kubeconfig KC --helm-binary HELM
   COMMAND`` into namespace ``bench-arena-helmV``;

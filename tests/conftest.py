@@ -16,7 +16,7 @@ def helm_bin(request) -> Path:
 import itertools  # noqa: E402
 import os  # noqa: E402
 
-from cluster import TestCluster, start_cluster  # noqa: E402
+from kubecluster import TestCluster, start_cluster  # noqa: E402
 
 SKIP_CLUSTER = os.environ.get("ARENA_HELM_SKIP_CLUSTER") == "1" and not os.environ.get("CI")
 _ns_counter = itertools.count()

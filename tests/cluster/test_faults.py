@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
-from cluster import CRD_DIR, LIMITED_NAMESPACE, free_port
+from kubecluster import CRD_DIR, LIMITED_NAMESPACE, free_port
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 from typer.testing import CliRunner
@@ -48,7 +48,7 @@ from arena_helm.spec import TFJobSpec
 
 pytestmark = pytest.mark.cluster
 runner = CliRunner()
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TFJOB_CRD = CRD_DIR / "training-operator-v1.9.0" / "kubeflow.org_tfjobs.yaml"
 RELEASE_PREFIX = "sh.helm.release.v1."
 

@@ -16,7 +16,7 @@ Every helm-touching test runs with Helm 3 and Helm 4 (the ``helm_bin`` fixture).
 Golden files: a golden render that differs fails the test. After a deliberate chart change, regenerate
 them with
 
-    ARENA_HELM_UPDATE_GOLDEN=1 python -m pytest tests/test_charts.py -k golden
+    ARENA_HELM_UPDATE_GOLDEN=1 python -m pytest tests/charts/test_charts.py -k golden
 
 and review the diff before committing.
 """

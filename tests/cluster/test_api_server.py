@@ -15,7 +15,7 @@ from kubernetes.client.rest import ApiException
 
 pytestmark = pytest.mark.cluster
 
-MINI_CHART = Path(__file__).parent / "data" / "charts" / "mini-tfjob"
+MINI_CHART = Path(__file__).resolve().parents[1] / "data" / "charts" / "mini-tfjob"
 
 
 def helm(helm_bin, cluster, *args, user="admin", input=None):
@@ -135,7 +135,7 @@ def test_pod_logs_come_through_the_api_server_from_the_kubelet_simulator(cluster
 
 
 def test_the_limited_user_is_confined_to_its_namespace(cluster):
-    from cluster import LIMITED_NAMESPACE
+    from kubecluster import LIMITED_NAMESPACE
 
     core = client.CoreV1Api(cluster.api_client("alice"))
     assert core.list_namespaced_pod(LIMITED_NAMESPACE).items == []

@@ -4,7 +4,7 @@ Binaries: etcd from Debian's ``etcd-server``; kube-apiserver and kube-controller
 Debian's ``kubernetes`` source package by ``scripts/build-kube-apiserver.sh`` (cached outside the clone).
 Everything listens on 127.0.0.1 on free ports, with certificates made at start, token authentication
 (an admin and a namespace-limited user) and RBAC. There is no scheduler, kubelet or training operator:
-``tests/simulators.py`` plays those parts through the API.
+``tests/support/simulators.py`` plays those parts through the API.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ import yaml
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-REPO = Path(__file__).resolve().parent.parent
-CRD_DIR = Path(__file__).resolve().parent / "data" / "crds"
+REPO = Path(__file__).resolve().parents[2]
+CRD_DIR = REPO / "tests" / "data" / "crds"
 TRAINING_OPERATOR_CRDS = ("kubeflow.org_tfjobs.yaml", "kubeflow.org_pytorchjobs.yaml")
 LIMITED_USER = "alice"
 LIMITED_NAMESPACE = "team-limited"

@@ -12,7 +12,7 @@ import yaml
 
 from arena_helm.charts import assemble_chart
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 HELM_VERSIONS = ("3.17.3", "4.1.4")
 
 

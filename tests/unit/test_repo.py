@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from arena_helm.cli import app
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def readme_commands() -> list[str]:

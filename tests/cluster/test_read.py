@@ -230,7 +230,7 @@ def test_delete_refuses_a_release_that_is_not_a_job(ctx, helm_bin, cluster, name
     import subprocess
     from pathlib import Path
 
-    chart = Path(__file__).parent / "data" / "charts" / "mini-tfjob"
+    chart = Path(__file__).resolve().parents[1] / "data" / "charts" / "mini-tfjob"
     subprocess.run([str(helm_bin), "install", "other", str(chart), "-n", namespace, "--kubeconfig",
                     str(cluster.admin.kubeconfig)], check=True, capture_output=True)
     res = ctx("delete", "other")
@@ -298,7 +298,7 @@ def test_top_node_shows_gpus_cpu_memory_roles_and_unhealthy(ctx, kubelet, operat
 
 
 def test_the_limited_user_works_in_its_namespace_and_is_told_what_it_may_not_do(helm_bin, cluster, operator, kubelet):
-    from cluster import LIMITED_NAMESPACE
+    from kubecluster import LIMITED_NAMESPACE
 
     lim = Ctx(helm_bin, cluster, LIMITED_NAMESPACE, user="alice")
     ok(lim("submit", "tf", "--name", "mine", "--image", "tf:2", "--", "python", "x.py"))
