@@ -1,0 +1,186 @@
+"""The Kubernetes grammars, defined once: annotated types used by the specs (what a user types) and by the
+chart values models (whose JSON schema becomes each chart's ``values.schema.json``). These are the only
+regular expressions of the package.
+
+Each type validates with a readable message (the CLI prefixes the flag) and carries its JSON schema, so a
+value the spec accepts is one the chart schema accepts too. Where the spec checks more than a JSON schema
+can say (the two length limits of a label key), the spec is the stricter side.
+
+``GRAMMARS`` maps a definition name to its JSON schema; a type's schema carries that name as its ``title``,
+so the schema generator can share it as one definition under ``$defs``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, WithJsonSchema
+
+_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+DNS1123_LABEL_RX = rf"^{_LABEL}$"
+DNS1035_LABEL_RX = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
+DNS1123_SUBDOMAIN_RX = rf"^{_LABEL}(\.{_LABEL})*$"
+_QUALIFIED = r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
+LABEL_KEY_RX = rf"^({_LABEL}(\.{_LABEL})*/)?{_QUALIFIED}$"
+LABEL_VALUE_RX = rf"^({_QUALIFIED})?$"
+QUANTITY_RX = r"^([0-9]+(\.[0-9]+)?|\.[0-9]+)([eE][0-9]+|[numkMGTPE]|[KMGTPE]i)?$"
+ENV_NAME_RX = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"
+ABS_PATH_RX = r"^/[^:\n]*$"
+GIT_URL_RX = r"^(https?://|ssh://|git@|git://|file://)\S+$"
+IMAGE_RX = r"^\S+$"
+DURATION_RX = r"^([0-9]+h)?([0-9]+m)?([0-9]+s)?$"
+
+_compiled: dict[str, re.Pattern[str]] = {}
+
+
+def matches(rx: str, value: str) -> bool:
+    pattern = _compiled.get(rx)
+    if pattern is None:
+        pattern = _compiled[rx] = re.compile(rx)
+    return pattern.match(value) is not None
+
+
+# ---- checks (plain functions: the specs call some of them directly) ---------------------------------
+def check_dns_label(v: str, what: str = "name") -> str:
+    if not isinstance(v, str) or len(v) > 63 or not matches(DNS1123_LABEL_RX, v):
+        raise ValueError(f"{what} {v!r} must be a lowercase DNS label (a-z, 0-9, '-'; at most 63 characters)")
+    return v
+
+
+def check_dns1035(v: str, what: str = "name") -> str:
+    if not isinstance(v, str) or len(v) > 63 or not matches(DNS1035_LABEL_RX, v):
+        raise ValueError(
+            f"{what} {v!r} must start with a lowercase letter and hold only a-z, 0-9 and '-' (not ending in '-')"
+        )
+    return v
+
+
+def check_subdomain(v: str, what: str = "name") -> str:
+    if not isinstance(v, str) or len(v) > 253 or not matches(DNS1123_SUBDOMAIN_RX, v):
+        raise ValueError(f"{what} {v!r} must be a lowercase DNS subdomain (a-z, 0-9, '-', '.'; e.g. training-data)")
+    return v
+
+
+def check_label_key(v: str, what: str = "label") -> str:
+    if not isinstance(v, str):
+        raise ValueError(f"{what} key {v!r} must be text")
+    prefix, _, name = v.rpartition("/")
+    if prefix and (len(prefix) > 253 or not matches(DNS1123_SUBDOMAIN_RX, prefix)):
+        raise ValueError(f"{what} key {v!r}: prefix {prefix!r} must be a lowercase DNS subdomain")
+    if not name or len(name) > 63 or not matches(LABEL_KEY_RX, name):
+        raise ValueError(
+            f"{what} key {v!r}: name must be 1-63 characters of letters, digits, '-', '_', '.', "
+            "starting and ending with a letter or digit"
+        )
+    return v
+
+
+def check_label_value(v: str, what: str = "label value") -> str:
+    if not isinstance(v, str) or len(v) > 63 or not matches(LABEL_VALUE_RX, v):
+        raise ValueError(
+            f"{what} {v!r} must be at most 63 letters, digits, '-', '_', '.', starting and ending with a letter or digit"
+        )
+    return v
+
+
+def check_quantity(v: Any, what: str = "quantity") -> str:
+    """``4``, ``0.5``, ``500m``, ``16Gi``, ``1e3``; a YAML number is taken as its text."""
+    if isinstance(v, bool) or not isinstance(v, str | int | float):
+        raise ValueError(f"{what} {v!r} must be a quantity such as 2, 500m or 16Gi")
+    text = v if isinstance(v, str) else (str(int(v)) if float(v).is_integer() else repr(float(v)))
+    if not matches(QUANTITY_RX, text):
+        raise ValueError(f"{v!r} is not a valid {what} (e.g. 2, 0.5, 500m, 512Mi, 16Gi)")
+    return text
+
+
+def check_abs_path(v: str, what: str = "path") -> str:
+    if not isinstance(v, str) or not matches(ABS_PATH_RX, v):
+        raise ValueError(f"{what} {v!r} must be absolute (start with /) and hold no ':' or newline")
+    return v.rstrip("/") or "/"
+
+
+def check_env_name(v: str, what: str = "environment variable name") -> str:
+    if not isinstance(v, str) or not matches(ENV_NAME_RX, v):
+        raise ValueError(f"{what} {v!r} must match [-._a-zA-Z][-._a-zA-Z0-9]*")
+    return v
+
+
+def check_git_url(v: str, what: str = "repository") -> str:
+    if not isinstance(v, str) or not matches(GIT_URL_RX, v):
+        raise ValueError(f"{what} {v!r} is not a git URL (https://, ssh://, git@host:path, git:// or file://)")
+    return v
+
+
+def check_image(v: str, what: str = "image") -> str:
+    if not isinstance(v, str) or not matches(IMAGE_RX, v):
+        raise ValueError(f"{what} {v!r} must be an image reference without spaces (e.g. pytorch/pytorch:2.3.0)")
+    return v
+
+
+def parse_duration(value: Any) -> int:
+    """``90``, ``30s``, ``10m``, ``1h30m`` -> seconds (0 and up)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a duration: use e.g. 30s, 10m, 1h or 1h30m")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"{value!r}: a duration cannot be negative")
+        return value
+    text = str(value).strip()
+    if text.isdigit():
+        return int(text)
+    m = re.match(DURATION_RX, text) if text else None
+    if not m:
+        raise ValueError(f"{value!r} is not a duration: use e.g. 30s, 10m, 1h or 1h30m")
+    h, mi, s = (int(g[:-1]) if g else 0 for g in m.groups())
+    return h * 3600 + mi * 60 + s
+
+
+# ---- the annotated types ------------------------------------------------------------------------------
+GRAMMARS: dict[str, dict[str, Any]] = {
+    "dnsLabel": {"type": "string", "pattern": DNS1123_LABEL_RX, "maxLength": 63,
+                 "description": "A DNS-1123 label: a-z, 0-9 and '-', starting and ending with a letter or digit."},
+    "dns1035Label": {"type": "string", "pattern": DNS1035_LABEL_RX, "maxLength": 63,
+                     "description": "A DNS-1035 label: like a DNS label, starting with a letter."},
+    "dnsSubdomain": {"type": "string", "pattern": DNS1123_SUBDOMAIN_RX, "maxLength": 253,
+                     "description": "A DNS-1123 subdomain: DNS labels joined by '.'."},
+    "labelKey": {"type": "string", "pattern": LABEL_KEY_RX, "maxLength": 317,
+                 "description": "A label or annotation key: [DNS subdomain/]name."},
+    "labelValue": {"type": "string", "pattern": LABEL_VALUE_RX, "maxLength": 63,
+                   "description": "A label value: at most 63 letters, digits, '-', '_' and '.'."},
+    "quantity": {"type": ["string", "number"], "pattern": QUANTITY_RX, "minimum": 0,
+                 "description": "A Kubernetes quantity, e.g. 2, 0.5, 500m, 16Gi."},
+    "envName": {"type": "string", "pattern": ENV_NAME_RX, "description": "An environment variable name."},
+    "absPath": {"type": "string", "pattern": ABS_PATH_RX, "description": "An absolute path without ':'."},
+    "gitUrl": {"type": "string", "pattern": GIT_URL_RX, "description": "A git repository URL."},
+    "image": {"type": "string", "pattern": IMAGE_RX, "description": "A container image reference."},
+}
+
+
+def _type(base: type, check, name: str) -> Any:
+    # inlined, titled with the grammar's name: the schema generator hoists them into $defs
+    return Annotated[base, BeforeValidator(check), WithJsonSchema({"title": name, **GRAMMARS[name]})]
+
+
+DNSLabel = _type(str, check_dns_label, "dnsLabel")
+DNS1035Label = _type(str, check_dns1035, "dns1035Label")
+DNSSubdomain = _type(str, check_subdomain, "dnsSubdomain")
+LabelKey = _type(str, check_label_key, "labelKey")
+LabelValue = _type(str, check_label_value, "labelValue")
+Quantity = _type(str, check_quantity, "quantity")
+EnvName = _type(str, check_env_name, "envName")
+AbsPath = _type(str, check_abs_path, "absPath")
+GitURL = _type(str, check_git_url, "gitUrl")
+Image = _type(str, check_image, "image")
+# A duration typed as 30s/10m/1h30m, or seconds: an int of seconds (the values carry seconds).
+Duration = Annotated[int, BeforeValidator(parse_duration), WithJsonSchema({"type": "integer", "minimum": 0})]
+
+
+def parse_quantity(value: Any):
+    """A quantity as a Decimal, with the kubernetes client's own parser (imported lazily); None for garbage."""
+    from kubernetes.utils.quantity import parse_quantity as _parse
+
+    try:
+        return _parse(value)
+    except (ValueError, TypeError, ArithmeticError):
+        return None
