@@ -8,15 +8,19 @@ The Python API (what the CLI wraps)::
     print(render(spec))      # the manifests, no cluster needed
     submit(spec)             # helm install into the current kubeconfig context
 
+A spec's fields are the flags of ``arena-helm submit`` (``data_dir`` is ``--data-dir``); a bad value raises
+``UsageError`` naming the flag.
+
 Heavy modules load on first use, so ``import arena_helm`` stays cheap.
 """
 
 from .__about__ import __version__
 
 _LAZY = {
-    "TFJobSpec": "spec", "PyTorchJobSpec": "spec", "MPIJobSpec": "spec", "JobSpec": "spec", "JobKind": "spec",
-    "render": "jobs", "submit": "jobs", "job_values": "jobs", "wait_for": "jobs", "SubmitResult": "jobs",
-    "Helm": "helm", "KubeTarget": "helm", "Kube": "kube", "ArenaHelmError": "errors",
+    "TFJobSpec": "spec", "PyTorchJobSpec": "spec", "MPIJobSpec": "spec", "JobSpec": "spec",
+    "render": "submission", "submit": "submission", "job_values": "submission", "wait_for": "submission",
+    "SubmitResult": "submission", "Helm": "helm", "KubeTarget": "helm", "ValueSources": "helm", "Kube": "kube",
+    "ArenaHelmError": "errors", "UsageError": "errors", "KINDS": "kinds",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -15,8 +15,9 @@ from pathlib import Path
 import yaml
 
 from .errors import ArenaHelmError
+from .kinds import KINDS
 
-JOB_CHARTS = ("tfjob", "pytorchjob", "mpijob")
+JOB_CHARTS = tuple(k.chart for k in KINDS)
 
 
 def charts_root() -> Path:

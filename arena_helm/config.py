@@ -24,10 +24,11 @@ from typing import Any
 import yaml
 
 from .errors import UsageError
+from .kinds import KINDS
 
 ENV_CONFIG = "ARENA_HELM_CONFIG"
 KNOWN_KEYS = {"namespace", "imagePullSecrets", "images"}
-IMAGE_KEYS = {"tfjob", "pytorchjob", "mpijob", "tensorboard", "sync"}
+IMAGE_KEYS = {k.key for k in KINDS} | {"tensorboard", "sync"}
 
 
 @dataclass

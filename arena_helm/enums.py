@@ -5,12 +5,6 @@ from __future__ import annotations
 import enum
 
 
-class JobKind(str, enum.Enum):
-    tfjob = "tfjob"
-    pytorchjob = "pytorchjob"
-    mpijob = "mpijob"
-
-
 class ImagePullPolicy(str, enum.Enum):
     Always = "Always"
     IfNotPresent = "IfNotPresent"
@@ -21,3 +15,22 @@ class CleanPodPolicy(str, enum.Enum):
     None_ = "None"
     Running = "Running"
     All = "All"
+
+
+class SyncMode(str, enum.Enum):
+    git = "git"
+
+
+class MpiApi(str, enum.Enum):
+    auto = "auto"
+    v2beta1 = "v2beta1"
+    v1 = "v1"
+
+
+class SuccessPolicy(str, enum.Enum):
+    AllWorkers = "AllWorkers"
+
+
+class DryRunOutput(str, enum.Enum):
+    manifests = "manifests"
+    values = "values"

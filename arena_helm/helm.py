@@ -1,8 +1,11 @@
 """The helm adapter: every helm call goes through here, through pyhelm3's Command.
 
-pyhelm3 runs helm through a shell string; arena-helm never lets user text near a shell, so the one
-method that spawns the process is replaced with an exec of the argument list. Values always travel on
-stdin as JSON (``--values -``), never as ``--set`` strings. pyhelm3 is imported lazily.
+pyhelm3 runs helm through a shell string; arena-helm never lets user text near a shell, so its one spawning
+method is replaced (in ``ExecCommand``, the one subclass) by a *runner*: a function that gets the argument
+vector and stdin and returns ``(returncode, stdout, stderr)``. The default runner execs helm; tests inject
+their own, so the adapter's logic runs without a helm binary. Generated values always travel on stdin as
+JSON (``--values -``), never as ``--set`` strings; the user's own ``-f``/``--set*`` items follow them, so
+helm's own merge and type rules apply. pyhelm3 is imported lazily.
 """
 
 from __future__ import annotations
@@ -11,10 +14,12 @@ import asyncio
 import json
 import logging
 import re
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import stats
 from .errors import AlreadyExistsError, ClusterError, ForbiddenError, HelmError, NotFoundError, UsageError
 from .helmbin import find_helm
 
@@ -22,7 +27,29 @@ log = logging.getLogger(__name__)
 
 MIN_HELM = (3, 8)
 NAME_IN_USE = re.compile(r"cannot re-?use a name")  # helm 3 says re-use, helm 4 reuse
-STATS = {"helm_calls": 0}  # helm processes started by this process (benchmarks print it)
+
+# A runner: (argv, stdin or None) -> (returncode, stdout, stderr)
+Runner = Callable[[list[str], bytes | None], Awaitable[tuple[int, bytes, bytes]]]
+
+
+async def exec_runner(argv: list[str], stdin: bytes | None) -> tuple[int, bytes, bytes]:
+    """Run helm as a child process from an argument vector (never a shell)."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        stdout, stderr = await proc.communicate(stdin)
+    except asyncio.CancelledError:
+        try:
+            proc.terminate()
+            await proc.communicate()
+        except ProcessLookupError:
+            pass
+        raise
+    return proc.returncode or 0, stdout, stderr
 
 
 @dataclass(frozen=True)
@@ -33,38 +60,78 @@ class KubeTarget:
     context: str | None = None
 
 
+VALUE_FLAGS = ("--values", "--set", "--set-string", "--set-file", "--set-json")
+
+
+@dataclass(frozen=True)
+class ValueSources:
+    """The user's own helm value flags, as ``(flag, argument)`` pairs in the order given. They reach helm
+    after the generated values, exactly as typed (helm parses them: its merge and type rules apply)."""
+
+    items: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        for flag, arg in self.items:
+            if flag not in VALUE_FLAGS:
+                raise UsageError(f"{flag}: not a helm value flag (use one of {', '.join(VALUE_FLAGS)})")
+            if flag != "--values" and "=" not in arg:
+                raise UsageError(f"{flag} {arg!r}: expected KEY=VALUE (e.g. {flag} worker.replicas=3)")
+
+    @classmethod
+    def of(cls, values: Sequence[str] = (), set_: Sequence[str] = (), set_string: Sequence[str] = (),
+           set_file: Sequence[str] = (), set_json: Sequence[str] = ()) -> ValueSources:
+        return cls(tuple([("--values", v) for v in values] + [("--set", v) for v in set_]
+                         + [("--set-string", v) for v in set_string] + [("--set-file", v) for v in set_file]
+                         + [("--set-json", v) for v in set_json]))
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def check_files(self) -> None:
+        """A file named by -f or --set-file must be readable: a usage error naming the flag otherwise."""
+        for flag, arg in self.items:
+            path = arg if flag == "--values" else arg.partition("=")[2]
+            if flag in ("--values", "--set-file") and path != "-":
+                try:
+                    with open(path, "rb"):
+                        pass
+                except OSError as exc:
+                    name = "-f/--values" if flag == "--values" else flag
+                    raise UsageError(f"{name} {path}: cannot read the file ({exc.strerror})") from None
+
+    def argv(self) -> list[str]:
+        return [part for flag, arg in self.items for part in (flag, arg)]
+
+
+NO_SOURCES = ValueSources()
+
+
 def _make_command_class():
     from pyhelm3 import Command, errors
 
     class ExecCommand(Command):
-        """pyhelm3's Command, spawning helm with an argument vector instead of a shell string."""
+        """pyhelm3's Command with its spawning replaced by a runner (argument vector, no shell).
+
+        It reads Command's ``_executable``, ``_kubeconfig`` and ``_kubecontext`` (set by Command's own
+        constructor) to build the same argument vector Command would.
+        """
+
+        def __init__(self, *, runner: Runner, **kwargs: Any):
+            super().__init__(**kwargs)
+            self._runner = runner
 
         async def run(self, command, input=None):  # noqa: A002 - pyhelm3's signature
             argv = [self._executable, *(str(p) for p in command)]
-            STATS["helm_calls"] += 1
+            stats.count("helm_calls")
             if self._kubeconfig:
                 argv += ["--kubeconfig", str(self._kubeconfig)]
             if self._kubecontext:
                 argv += ["--kube-context", self._kubecontext]
             log.debug("helm: %s", " ".join(a if "\n" not in a else "<multi-line>" for a in argv))
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-            )
-            try:
-                stdout, stderr = await proc.communicate(input)
-            except asyncio.CancelledError:
-                try:
-                    proc.terminate()
-                    await proc.communicate()
-                except ProcessLookupError:
-                    pass
-                raise
-            if proc.returncode == 0:
+            returncode, stdout, stderr = await self._runner(argv, input)
+            if returncode == 0:
                 return stdout
-            raise errors.Error(proc.returncode, stdout, stderr)
+            raise errors.Error(returncode, stdout, stderr)
 
     return ExecCommand
 
@@ -146,9 +213,10 @@ def _store_version(binary: str, version: str) -> None:
 class Helm:
     """Synchronous facade over pyhelm3's asynchronous Command, one per CLI invocation."""
 
-    def __init__(self, binary: str | None = None, target: KubeTarget | None = None):
-        self.binary = find_helm(binary)
+    def __init__(self, binary: str | None = None, target: KubeTarget | None = None, runner: Runner | None = None):
+        self.binary = binary if runner is not None and binary else find_helm(binary)
         self.target = target or KubeTarget()
+        self.runner = runner or exec_runner
         self._command = None
         self._version: str | None = None
 
@@ -157,6 +225,7 @@ class Helm:
         if self._command is None:
             cls = _make_command_class()
             self._command = cls(
+                runner=self.runner,
                 executable=self.binary,
                 kubeconfig=self.target.kubeconfig,
                 kubecontext=self.target.context,
@@ -179,11 +248,12 @@ class Helm:
         mtime) so that a command does not pay for a second helm process every time."""
         if self._version is not None:
             return self._version
-        version = _cached_version(self.binary)
+        cacheable = self.runner is exec_runner
+        version = _cached_version(self.binary) if cacheable else None
         if version is None:
-            out = self._run(self.command.run(["version", "--template", "{{ .Version }}"]), "helm version")
-            version = out.decode().strip()
-            _store_version(self.binary, version)
+            version = self._run(self.command.version(), "helm version").strip()
+            if cacheable:
+                _store_version(self.binary, version)
         m = re.match(r"v?(\d+)\.(\d+)", version)
         if not m or (int(m.group(1)), int(m.group(2))) < MIN_HELM:
             raise HelmError(
@@ -193,25 +263,29 @@ class Helm:
         self._version = version
         return version
 
-    def template(self, release: str, chart: Path, values: dict[str, Any], namespace: str) -> str:
+    def template(self, release: str, chart: Path, values: dict[str, Any], namespace: str,
+                 sources: ValueSources = NO_SOURCES) -> str:
         """``helm template``: the rendered manifests as multi-document YAML. Never contacts a cluster."""
         self.version()  # a missing or too old helm fails here, with one clear line
-        argv = ["template", release, str(chart), "--namespace", namespace, "--values", "-"]
+        sources.check_files()
+        argv = ["template", release, str(chart), "--namespace", namespace, "--values", "-", *sources.argv()]
         out = self._run(self.command.run(argv, json.dumps(values, ensure_ascii=False).encode()), "rendering the chart")
         return out.decode()
 
     # ---- cluster --------------------------------------------------------------------------------
     def install(self, release: str, chart: Path, values: dict[str, Any], namespace: str,
-                timeout: str = "5m", labels: dict[str, str] | None = None) -> dict:
+                timeout: str = "5m", labels: dict[str, str] | None = None,
+                sources: ValueSources = NO_SOURCES) -> dict:
         """``helm install`` (never upgrade: an existing release of that name is an error).
 
         ``labels`` become release labels (kept on helm's storage Secret), e.g. to know a release is ours.
         """
         self.version()  # a missing or too old helm fails here, with one clear line
         argv = [
-            "install", release, str(chart), "--namespace", namespace, "--values", "-",
+            "install", release, str(chart), "--namespace", namespace, "--values", "-", *sources.argv(),
             "--output", "json", "--timeout", timeout,
         ]
+        sources.check_files()
         if labels:
             argv += ["--labels", ",".join(f"{k}={v}" for k, v in sorted(labels.items()))]
         out = self._run(self.command.run(argv, json.dumps(values, ensure_ascii=False).encode()), f"installing release {release}")
@@ -219,10 +293,8 @@ class Helm:
 
     def uninstall(self, release: str, namespace: str, timeout: str = "5m", wait: bool = False) -> None:
         self.version()  # a missing or too old helm fails here, with one clear line
-        argv = ["uninstall", release, "--namespace", namespace, "--timeout", timeout]
-        if wait:
-            argv.append("--wait")
-        self._run(self.command.run(argv), f"uninstalling release {release}")
+        self._run(self.command.uninstall(release, namespace=namespace, timeout=timeout, wait=wait),
+                  f"uninstalling release {release}")
 
     def list(self, namespace: str | None = None, all_namespaces: bool = False, selector: str | None = None) -> list[dict]:
         """Every release in every live state (helm 4 dropped ``--all``; the state flags work in both);
@@ -234,3 +306,25 @@ class Helm:
         argv += ["--all-namespaces"] if all_namespaces else ["--namespace", namespace or "default"]
         out = self._run(self.command.run(argv), "listing releases")
         return json.loads(out or b"[]")
+
+    def merged_values(self, values: dict[str, Any], sources: ValueSources) -> dict[str, Any]:
+        """The values a release would record (``helm get values``): ``values`` with the user's -f/--set*
+        items merged by helm itself, rendered through a one-template chart that prints ``.Values``."""
+        import tempfile
+
+        import yaml
+
+        if not sources:
+            return values
+        self.version()
+        sources.check_files()
+        with tempfile.TemporaryDirectory(prefix="arena-helm-values-") as tmp:
+            chart = Path(tmp) / "values"
+            (chart / "templates").mkdir(parents=True)
+            (chart / "Chart.yaml").write_text("apiVersion: v2\nname: values\nversion: 0.1.0\n")
+            (chart / "templates" / "values.yaml").write_text("{{ toJson .Values }}\n")
+            argv = ["template", "values", str(chart), "--values", "-", *sources.argv()]
+            out = self._run(self.command.run(argv, json.dumps(values, ensure_ascii=False).encode()),
+                            "merging the chart values")
+        docs = [d for d in yaml.safe_load_all(out.decode()) if d is not None]
+        return docs[0] if docs and isinstance(docs[0], dict) else {}

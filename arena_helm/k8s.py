@@ -62,6 +62,13 @@ def check_subdomain(v: str, what: str = "name") -> str:
     return v
 
 
+def check_queue_name(v: str, what: str = "queue") -> str:
+    """A Kueue LocalQueue name: an object name (DNS subdomain) that also fits a label value (63)."""
+    if not isinstance(v, str) or len(v) > 63 or not matches(DNS1123_SUBDOMAIN_RX, v):
+        raise ValueError(f"{what} {v!r} must be a LocalQueue name: lowercase a-z, 0-9, '-', '.'; at most 63 characters")
+    return v
+
+
 def check_label_key(v: str, what: str = "label") -> str:
     if not isinstance(v, str):
         raise ValueError(f"{what} key {v!r} must be text")
@@ -144,6 +151,8 @@ GRAMMARS: dict[str, dict[str, Any]] = {
                      "description": "A DNS-1035 label: like a DNS label, starting with a letter."},
     "dnsSubdomain": {"type": "string", "pattern": DNS1123_SUBDOMAIN_RX, "maxLength": 253,
                      "description": "A DNS-1123 subdomain: DNS labels joined by '.'."},
+    "queueName": {"type": "string", "pattern": DNS1123_SUBDOMAIN_RX, "maxLength": 63,
+                  "description": "A Kueue LocalQueue name (a DNS subdomain of at most 63 characters)."},
     "labelKey": {"type": "string", "pattern": LABEL_KEY_RX, "maxLength": 317,
                  "description": "A label or annotation key: [DNS subdomain/]name."},
     "labelValue": {"type": "string", "pattern": LABEL_VALUE_RX, "maxLength": 63,
@@ -165,6 +174,7 @@ def _type(base: type, check, name: str) -> Any:
 DNSLabel = _type(str, check_dns_label, "dnsLabel")
 DNS1035Label = _type(str, check_dns1035, "dns1035Label")
 DNSSubdomain = _type(str, check_subdomain, "dnsSubdomain")
+QueueName = _type(str, check_queue_name, "queueName")
 LabelKey = _type(str, check_label_key, "labelKey")
 LabelValue = _type(str, check_label_value, "labelValue")
 Quantity = _type(str, check_quantity, "quantity")

@@ -7,20 +7,11 @@ import json
 import logging
 from typing import Any
 
+from . import stats
 from .errors import ArenaHelmError, ClusterError, ForbiddenError, NotFoundError
+from .kinds import BY_KIND, GROUPS
 
 log = logging.getLogger(__name__)
-STATS = {"api_requests": 0}  # API requests made by this process (benchmarks print it)
-
-GROUP = "kubeflow.org"
-# kind -> (plural, versions we can use, operator to install when it is not served)
-JOB_KINDS: dict[str, tuple[str, tuple[str, ...], str]] = {
-    "TFJob": ("tfjobs", ("v1",), "the Kubeflow training operator (v1.7+)"),
-    "PyTorchJob": ("pytorchjobs", ("v1",), "the Kubeflow training operator (v1.7+)"),
-    "MPIJob": ("mpijobs", ("v2beta1", "v1"), "the Kubeflow mpi-operator (v0.4+, kubeflow.org/v2beta1) "
-               "or the training operator (kubeflow.org/v1)"),
-}
-
 
 class Kube:
     """One API connection per CLI invocation. ``api_client`` may be injected (tests)."""
@@ -57,7 +48,7 @@ class Kube:
         from urllib3.exceptions import HTTPError
 
         self.requests += 1
-        STATS["api_requests"] += 1
+        stats.count("api_requests")
         if "_request_timeout" not in kwargs:
             kwargs["_request_timeout"] = 30
         try:
@@ -77,21 +68,22 @@ class Kube:
 
     # ---- discovery -----------------------------------------------------------------------------
     def served_job_versions(self) -> dict[str, list[str]]:
-        """Job kind -> the kubeflow.org versions serving it (preferred first)."""
-        try:
-            group = self.get_json(f"/apis/{GROUP}", "reading the API discovery")
-        except NotFoundError:
-            return {}
-        versions = [v["version"] for v in group.get("versions", [])]
+        """Job kind -> the versions of its group serving it (preferred first)."""
         out: dict[str, list[str]] = {}
-        for version in versions:
+        for group_name in GROUPS:
             try:
-                resources = self.get_json(f"/apis/{GROUP}/{version}", "reading the API discovery")
-            except NotFoundError:  # discovery lags a CRD change for a moment: that version is not served
+                group = self.get_json(f"/apis/{group_name}", "reading the API discovery")
+            except NotFoundError:
                 continue
-            for res in resources.get("resources", []):
-                if "/" not in res["name"] and res.get("kind") in JOB_KINDS:
-                    out.setdefault(res["kind"], []).append(version)
+            for version in [v["version"] for v in group.get("versions", [])]:
+                try:
+                    resources = self.get_json(f"/apis/{group_name}/{version}", "reading the API discovery")
+                except NotFoundError:  # discovery lags a CRD change for a moment: that version is not served
+                    continue
+                for res in resources.get("resources", []):
+                    info = BY_KIND.get(res.get("kind", ""))
+                    if "/" not in res["name"] and info is not None and info.group == group_name:
+                        out.setdefault(res["kind"], []).append(version)
         return out
 
     # ---- objects -------------------------------------------------------------------------------
@@ -106,11 +98,11 @@ class Kube:
     def get_job(self, kind: str, version: str, namespace: str, name: str) -> dict | None:
         from kubernetes import client
 
-        plural = JOB_KINDS[kind][0]
+        info = BY_KIND[kind]
         try:
             return self.call(
                 client.CustomObjectsApi(self.api).get_namespaced_custom_object,
-                GROUP, version, namespace, plural, name, action=f"reading {kind} {name}",
+                info.group, version, namespace, info.plural, name, action=f"reading {kind} {name}",
             )
         except NotFoundError:
             return None
@@ -151,12 +143,12 @@ class KubeReader(Kube):
         return data.get("items") or []
 
     def list_jobs(self, kind: str, version: str, namespace: str | None) -> list[dict]:
-        plural = JOB_KINDS[kind][0]
-        items = self.list_path(f"/apis/{GROUP}/{version}{_ns_path(namespace)}/{plural}", f"listing {plural}",
-                               labelSelector=PART_OF)
+        info = BY_KIND[kind]
+        items = self.list_path(f"/apis/{info.group}/{version}{_ns_path(namespace)}/{info.plural}",
+                               f"listing {info.plural}", labelSelector=PART_OF)
         for item in items:  # LIST items carry no kind
             item.setdefault("kind", kind)
-            item.setdefault("apiVersion", f"{GROUP}/{version}")
+            item.setdefault("apiVersion", f"{info.group}/{version}")
         return items
 
     def list_pods(self, namespace: str | None, selector: str = PART_OF, field_selector: str = "") -> list[dict]:

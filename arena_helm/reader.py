@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from .errors import ArenaHelmError, ForbiddenError, NotFoundError, UsageError
 from .helm import Helm
-from .kube import JOB_KINDS, KubeReader
+from .kinds import BY_KIND, lookup
+from .kube import KubeReader
 from .views import (
     JOB_CHARTS,
     JOB_NAME_LABEL,
@@ -26,20 +27,9 @@ from .views import (
 )
 
 TB_SELECTOR = "app.kubernetes.io/component=tensorboard"
-KIND_ALIASES = {
-    "tfjob": "TFJob", "tf": "TFJob",
-    "pytorchjob": "PyTorchJob", "pytorch": "PyTorchJob", "py": "PyTorchJob",
-    "mpijob": "MPIJob", "mpi": "MPIJob",
-}
-
-
 def kind_of_type(value: str | None) -> str | None:
-    if value is None:
-        return None
-    kind = KIND_ALIASES.get(value.lower())
-    if kind is None:
-        raise UsageError(f"-T/--type {value!r}: use tfjob, pytorchjob or mpijob (or tf, pytorch, py, mpi)")
-    return kind
+    """``-T/--type`` (a kind's CLI name or alias) -> its Kubernetes kind."""
+    return None if value is None else lookup(value).kind
 
 
 def now_utc() -> dt.datetime:
@@ -177,7 +167,7 @@ def find_job(c: Cluster, namespace: str, name: str, kind: str | None = None) -> 
         k, (version, job) = next(iter(found.items()))
         return k, version, job, release
     if rkind and kind in (None, rkind):
-        versions = served.get(rkind) or list(JOB_KINDS[rkind][1])
+        versions = served.get(rkind) or list(BY_KIND[rkind].versions)
         return rkind, versions[0], None, release
     what = f"{kind} " if kind else "job "
     raise NotFoundError(f"no {what}named {name} in namespace {namespace} (see arena-helm list)")

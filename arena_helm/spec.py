@@ -1,28 +1,32 @@
-"""What a user asks for, validated: pydantic specs of a training job. Pure (no I/O).
+"""What a user asks for, validated: the pydantic specs of a training job. Pure (no I/O).
 
-The string forms that the command line takes (``K=V``, ``PVC:MOUNT``, ``KEY=VALUE:EFFECT``, ``10m``,
-``amd.com/gpu=1``) are parsed here too, so the Python API accepts either those strings or the
-structured form, and every problem is reported against the field (and so the flag) it came from.
+**Each field is a flag of** ``arena-helm submit``: the field ``data_dir`` is ``--data-dir``, ``image_pull_secret``
+is ``--image-pull-secret``, and so on (``command`` is the training command, ``namespace`` is ``-n``). The flags
+are generated from these fields (their names, help and choices), so the command line and the Python API
+cannot drift apart. A repeatable flag is a list field: it takes the flag's text forms (``"K=V"``,
+``"PVC:MOUNT"``, ``"KEY=VALUE:EFFECT"``) or, from Python, the structured form (a dict, or the small models
+below). Every problem is reported as :class:`~arena_helm.errors.UsageError` naming the flag::
+
+    from arena_helm import TFJobSpec
+    spec = TFJobSpec(name="mnist", image="tensorflow/tensorflow:2.15.0", workers=2, ps=1, gpus=1,
+                     data=["training-data:/data"], env={"EPOCHS": "3"}, command="python train.py")
+
+There is one way to say each thing: where two flags could say the same (``--cpu`` and ``--worker-cpu``)
+giving both with different values is an error, never a silent override.
 """
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .enums import CleanPodPolicy, ImagePullPolicy, JobKind
+from . import k8s
+from .enums import CleanPodPolicy, ImagePullPolicy, MpiApi, SuccessPolicy, SyncMode
+from .errors import UsageError
+from .k8s import AbsPath, DNSSubdomain, Duration, EnvName, GitURL, Image, Quantity, QueueName
 
-# ---- Kubernetes syntax rules ----------------------------------------------------------------------
-DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
-QUANTITY = re.compile(r"^[+]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[numkMGTPE]|[KMGTPE]i)?$")
-DURATION_PART = re.compile(r"(\d+)(h|m|s)")
 HELM_RELEASE_MAX = 53
 NAME_MAX = 63
 MAX_REPLICAS = 1000
@@ -30,106 +34,107 @@ MAX_GPUS = 128
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
-def check_qualified_key(key: str, what: str) -> str:
-    """A label or annotation key: ``[prefix/]name``, prefix a DNS subdomain, name a qualified name."""
-    prefix, _, name = key.rpartition("/")
-    if prefix and (len(prefix) > 253 or not DNS1123_SUBDOMAIN.match(prefix)):
-        raise ValueError(f"{what} key {key!r}: prefix {prefix!r} must be a lowercase DNS subdomain")
-    if not name or len(name) > 63 or not QUALIFIED_NAME.match(name):
-        raise ValueError(
-            f"{what} key {key!r}: name must be 1-63 characters of letters, digits, '-', '_', '.', "
-            "starting and ending with a letter or digit"
-        )
-    return key
+# ---- flag metadata ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Flag:
+    """How a spec field appears on the command line (carried in the field's ``Annotated`` metadata).
+
+    The long name is the field name with dashes (``--data-dir``); ``short`` adds e.g. ``-d``; ``hidden``
+    spellings are accepted but not shown (Arena's deprecated camelCase ones); ``metavar`` names the value
+    in ``--help``; ``cli=False`` keeps a field off the command line (it is set by another means).
+    """
+
+    short: tuple[str, ...] = ()
+    hidden: tuple[str, ...] = ()
+    metavar: str | None = None
+    cli: bool = True
 
 
-def parse_duration(value: str | int) -> int:
-    """``90``, ``30s``, ``10m``, ``1h30m`` -> seconds."""
-    if isinstance(value, int):
-        seconds = value
-    else:
-        text = value.strip()
-        if text.isdigit():
-            seconds = int(text)
-        else:
-            parts = DURATION_PART.findall(text)
-            if not parts or "".join(n + u for n, u in parts) != text:
-                raise ValueError(f"{value!r} is not a duration: use e.g. 30s, 10m, 1h or 1h30m")
-            seconds = sum(int(n) * {"h": 3600, "m": 60, "s": 1}[u] for n, u in parts)
-    if seconds < 0:
-        raise ValueError(f"{value!r}: a duration cannot be negative")
-    return seconds
+def flag_of_field(name: str, model: type[BaseModel] | None = None) -> str:
+    """The flag a field stands for: ``data_dir`` -> ``--data-dir``; the command is the COMMAND argument."""
+    if name == "command":
+        return "COMMAND"
+    if name == "namespace":
+        return "-n/--namespace"
+    return "--" + name.replace("_", "-")
 
 
-def _quantity(value: Any, what: str) -> str | None:
-    if value is None or value == "":
-        return None
-    text = str(value).strip()
-    if not QUANTITY.match(text):
-        example = "500m, 2, 0.5" if what == "cpu" else "512Mi, 4Gi, 1G"
-        raise ValueError(f"{value!r} is not a valid {what} quantity (e.g. {example})")
-    return text
+def opt(description: str, default: Any = None, *short: str, hidden: tuple[str, ...] = (), metavar: str | None = None,
+        **constraints: Any) -> Any:
+    """A spec field that is also a flag: its help text, default and constraints."""
+    return Field(default, description=description, json_schema_extra={"flag": {
+        "short": list(short), "hidden": list(hidden), "metavar": metavar}}, **constraints)
 
 
-def _split_kv(item: str, what: str, example: str) -> tuple[str, str]:
+def opt_list(description: str, *short: str, metavar: str | None = None, hidden: tuple[str, ...] = ()) -> Any:
+    return Field(default_factory=list, description=description, json_schema_extra={"flag": {
+        "short": list(short), "hidden": list(hidden), "metavar": metavar}})
+
+
+def opt_map(description: str, *short: str, metavar: str | None = None, hidden: tuple[str, ...] = ()) -> Any:
+    return Field(default_factory=dict, description=description, json_schema_extra={"flag": {
+        "short": list(short), "hidden": list(hidden), "metavar": metavar}})
+
+
+def flag_info(info) -> dict[str, Any] | None:
+    extra = info.json_schema_extra
+    return extra.get("flag") if isinstance(extra, dict) else None
+
+
+# ---- parsing helpers --------------------------------------------------------------------------------
+def _split_kv(item: Any, what: str, example: str) -> tuple[str, str]:
+    if not isinstance(item, str):
+        raise ValueError(f"{item!r} is not {what} (expected {example})")
     key, sep, value = item.partition("=")
     if not sep or not key:
         raise ValueError(f"{item!r} is not {what} (expected {example})")
     return key, value
 
 
-# ---- small models ---------------------------------------------------------------------------------
+def _kv_items(v: Any, what: str) -> Any:
+    """``["a=b", ...]`` or a mapping -> a dict; a key given twice with two values is an error."""
+    if isinstance(v, dict):
+        return v
+    out: dict[str, str] = {}
+    for item in v or []:
+        key, value = _split_kv(item, what, "KEY=VALUE")
+        if key in out and out[key] != value:
+            raise ValueError(f"{key} is given twice ({out[key]!r} and {value!r}): give it once")
+        out[key] = value
+    return out
+
+
+def _check_labels(v: dict[str, str], what: str) -> dict[str, str]:
+    for key, value in v.items():
+        k8s.check_label_key(key, what)
+        k8s.check_label_value(value, f"{what} {key}=")
+    return v
+
+
+# ---- small models -----------------------------------------------------------------------------------
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=False, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class EnvVar(Strict):
-    name: str
+    name: EnvName
     value: str = ""
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        if not ENV_NAME.match(v):
-            raise ValueError(f"environment variable name {v!r} must match [-._a-zA-Z][-._a-zA-Z0-9]*")
-        return v
 
 
 class DataVolume(Strict):
-    claim_name: str
-    mount_path: str
+    """A PersistentVolumeClaim mounted into every training container (``--data PVC:MOUNT``)."""
+
+    claim_name: DNSSubdomain
+    mount_path: AbsPath
     read_only: bool = False
-
-    @field_validator("claim_name")
-    @classmethod
-    def _claim(cls, v: str) -> str:
-        if not DNS1123_SUBDOMAIN.match(v) or len(v) > 253:
-            raise ValueError(f"PVC name {v!r} must be a lowercase DNS subdomain (e.g. training-data)")
-        return v
-
-    @field_validator("mount_path")
-    @classmethod
-    def _mount(cls, v: str) -> str:
-        return _abs_path(v, "mount path")
 
 
 class HostPathVolume(Strict):
-    path: str
-    mount_path: str
+    """A node directory mounted into every training container (``--data-dir HOST[:CONTAINER]``)."""
+
+    path: AbsPath
+    mount_path: AbsPath
     read_only: bool = False
-
-    @field_validator("path", "mount_path")
-    @classmethod
-    def _abs(cls, v: str) -> str:
-        return _abs_path(v, "path")
-
-
-def _abs_path(v: str, what: str) -> str:
-    if not v.startswith("/"):
-        raise ValueError(f"{what} {v!r} must be absolute (start with /)")
-    if ":" in v or "\n" in v:
-        raise ValueError(f"{what} {v!r} must not contain ':' or a newline")
-    return v.rstrip("/") or "/"
 
 
 class Toleration(Strict):
@@ -145,9 +150,11 @@ class Toleration(Strict):
         if self.operator == "Exists" and self.value:
             raise ValueError("a toleration with operator Exists takes no value")
         if self.key:
-            check_qualified_key(self.key, "toleration")
+            k8s.check_label_key(self.key, "toleration")
         elif self.operator != "Exists":
             raise ValueError("a toleration without a key must use operator Exists")
+        if self.value:
+            k8s.check_label_value(self.value, "toleration value")
         return self
 
     @classmethod
@@ -173,97 +180,72 @@ class Toleration(Strict):
         return out
 
 
-class CodeSync(Strict):
-    repo: str
-    ref: str = ""
+@dataclass
+class Replica:
+    """One replica type as the job will run it (derived from the flags; not an input)."""
+
+    replicas: int
     image: str | None = None
-    secret: str | None = None
-
-    @field_validator("repo")
-    @classmethod
-    def _repo(cls, v: str) -> str:
-        if not re.match(r"^(https?://|ssh://|git@|git://|file://)\S+$", v):
-            raise ValueError(f"{v!r} is not a git URL (https://, ssh://, git@host:path or file://)")
-        return v
-
-    @field_validator("secret")
-    @classmethod
-    def _secret(cls, v: str | None) -> str | None:
-        if v is not None and not DNS1123_SUBDOMAIN.match(v):
-            raise ValueError(f"Secret name {v!r} must be a lowercase DNS subdomain")
-        return v
-
-
-class TensorBoard(Strict):
-    enabled: bool = True
-    image: str | None = None
-    logdir: str = "/training_logs"
-
-    @field_validator("logdir")
-    @classmethod
-    def _logdir(cls, v: str) -> str:
-        return _abs_path(v, "log directory")
-
-
-class Replica(Strict):
-    """One replica type: count, image and per-pod resources."""
-
-    replicas: Annotated[int, Field(ge=0, le=MAX_REPLICAS)] = 0
-    image: str | None = None
-    gpus: Annotated[int, Field(ge=0, le=MAX_GPUS)] = 0
+    gpus: int = 0
     cpu: str | None = None
     memory: str | None = None
     cpu_limit: str | None = None
     memory_limit: str | None = None
-    selector: dict[str, str] = Field(default_factory=dict)
-    port: Annotated[int, Field(ge=1, le=65535)] | None = None
+    selector: dict[str, str] = field(default_factory=dict)
+    port: int | None = None
+    devices: bool = False  # gets the job's --device resources
 
-    @field_validator("cpu", "cpu_limit", mode="before")
-    @classmethod
-    def _cpu(cls, v: Any) -> str | None:
-        return _quantity(v, "cpu")
 
-    @field_validator("memory", "memory_limit", mode="before")
-    @classmethod
-    def _mem(cls, v: Any) -> str | None:
-        return _quantity(v, "memory")
+Count = Annotated[int, Field(ge=0, le=MAX_REPLICAS)]
+Gpus = Annotated[int, Field(ge=0, le=MAX_GPUS)]
+Port = Annotated[int, Field(ge=1, le=65535)]
 
 
 # ---- the job ----------------------------------------------------------------------------------------
 class JobSpec(Strict):
-    """What every job kind shares. Subclasses add their replica layout."""
+    """What every job kind shares. Each field is the flag of the same name (see the module docstring)."""
 
-    kind: ClassVar[JobKind]
-    # replica type names (as in pod names) used to check every derived name fits
-    replica_names: ClassVar[tuple[str, ...]] = ()
+    kind: ClassVar[str]  # the kinds registry's key (arena_helm.kinds)
 
-    name: str
-    namespace: str = "default"
-    image: str | None = None
-    command: str = ""
-    shell: str = "sh"
-    working_dir: str | None = None
-    env: list[EnvVar] = Field(default_factory=list)
-    data: list[DataVolume] = Field(default_factory=list)
-    data_dirs: list[HostPathVolume] = Field(default_factory=list)
-    labels: dict[str, str] = Field(default_factory=dict)
-    annotations: dict[str, str] = Field(default_factory=dict)
-    selector: dict[str, str] = Field(default_factory=dict)
-    tolerations: list[Toleration] = Field(default_factory=list)
-    priority_class: str | None = None
-    image_pull_secrets: list[str] = Field(default_factory=list)
-    image_pull_policy: ImagePullPolicy = ImagePullPolicy.IfNotPresent
-    retry: Annotated[int, Field(ge=0, le=1000)] | None = None
-    ttl_after_finished: int | None = None
-    running_timeout: int | None = None
-    clean_task_policy: CleanPodPolicy = CleanPodPolicy.Running
-    share_memory: str | None = None
-    devices: dict[str, Annotated[int, Field(ge=0, le=MAX_GPUS)]] = Field(default_factory=dict)
-    sync: CodeSync | None = None
-    tensorboard: TensorBoard | None = None
-    queue: str | None = None
-    scheduler: str | None = None
-    service_account: str | None = None
+    name: str = opt("Job name (also the release name). Required.")
+    namespace: str = Field("default", description="Namespace of the job (-n/--namespace).",
+                           json_schema_extra={"flag": {"cli": False}})
+    image: Image | None = opt("Container image of the job.")
+    command: str = Field("", description="The training command, run as [SHELL, -c, COMMAND] byte for byte.",
+                         json_schema_extra={"flag": {"cli": False}})
+    image_entrypoint: bool = opt("Run the image's own entrypoint: no training command.", False)
+    shell: str = opt("Shell that runs the command.", "sh")
+    working_dir: AbsPath | None = opt("Working directory of the command.")
+    env: list[EnvVar] = opt_list("Environment variable NAME=VALUE (repeatable).", "-e", metavar="NAME=VALUE")
+    data: list[DataVolume] = opt_list("Mount a PVC: PVC:MOUNT_PATH (repeatable).", "-d", metavar="PVC:PATH")
+    data_dir: list[HostPathVolume] = opt_list("Mount a host path: HOST[:CONTAINER] (repeatable).",
+                                              metavar="HOST[:PATH]")
+    annotation: dict[str, str] = opt_map("Annotation KEY=VALUE of the pods (repeatable).", "-a", metavar="KEY=VALUE")
+    label: dict[str, str] = opt_map("Label KEY=VALUE of the job and pods (repeatable).", "-l", metavar="KEY=VALUE")
+    selector: dict[str, str] = opt_map("Node selector KEY=VALUE (repeatable).", metavar="KEY=VALUE")
+    toleration: list[Toleration] = opt_list(
+        "Tolerate a taint: KEY[=VALUE][:EFFECT][,OPERATOR], or all (repeatable).", metavar="TOLERATION")
+    priority: DNSSubdomain | None = opt("PriorityClass of the pods.", None, "-p")
+    image_pull_secret: list[DNSSubdomain] = opt_list("Image pull Secret name (repeatable).", metavar="SECRET")
+    image_pull_policy: ImagePullPolicy = opt("Image pull policy.", ImagePullPolicy.IfNotPresent)
+    service_account: DNSSubdomain | None = opt("ServiceAccount of the pods.")
+    retry: Annotated[int, Field(ge=0, le=1000)] | None = opt("Retries before the job is marked failed (backoffLimit).")
+    ttl_after_finished: Duration | None = opt("Delete the job's pods this long after it ends (30s, 10m, 1h).")
+    running_timeout: Annotated[Duration, Field(ge=1)] | None = opt("Fail the job if it runs longer than this (e.g. 2h).")
+    clean_task_policy: CleanPodPolicy = opt("Which pods to delete when the job ends.", CleanPodPolicy.Running)
+    share_memory: Quantity | None = opt("Size of a memory-backed /dev/shm (e.g. 2Gi).")
+    device: dict[str, Gpus] = opt_map("Other device resource VENDOR/RESOURCE=N per worker pod (repeatable).",
+                                      metavar="RESOURCE=N")
+    sync_mode: SyncMode | None = opt("Code sync mode (git; implied by --sync-source).")
+    sync_source: GitURL | None = opt("Git repository URL to sync the code from.")
+    sync_branch: str | None = opt("Branch, tag or commit to sync.")
+    sync_image: Image | None = opt("git-sync image.")
+    sync_secret: DNSSubdomain | None = opt("Secret with username/password keys for the repository.")
+    tensorboard: bool = opt("Start a TensorBoard with the job (removed with it).", False)
+    tensorboard_image: Image | None = opt("TensorBoard image.")
+    logdir: AbsPath = opt("Training log directory TensorBoard reads (under a --data mount).", "/training_logs")
+    queue: QueueName | None = opt("Kueue LocalQueue (label kueue.x-k8s.io/queue-name).")
+    scheduler: DNSSubdomain | None = opt("Scheduler name of the pods.")
 
     # -- parsing of the command-line forms --
     @field_validator("env", mode="before")
@@ -294,7 +276,7 @@ class JobSpec(Strict):
                 out.append(item)
         return out
 
-    @field_validator("data_dirs", mode="before")
+    @field_validator("data_dir", mode="before")
     @classmethod
     def _data_dirs(cls, v: Any) -> Any:
         out = []
@@ -308,106 +290,61 @@ class JobSpec(Strict):
                 out.append(item)
         return out
 
-    @field_validator("labels", "annotations", "selector", mode="before")
+    @field_validator("annotation", "label", "selector", mode="before")
     @classmethod
-    def _kv_list(cls, v: Any, info: ValidationInfo) -> Any:
-        if isinstance(v, list | tuple):
-            out: dict[str, str] = {}
-            what = {"labels": "a label", "annotations": "an annotation", "selector": "a node selector"}
-            for item in v:
-                key, value = _split_kv(item, what[info.field_name], "KEY=VALUE")
-                out[key] = value
-            return out
-        return v
+    def _kv_list(cls, v: Any) -> Any:
+        return _kv_items(v, "KEY=VALUE")
 
-    @field_validator("labels", "selector")
+    @field_validator("label", "selector")
     @classmethod
-    def _label_like(cls, v: dict[str, str], info: ValidationInfo) -> dict[str, str]:
-        what = "label" if info.field_name == "labels" else "node selector"
-        for key, value in v.items():
-            check_qualified_key(key, what)
-            if len(value) > 63 or not LABEL_VALUE.match(value):
-                raise ValueError(
-                    f"{what} {key}={value!r}: a value must be at most 63 letters, digits, '-', '_', '.', "
-                    "starting and ending with a letter or digit"
-                )
-        return v
+    def _label_like(cls, v: dict[str, str]) -> dict[str, str]:
+        return _check_labels(v, "label")
 
-    @field_validator("annotations")
+    @field_validator("annotation")
     @classmethod
     def _annotations(cls, v: dict[str, str]) -> dict[str, str]:
         for key in v:
-            check_qualified_key(key, "annotation")
+            k8s.check_label_key(key, "annotation")
         return v
 
-    @field_validator("tolerations", mode="before")
+    @field_validator("toleration", mode="before")
     @classmethod
     def _tolerations(cls, v: Any) -> Any:
         return [Toleration.parse(t) if isinstance(t, str) else t for t in v or []]
 
-    @field_validator("devices", mode="before")
+    @field_validator("device", mode="before")
     @classmethod
     def _devices(cls, v: Any) -> Any:
-        if isinstance(v, list | tuple):
-            out: dict[str, Any] = {}
-            for item in v:
-                key, value = _split_kv(item, "a device", "VENDOR/RESOURCE=COUNT, e.g. amd.com/gpu=1")
-                if "/" not in key:
-                    raise ValueError(f"device {key!r} must be VENDOR/RESOURCE (e.g. amd.com/gpu)")
-                try:
-                    out[key] = int(value)
-                except ValueError:
-                    raise ValueError(f"device {item!r}: the count must be a whole number") from None
-            return out
-        return v
+        if isinstance(v, dict):
+            return v
+        out: dict[str, Any] = {}
+        for item in v or []:
+            key, value = _split_kv(item, "a device", "VENDOR/RESOURCE=COUNT, e.g. amd.com/gpu=1")
+            if not value.isdigit():
+                raise ValueError(f"{item!r}: the count must be a whole number")
+            out[key] = int(value)
+        return out
 
-    @field_validator("devices")
+    @field_validator("device")
     @classmethod
     def _device_names(cls, v: dict[str, int]) -> dict[str, int]:
         for key in v:
-            check_qualified_key(key, "device resource")
+            if "/" not in key:
+                raise ValueError(f"device {key!r} must be VENDOR/RESOURCE (e.g. amd.com/gpu)")
+            k8s.check_label_key(key, "device resource")
             if key == "nvidia.com/gpu":
                 raise ValueError("use --gpus for nvidia.com/gpu; --device is for other device resources")
         return v
 
-    @field_validator("ttl_after_finished", "running_timeout", mode="before")
-    @classmethod
-    def _duration(cls, v: Any) -> Any:
-        return None if v is None or v == "" else parse_duration(v)
-
-    @field_validator("share_memory", mode="before")
-    @classmethod
-    def _shm(cls, v: Any) -> Any:
-        return _quantity(v, "memory")
-
-    @field_validator("image_pull_secrets")
+    @field_validator("image_pull_secret")
     @classmethod
     def _secrets(cls, v: list[str]) -> list[str]:
-        for s in v:
-            if not DNS1123_SUBDOMAIN.match(s):
-                raise ValueError(f"image pull secret {s!r} must be a lowercase DNS subdomain")
         return list(dict.fromkeys(v))
-
-    @field_validator("priority_class", "scheduler", "service_account")
-    @classmethod
-    def _dns_name(cls, v: str | None) -> str | None:
-        if v is not None and (not DNS1123_SUBDOMAIN.match(v) or len(v) > 253):
-            raise ValueError(f"{v!r} must be a lowercase DNS subdomain name")
-        return v
-
-    @field_validator("queue")
-    @classmethod
-    def _queue(cls, v: str | None) -> str | None:
-        if v is not None and (len(v) > 63 or not LABEL_VALUE.match(v) or not v):
-            raise ValueError(f"queue {v!r} must be a valid label value (at most 63 letters, digits, '-', '_', '.')")
-        return v
 
     @field_validator("namespace")
     @classmethod
     def _namespace(cls, v: str) -> str:
-        if len(v) > 63 or not DNS1123_LABEL.match(v):
-            raise ValueError(f"namespace {v!r} must be a lowercase DNS label (a-z, 0-9, '-'; at most 63)")
-        return v
+        return k8s.check_dns_label(v, "namespace")
 
     @field_validator("shell")
     @classmethod
@@ -416,15 +353,31 @@ class JobSpec(Strict):
             raise ValueError(f"shell {v!r} must be one program name or path, e.g. sh or /bin/bash")
         return v
 
-    @field_validator("working_dir")
+    @field_validator("sync_branch")
     @classmethod
-    def _workdir(cls, v: str | None) -> str | None:
-        return None if v is None else _abs_path(v, "working directory")
+    def _branch(cls, v: str | None) -> str | None:
+        if v is not None and (not v or any(c.isspace() for c in v)):
+            raise ValueError(f"branch {v!r} must be a branch, tag or commit without spaces")
+        return v
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, name: str) -> str:
+        if not name:
+            raise ValueError("the job name is empty: give --name NAME")
+        return k8s.check_dns1035(name, "job name")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _required(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("name"):
+            raise ValueError("--name is required: give the job a name, e.g. --name mnist")
+        return data
 
     @model_validator(mode="after")
     def _cross(self) -> JobSpec:
         self._check_name()
-        mounts = [d.mount_path for d in self.data] + [d.mount_path for d in self.data_dirs]
+        mounts = [d.mount_path for d in self.data] + [d.mount_path for d in self.data_dir]
         dup = sorted({m for m in mounts if mounts.count(m) > 1})
         if dup:
             raise ValueError(f"--data/--data-dir: mount path {dup[0]} is used twice: mount each path once")
@@ -435,19 +388,19 @@ class JobSpec(Strict):
         for replica_name, replica in self.replicas().items():
             if replica.replicas and not (replica.image or self.image):
                 raise ValueError(f"--image: no image for the {replica_name} replicas: give --image IMAGE")
+        if self.sync_mode is not None and not self.sync_source:
+            raise ValueError("--sync-mode git needs --sync-source URL")
+        for name in ("sync_branch", "sync_image", "sync_secret"):
+            if getattr(self, name) and not self.sync_source:
+                raise ValueError(f"{flag_of_field(name)} needs --sync-source URL")
+        for name in ("tensorboard_image",):
+            if getattr(self, name) and not self.tensorboard:
+                raise ValueError(f"{flag_of_field(name)} needs --tensorboard")
+        if "logdir" in self.model_fields_set and not self.tensorboard:
+            raise ValueError("--logdir needs --tensorboard")
+        if self.image_entrypoint and self.command:
+            raise ValueError("--image-entrypoint runs the image's own entrypoint: give no training command with it")
         return self
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, name: str) -> str:
-        if not name:
-            raise ValueError("the job name is empty: give --name NAME")
-        if not DNS1035.match(name):
-            raise ValueError(
-                f"job name {name!r} must start with a lowercase letter and hold only a-z, 0-9 and '-' "
-                "(not ending in '-')"
-            )
-        return name
 
     def _check_name(self) -> None:
         name = self.name
@@ -458,54 +411,116 @@ class JobSpec(Strict):
         if len(name) > limit:
             raise ValueError(
                 f"--name: job name {name!r} is {len(name)} characters; at most {limit} fit this "
-                f"{self.kind.value} (its pod names and the helm release name have length limits)"
+                f"{self.kind} (its pod names and the helm release name have length limits)"
             )
+
+    @staticmethod
+    def _one_of(a: str, va: Any, b: str, vb: Any) -> Any:
+        """Two flags that say the same thing: either one, or both with the same value."""
+        if va is not None and vb is not None and va != vb:
+            raise ValueError(f"{flag_of_field(a)} {va} and {flag_of_field(b)} {vb} say different things: give one")
+        return vb if vb is not None else va
 
     # -- layout --
     def replicas(self) -> dict[str, Replica]:
         """Replica type (lowercase, as in pod names) -> replica, as the job will run."""
         raise NotImplementedError
 
+    # -- construction with the project's errors --
+    def __init__(self, **fields: Any):
+        """Validate ``fields``; a problem is a :class:`UsageError` naming its flag (all problems, one line)."""
+        try:
+            super().__init__(**fields)
+        except ValidationError as exc:
+            raise UsageError("; ".join(spec_errors(exc))) from None
+
 
 class TFJobSpec(JobSpec):
-    kind: ClassVar[JobKind] = JobKind.tfjob
+    """A TFJob: Chief, Worker, PS and Evaluator replicas. One worker and no PS (and no --chief or
+    --evaluator) runs as a single Chief, as in Arena. --cpu/--memory are the workers' (--worker-cpu and
+    --worker-memory say the same: give one of each)."""
 
-    workers: Annotated[int, Field(ge=0, le=MAX_REPLICAS)] = 1
-    gpus: Annotated[int, Field(ge=0, le=MAX_GPUS)] = 0
-    worker: Replica = Field(default_factory=Replica)
-    ps: Replica = Field(default_factory=Replica)
-    chief: Replica = Field(default_factory=Replica)
-    evaluator: Replica = Field(default_factory=Replica)
-    ps_count: Annotated[int, Field(ge=0, le=MAX_REPLICAS)] = 0
-    use_chief: bool = False
-    use_evaluator: bool = False
-    ps_gpus: Annotated[int, Field(ge=0, le=MAX_GPUS)] = 0
-    success_policy: Literal["", "AllWorkers"] = ""
+    kind: ClassVar[str] = "tfjob"
+
+    gpus: Gpus = opt("GPUs (nvidia.com/gpu) per worker pod.", 0)
+    workers: Count = opt("Worker replicas.", 1)
+    cpu: Quantity | None = opt("CPU request per worker pod (e.g. 4, 500m).")
+    memory: Quantity | None = opt("Memory request per worker pod (e.g. 16Gi).")
+    ps: Count = opt("Parameter-server replicas.", 0)
+    ps_image: Image | None = opt("Image of the PS replicas.")
+    worker_image: Image | None = opt("Image of the worker replicas.")
+    chief: bool = opt("Add a Chief replica (needed by Estimator).", False)
+    evaluator: bool = opt("Add an Evaluator replica.", False)
+    worker_port: Port | None = opt("Worker port (default 2222).")
+    ps_port: Port | None = opt("PS port (default 2222).")
+    ps_gpus: Gpus = opt("GPUs per PS pod.", 0)
+    success_policy: SuccessPolicy | None = opt("AllWorkers: succeed when all workers do.")
+    worker_cpu: Quantity | None = opt("CPU request per worker.")
+    worker_memory: Quantity | None = opt("Memory request per worker.")
+    worker_cpu_limit: Quantity | None = opt("CPU limit per worker.")
+    worker_memory_limit: Quantity | None = opt("Memory limit per worker.")
+    ps_cpu: Quantity | None = opt("CPU request per PS.")
+    ps_memory: Quantity | None = opt("Memory request per PS.")
+    ps_cpu_limit: Quantity | None = opt("CPU limit per PS.")
+    ps_memory_limit: Quantity | None = opt("Memory limit per PS.")
+    chief_cpu: Quantity | None = opt("CPU request of the chief.")
+    chief_memory: Quantity | None = opt("Memory request of the chief.")
+    chief_cpu_limit: Quantity | None = opt("CPU limit of the chief.")
+    chief_memory_limit: Quantity | None = opt("Memory limit of the chief.")
+    evaluator_cpu: Quantity | None = opt("CPU request of the evaluator.")
+    evaluator_memory: Quantity | None = opt("Memory request of the evaluator.")
+    evaluator_cpu_limit: Quantity | None = opt("CPU limit of the evaluator.")
+    evaluator_memory_limit: Quantity | None = opt("Memory limit of the evaluator.")
+    worker_selector: dict[str, str] = opt_map("Node selector of the workers KEY=VALUE (repeatable).",
+                                              metavar="KEY=VALUE")
+    ps_selector: dict[str, str] = opt_map("Node selector of the PS KEY=VALUE (repeatable).", metavar="KEY=VALUE")
+    chief_selector: dict[str, str] = opt_map("Node selector of the chief KEY=VALUE (repeatable).",
+                                             metavar="KEY=VALUE")
+    evaluator_selector: dict[str, str] = opt_map("Node selector of the evaluator KEY=VALUE (repeatable).",
+                                                 metavar="KEY=VALUE")
+
+    @field_validator("worker_selector", "ps_selector", "chief_selector", "evaluator_selector", mode="before")
+    @classmethod
+    def _role_selector(cls, v: Any) -> Any:
+        return _kv_items(v, "KEY=VALUE")
+
+    @field_validator("worker_selector", "ps_selector", "chief_selector", "evaluator_selector")
+    @classmethod
+    def _role_labels(cls, v: dict[str, str]) -> dict[str, str]:
+        return _check_labels(v, "node selector")
 
     @property
     def standalone(self) -> bool:
         """As in Arena: one worker and no PS (and no explicit chief/evaluator) is a single Chief."""
-        return self.workers == 1 and self.ps_count == 0 and not self.use_chief and not self.use_evaluator
+        return self.workers == 1 and self.ps == 0 and not self.chief and not self.evaluator
+
+    def _role(self, role: str, replicas: int, gpus: int, image: str | None = None, port: int | None = None,
+              devices: bool = False) -> Replica:
+        get = lambda suffix: getattr(self, f"{role}_{suffix}")  # noqa: E731
+        return Replica(replicas=replicas, image=image, gpus=gpus, cpu=get("cpu"), memory=get("memory"),
+                       cpu_limit=get("cpu_limit"), memory_limit=get("memory_limit"),
+                       selector=dict(get("selector")), port=port, devices=devices)
 
     def replicas(self) -> dict[str, Replica]:
-        worker = self.worker.model_copy(update={"replicas": self.workers, "gpus": self.gpus})
+        worker = self._role("worker", self.workers, self.gpus, self.worker_image, self.worker_port, devices=True)
+        worker.cpu = self._one_of("cpu", self.cpu, "worker_cpu", self.worker_cpu)
+        worker.memory = self._one_of("memory", self.memory, "worker_memory", self.worker_memory)
         out: dict[str, Replica] = {}
         if self.standalone:
-            merged = self.chief.model_dump(exclude_unset=True, exclude={"replicas", "gpus"})
-            out["chief"] = worker.model_copy(update={**merged, "replicas": 1})
+            chief = self._role("chief", 1, self.gpus, self.worker_image, self.worker_port, devices=True)
+            for attr in ("cpu", "memory", "cpu_limit", "memory_limit"):
+                setattr(chief, attr, getattr(chief, attr) or getattr(worker, attr))
+            chief.selector = chief.selector or worker.selector
+            out["chief"] = chief
             return out
-        if self.use_chief:
-            out["chief"] = self.chief.model_copy(
-                update={"replicas": 1, "gpus": self.gpus, "image": self.chief.image or self.worker.image}
-            )
+        if self.chief:
+            out["chief"] = self._role("chief", 1, self.gpus, self.worker_image, devices=True)
         if self.workers:
             out["worker"] = worker
-        if self.ps_count:
-            out["ps"] = self.ps.model_copy(update={"replicas": self.ps_count, "gpus": self.ps_gpus})
-        if self.use_evaluator:
-            out["evaluator"] = self.evaluator.model_copy(
-                update={"replicas": 1, "gpus": self.gpus, "image": self.evaluator.image or self.worker.image}
-            )
+        if self.ps:
+            out["ps"] = self._role("ps", self.ps, self.ps_gpus, self.ps_image, self.ps_port)
+        if self.evaluator:
+            out["evaluator"] = self._role("evaluator", 1, self.gpus, self.worker_image, devices=True)
         return out
 
     @model_validator(mode="after")
@@ -516,12 +531,18 @@ class TFJobSpec(JobSpec):
 
 
 class PyTorchJobSpec(JobSpec):
-    kind: ClassVar[JobKind] = JobKind.pytorchjob
+    """A PyTorchJob: --workers counts the master, as in Arena (3 = Master 1 + Worker 2)."""
 
-    workers: Annotated[int, Field(ge=1, le=MAX_REPLICAS)] = 1
-    gpus: Annotated[int, Field(ge=0, le=MAX_GPUS)] = 0
-    worker: Replica = Field(default_factory=Replica)
-    nproc_per_node: str | None = None
+    kind: ClassVar[str] = "pytorchjob"
+
+    gpus: Gpus = opt("GPUs (nvidia.com/gpu) per pod.", 0)
+    workers: Annotated[int, Field(ge=1, le=MAX_REPLICAS)] = opt(
+        "Pods in all, the master included (3 = master + 2 workers).", 1)
+    cpu: Quantity | None = opt("CPU request per pod (e.g. 4, 500m).")
+    memory: Quantity | None = opt("Memory request per pod (e.g. 16Gi).")
+    cpu_limit: Quantity | None = opt("CPU limit per pod.")
+    memory_limit: Quantity | None = opt("Memory limit per pod.")
+    nproc_per_node: str | None = opt("Processes per pod: a number, auto, cpu or gpu.")
 
     @field_validator("nproc_per_node", mode="before")
     @classmethod
@@ -534,33 +555,59 @@ class PyTorchJobSpec(JobSpec):
         return text
 
     def replicas(self) -> dict[str, Replica]:
-        """``--workers`` counts the master, as in Arena: 3 = Master 1 + Worker 2."""
-        base = self.worker.model_copy(update={"gpus": self.gpus})
-        out = {"master": base.model_copy(update={"replicas": 1})}
+        def pod(n: int) -> Replica:
+            return Replica(replicas=n, gpus=self.gpus, cpu=self.cpu, memory=self.memory, cpu_limit=self.cpu_limit,
+                           memory_limit=self.memory_limit, devices=True)
+
+        out = {"master": pod(1)}
         if self.workers > 1:
-            out["worker"] = base.model_copy(update={"replicas": self.workers - 1})
+            out["worker"] = pod(self.workers - 1)
         return out
 
 
 class MPIJobSpec(JobSpec):
-    kind: ClassVar[JobKind] = JobKind.mpijob
+    """An MPIJob: --workers workers and one launcher that runs the command."""
 
-    workers: Annotated[int, Field(ge=1, le=MAX_REPLICAS)] = 1
-    gpus: Annotated[int, Field(ge=0, le=MAX_GPUS)] = 0
-    worker: Replica = Field(default_factory=Replica)
-    launcher: Replica = Field(default_factory=Replica)
-    slots_per_worker: Annotated[int, Field(ge=1, le=1024)] | None = None
-    mpi_api: Literal["auto", "v2beta1", "v1"] = "auto"
+    kind: ClassVar[str] = "mpijob"
+
+    gpus: Gpus = opt("GPUs (nvidia.com/gpu) per worker pod.", 0)
+    workers: Annotated[int, Field(ge=1, le=MAX_REPLICAS)] = opt("Worker replicas (plus one launcher).", 1)
+    cpu: Quantity | None = opt("CPU request per worker (e.g. 4, 500m).")
+    memory: Quantity | None = opt("Memory request per worker (e.g. 16Gi).")
+    cpu_limit: Quantity | None = opt("CPU limit per worker.")
+    memory_limit: Quantity | None = opt("Memory limit per worker.")
+    launcher_cpu: Quantity | None = opt("CPU request of the launcher.")
+    launcher_memory: Quantity | None = opt("Memory request of the launcher.")
+    slots_per_worker: Annotated[int, Field(ge=1, le=1024)] | None = opt("MPI slots per worker (default 1).")
+    mpi_api: MpiApi = opt("MPIJob API: auto (what the cluster serves; v2beta1 in --dry-run), v2beta1 "
+                          "(mpi-operator) or v1 (training operator).", MpiApi.auto)
 
     def replicas(self) -> dict[str, Replica]:
         return {
-            "launcher": self.launcher.model_copy(update={"replicas": 1, "gpus": 0}),
-            "worker": self.worker.model_copy(update={"replicas": self.workers, "gpus": self.gpus}),
+            "launcher": Replica(replicas=1, cpu=self.launcher_cpu, memory=self.launcher_memory),
+            "worker": Replica(replicas=self.workers, gpus=self.gpus, cpu=self.cpu, memory=self.memory,
+                              cpu_limit=self.cpu_limit, memory_limit=self.memory_limit, devices=True),
         }
 
 
-SPECS: dict[JobKind, type[JobSpec]] = {
-    JobKind.tfjob: TFJobSpec,
-    JobKind.pytorchjob: PyTorchJobSpec,
-    JobKind.mpijob: MPIJobSpec,
-}
+# ---- errors -----------------------------------------------------------------------------------------
+def spec_errors(exc: ValidationError) -> list[str]:
+    """A pydantic ValidationError as one message per problem, each naming its flag."""
+    lines = []
+    for e in exc.errors():
+        msg = str(e.get("msg", "")).removeprefix("Value error, ")
+        loc = tuple(e.get("loc", ()))
+        flag = flag_of_field(str(loc[0])) if loc else ""
+        etype = e.get("type", "")
+        if etype in ("int_parsing", "int_type"):
+            msg = f"{e.get('input')!r} is not a whole number"
+        elif etype == "extra_forbidden":
+            msg = f"unknown field {loc[-1]!r}" if loc else msg
+            flag = ""
+        elif etype in ("enum", "literal_error"):
+            msg = f"{e.get('input')!r}: {msg.lower()}"
+        if msg.startswith(f"{flag}") or msg.startswith("--"):
+            lines.append(msg)
+        else:
+            lines.append(f"{flag}: {msg}" if flag else msg)
+    return list(dict.fromkeys(lines))

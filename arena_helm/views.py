@@ -10,10 +10,10 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-JOB_CHARTS = {"tfjob": "TFJob", "pytorchjob": "PyTorchJob", "mpijob": "MPIJob"}
-TRAINER_OF_KIND = {"TFJob": "tfjob", "PyTorchJob": "pytorchjob", "MPIJob": "mpijob"}
-REPLICA_KEYS = ("tfReplicaSpecs", "pytorchReplicaSpecs", "mpiReplicaSpecs")
-CHIEF_TYPES = ("chief", "master", "launcher")
+from .kinds import BY_KIND, KINDS, REPLICA_KEYS
+
+JOB_CHARTS = {k.chart: k.kind for k in KINDS}  # chart name -> the kind it makes
+CHIEF_TYPES = tuple(dict.fromkeys(k.main_types[0] for k in KINDS))  # chief, master, launcher
 FINISHED_PODS = ("Succeeded", "Failed")
 JOB_NAME_LABEL = "training.kubeflow.org/job-name"
 REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
@@ -67,24 +67,16 @@ def container_gpus(containers: list[dict]) -> int:
 
 
 _CPU_SUFFIX = {"m": 0.001, "": 1.0}
-_MEM_SUFFIX = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
-               "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18, "m": 1e-3, "": 1.0}
-
-
 def parse_quantity(value: Any) -> float:
-    text = str(value).strip()
-    if not text:
+    """A quantity the API server accepted, as a float, parsed by the kubernetes client's own parser."""
+    from .k8s import parse_quantity as _parse
+
+    if value is None or str(value).strip() == "":
         return 0.0
-    for suffix in sorted(_MEM_SUFFIX, key=len, reverse=True):
-        if suffix and text.endswith(suffix):
-            try:
-                return float(text[: -len(suffix)]) * _MEM_SUFFIX[suffix]
-            except ValueError:
-                return 0.0
-    try:
-        return float(text)
-    except ValueError:
-        return 0.0
+    parsed = _parse(value)
+    if parsed is None:
+        raise ValueError(f"{value!r} is not a Kubernetes quantity")
+    return float(parsed)
 
 
 def container_requests(containers: list[dict], resource: str) -> float:
@@ -308,7 +300,8 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
     meta = (job or {}).get("metadata") or {}
     name = meta.get("name") or rinfo.get("name") or ""
     namespace = meta.get("namespace") or (release or {}).get("namespace", "")
-    trainer = TRAINER_OF_KIND.get((job or {}).get("kind") or kind or "", "unknown")
+    info = BY_KIND.get((job or {}).get("kind") or kind or "")
+    trainer = info.key if info else "unknown"
     instances = chief_first([instance_of(p, now) for p in pods], pods)
     created = parse_time(meta.get("creationTimestamp"))
     status_obj = (job or {}).get("status") or {}

@@ -17,6 +17,7 @@ from typer.core import TyperCommand, TyperGroup
 from typer.exceptions import Abort
 
 from ..errors import ArenaHelmError
+from ..kinds import KINDS
 from .common import STATE
 
 
@@ -67,11 +68,9 @@ class ArenaGroup(TyperGroup):
 
 def _print_stats() -> None:
     """With ARENA_HELM_STATS=1: how many helm processes and API requests this command made (stderr)."""
-    helm = sys.modules.get("arena_helm.helm")
-    kube = sys.modules.get("arena_helm.kube")
-    calls = helm.STATS["helm_calls"] if helm else 0
-    requests = kube.STATS["api_requests"] if kube else 0
-    typer.echo(f"stats: helm_calls={calls} api_requests={requests}", err=True)
+    from .. import stats
+
+    typer.echo(stats.line(), err=True)
 
 
 def new_app(**kwargs) -> typer.Typer:
@@ -162,6 +161,7 @@ class LazyGroup(ArenaGroup):
 
     entries: dict[str, Entry] = {}
     package = __name__
+    command_cls: type = FastCommand
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -181,7 +181,8 @@ class LazyGroup(ArenaGroup):
             obj = getattr(importlib.import_module(f"{self.package}.{module}"), attr)
             if not isinstance(obj, typer.Typer):
                 single = new_app()
-                single.command(cmd_name, hidden=hidden, cls=FastCommand, context_settings=settings or None)(obj)
+                single.command(cmd_name, hidden=hidden, cls=self.command_cls,
+                               context_settings=settings or None)(obj)
                 obj = single
             cmd = typer.main.get_command(obj)
             cmd.name = cmd_name
@@ -195,9 +196,9 @@ class LazyGroup(ArenaGroup):
             formatter.write_dl(rows)
 
 
-def lazy_app(entries: dict[str, Entry], **kwargs) -> typer.Typer:
-    """A Typer app whose sub-commands are built on first use."""
-    group = type("Lazy", (LazyGroup,), {"entries": entries})
+def lazy_app(entries: dict[str, Entry], command_cls: type | None = None, **kwargs) -> typer.Typer:
+    """A Typer app whose sub-commands are built on first use (single commands of class ``command_cls``)."""
+    group = type("Lazy", (LazyGroup,), {"entries": entries, "command_cls": command_cls or FastCommand})
     lazy = typer.Typer(
         cls=group,
         add_completion=False,
@@ -215,9 +216,11 @@ def _group_callback() -> None:
     pass
 
 
+_KIND_NAMES = ", ".join(k.kind for k in KINDS)
+
 # The commands: `arena-helm --help` needs just these names and lines.
 COMMANDS: dict[str, Entry] = {
-    "submit": ("submit", "app", "Submit a training job (TFJob, PyTorchJob or MPIJob) as a Helm release.", False, {}),
+    "submit": ("submit", "app", f"Submit a training job ({_KIND_NAMES}) as a Helm release.", False, {}),
     "list": ("jobs", "list_cmd", "List the training jobs (newest first).", False, {}),
     "ls": ("jobs", "list_cmd", "List the training jobs (newest first).", True, {}),
     "get": ("jobs", "get_cmd", "Show one job: status, instances, TensorBoard, and why it is pending.", False, {}),
@@ -244,13 +247,13 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
-    help="Submit and follow distributed training jobs (TFJob, PyTorchJob, MPIJob) on Kubernetes, as Helm charts.",
+    help=f"Submit and follow distributed training jobs ({_KIND_NAMES}) on Kubernetes, as Helm charts.",
 )
 
 
 @app.callback()
 def _root() -> None:
-    """Submit and follow distributed training jobs (TFJob, PyTorchJob, MPIJob) on Kubernetes, as Helm charts."""
+    """Submit and follow distributed training jobs on Kubernetes, as Helm charts."""
 
 
 def main() -> None:

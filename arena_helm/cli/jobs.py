@@ -8,12 +8,12 @@ from typing import Annotated
 
 import typer
 
+from ..kinds import names_hint
 from . import new_app
 from .common import Context, Debug, Globals, HelmBinary, Kubeconfig, Namespace, OutputFormat
 
 AllNamespaces = Annotated[bool, typer.Option("--all-namespaces", "-A", help="Jobs of every namespace.")]
-TypeO = Annotated[str | None, typer.Option("--type", "-T", help="tfjob, pytorchjob or mpijob (tf, pytorch, py, mpi).",
-                                          show_default=False)]
+TypeO = Annotated[str | None, typer.Option("--type", "-T", help=f"Job kind: {names_hint()}.", show_default=False)]
 
 
 class DetailFormat(str, enum.Enum):

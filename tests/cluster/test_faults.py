@@ -43,8 +43,8 @@ from typer.testing import CliRunner
 
 from arena_helm.charts import assemble_chart
 from arena_helm.cli import app
-from arena_helm.jobs import job_values
 from arena_helm.spec import TFJobSpec
+from arena_helm.submission import job_values
 
 pytestmark = pytest.mark.cluster
 runner = CliRunner()

@@ -1,10 +1,12 @@
-"""The Python API: spec -> values -> manifests or a release. The CLI only wraps these.
+"""Submitting a job, the Python API: spec -> values -> manifests or a release. The CLI only wraps these.
 
     from arena_helm import TFJobSpec, render, submit
     spec = TFJobSpec(name="mnist", image="tensorflow/tensorflow:2.15.0", workers=2, gpus=1,
                      command="python train.py")
     print(render(spec))                  # what --dry-run prints; no cluster
-    result = submit(spec)                # helm install, atomically
+    result = submit(spec)                # helm install, all or nothing
+
+Every failure is an :class:`~arena_helm.errors.ArenaHelmError` (a ``UsageError`` for bad input).
 """
 
 from __future__ import annotations
@@ -20,26 +22,27 @@ import yaml
 
 from .charts import assemble_chart
 from .errors import AlreadyExistsError, ArenaHelmError, ClusterError, NotFoundError, WaitTimeoutError
-from .helm import NAME_IN_USE, Helm
-from .kube import JOB_KINDS, Kube
-from .spec import JobKind, JobSpec
-from .values import CHART_OF, apply_overrides, build_values
+from .helm import NAME_IN_USE, NO_SOURCES, Helm, ValueSources
+from .kinds import BY_KEY, BY_KIND
+from .kube import Kube
+from .spec import JobSpec
+from .values import build_values
 from .views import job_phase
 
-KIND_NAME = {JobKind.tfjob: "TFJob", JobKind.pytorchjob: "PyTorchJob", JobKind.mpijob: "MPIJob"}
+
+def job_values(spec: JobSpec) -> dict[str, Any]:
+    """The chart values generated from the spec (the user's -f/--set* go to helm on top of them). Pure."""
+    return build_values(spec)
 
 
-def job_values(spec: JobSpec, values_files=(), set_values=()) -> dict[str, Any]:
-    """The chart values: generated from the spec, then -f files, then --set items. Pure."""
-    return apply_overrides(build_values(spec), values_files, set_values)
-
-
-def render(spec: JobSpec, helm: Helm | None = None, *, values: dict[str, Any] | None = None) -> str:
+def render(spec: JobSpec, helm: Helm | None = None, *, values: dict[str, Any] | None = None,
+           sources: ValueSources = NO_SOURCES) -> str:
     """The manifests the job would create (``helm template``): no cluster, no kubeconfig."""
     helm = helm or Helm()
     with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
-        chart = assemble_chart(CHART_OF[spec.kind], Path(tmp))
-        return helm.template(spec.name, chart, values if values is not None else job_values(spec), spec.namespace)
+        chart = assemble_chart(BY_KEY[spec.kind].chart, Path(tmp))
+        return helm.template(spec.name, chart, values if values is not None else job_values(spec), spec.namespace,
+                             sources)
 
 
 @dataclass
@@ -67,7 +70,8 @@ def pending_grace() -> float:
 
 
 def submit(spec: JobSpec, helm: Helm | None = None, kube: Kube | None = None, *,
-           values: dict[str, Any] | None = None, notify: Callable[[str], None] | None = None) -> SubmitResult:
+           values: dict[str, Any] | None = None, sources: ValueSources = NO_SOURCES,
+           notify: Callable[[str], None] | None = None) -> SubmitResult:
     """Install the job's release. All or nothing: on any failure the release is removed again.
 
     The happy path is one ``helm install`` (the API is not consulted first: helm itself refuses a name in
@@ -80,15 +84,17 @@ def submit(spec: JobSpec, helm: Helm | None = None, kube: Kube | None = None, *,
 
     helm = helm or Helm()
     kube = kube or Kube()
-    kind = KIND_NAME[spec.kind]
+    info = BY_KEY[spec.kind]
+    kind = info.kind
     if values is None:
         values = job_values(spec)
     token = uuid.uuid4().hex
     with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
-        chart = assemble_chart(CHART_OF[spec.kind], Path(tmp))
+        chart = assemble_chart(info.chart, Path(tmp))
         for attempt in (1, 2):
             try:
-                release = helm.install(spec.name, chart, values, spec.namespace, labels={SUBMIT_LABEL: token})
+                release = helm.install(spec.name, chart, values, spec.namespace, labels={SUBMIT_LABEL: token},
+                                       sources=sources)
                 break
             except AlreadyExistsError as exc:
                 if attempt == 1 and NAME_IN_USE.search(str(exc)) and _recover_pending(helm, kube, spec, notify):
@@ -101,7 +107,7 @@ def submit(spec: JobSpec, helm: Helm | None = None, kube: Kube | None = None, *,
         (doc.get("kind", ""), doc.get("apiVersion", ""), doc.get("metadata", {}).get("name", ""))
         for doc in yaml.safe_load_all(release.get("manifest", "")) if isinstance(doc, dict)
     ]
-    api_version = next((a for k, a, _ in objects if k == kind), "kubeflow.org/v1")
+    api_version = next((a for k, a, _ in objects if k == kind), info.api_versions()[0])
     return SubmitResult(spec.name, spec.namespace, kind, api_version, int(release.get("version", 1)), objects)
 
 
@@ -109,9 +115,9 @@ def _explain(exc: ArenaHelmError, kind: str) -> ArenaHelmError:
     """helm's "no matches for kind" means the job's CRD is missing: say which operator to install."""
     text = str(exc)
     if "no matches for kind" in text or "ensure CRDs are installed first" in text:
-        operator = JOB_KINDS[kind][2]
-        versions = " or ".join(f"kubeflow.org/{v}" for v in JOB_KINDS[kind][1])
-        return ClusterError(f"the cluster does not serve {kind} ({versions}): install {operator} first")
+        info = BY_KIND[kind]
+        versions = " or ".join(info.api_versions())
+        return ClusterError(f"the cluster does not serve {kind} ({versions}): install {info.operator} first")
     return exc
 
 
@@ -209,4 +215,4 @@ def wait_for(kube: Kube, result: SubmitResult, timeout: float, poll: float = 2.0
         time.sleep(poll)
 
 
-__all__ = ["JOB_KINDS", "SubmitResult", "job_phase", "job_values", "render", "submit", "wait_for"]
+__all__ = ["SubmitResult", "job_phase", "job_values", "render", "submit", "wait_for"]
