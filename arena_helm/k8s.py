@@ -42,13 +42,18 @@ def matches(rx: str, value: str) -> bool:
 
 
 # ---- checks (plain functions: the specs call some of them directly) ---------------------------------
-def check_dns_label(v: str, what: str = "name") -> str:
+def _w(what: str) -> str:
+    return f"{what} " if what else ""
+
+
+
+def check_dns_label(v: str, what: str = "") -> str:
     if not isinstance(v, str) or len(v) > 63 or not matches(DNS1123_LABEL_RX, v):
-        raise ValueError(f"{what} {v!r} must be a lowercase DNS label (a-z, 0-9, '-'; at most 63 characters)")
+        raise ValueError(f"{_w(what)}{v!r} must be a lowercase DNS label (a-z, 0-9, '-'; at most 63 characters)")
     return v
 
 
-def check_dns1035(v: str, what: str = "name") -> str:
+def check_dns1035(v: str, what: str = "") -> str:
     if not isinstance(v, str) or len(v) > 63 or not matches(DNS1035_LABEL_RX, v):
         raise ValueError(
             f"{what} {v!r} must start with a lowercase letter and hold only a-z, 0-9 and '-' (not ending in '-')"
@@ -56,16 +61,16 @@ def check_dns1035(v: str, what: str = "name") -> str:
     return v
 
 
-def check_subdomain(v: str, what: str = "name") -> str:
+def check_subdomain(v: str, what: str = "") -> str:
     if not isinstance(v, str) or len(v) > 253 or not matches(DNS1123_SUBDOMAIN_RX, v):
-        raise ValueError(f"{what} {v!r} must be a lowercase DNS subdomain (a-z, 0-9, '-', '.'; e.g. training-data)")
+        raise ValueError(f"{_w(what)}{v!r} must be a lowercase DNS subdomain (a-z, 0-9, '-', '.'; e.g. training-data)")
     return v
 
 
-def check_queue_name(v: str, what: str = "queue") -> str:
+def check_queue_name(v: str, what: str = "") -> str:
     """A Kueue LocalQueue name: an object name (DNS subdomain) that also fits a label value (63)."""
     if not isinstance(v, str) or len(v) > 63 or not matches(DNS1123_SUBDOMAIN_RX, v):
-        raise ValueError(f"{what} {v!r} must be a LocalQueue name: lowercase a-z, 0-9, '-', '.'; at most 63 characters")
+        raise ValueError(f"{_w(what)}{v!r} must be a LocalQueue name: lowercase a-z, 0-9, '-', '.'; at most 63 characters")
     return v
 
 
@@ -94,34 +99,34 @@ def check_label_value(v: str, what: str = "label value") -> str:
 def check_quantity(v: Any, what: str = "quantity") -> str:
     """``4``, ``0.5``, ``500m``, ``16Gi``, ``1e3``; a YAML number is taken as its text."""
     if isinstance(v, bool) or not isinstance(v, str | int | float):
-        raise ValueError(f"{what} {v!r} must be a quantity such as 2, 500m or 16Gi")
+        raise ValueError(f"{_w(what)}{v!r} must be a quantity such as 2, 500m or 16Gi")
     text = v if isinstance(v, str) else (str(int(v)) if float(v).is_integer() else repr(float(v)))
     if not matches(QUANTITY_RX, text):
         raise ValueError(f"{v!r} is not a valid {what} (e.g. 2, 0.5, 500m, 512Mi, 16Gi)")
     return text
 
 
-def check_abs_path(v: str, what: str = "path") -> str:
+def check_abs_path(v: str, what: str = "") -> str:
     if not isinstance(v, str) or not matches(ABS_PATH_RX, v):
-        raise ValueError(f"{what} {v!r} must be absolute (start with /) and hold no ':' or newline")
+        raise ValueError(f"{_w(what)}{v!r} must be absolute (start with /) and hold no ':' or newline")
     return v.rstrip("/") or "/"
 
 
 def check_env_name(v: str, what: str = "environment variable name") -> str:
     if not isinstance(v, str) or not matches(ENV_NAME_RX, v):
-        raise ValueError(f"{what} {v!r} must match [-._a-zA-Z][-._a-zA-Z0-9]*")
+        raise ValueError(f"{_w(what)}{v!r} must match [-._a-zA-Z][-._a-zA-Z0-9]*")
     return v
 
 
-def check_git_url(v: str, what: str = "repository") -> str:
+def check_git_url(v: str, what: str = "") -> str:
     if not isinstance(v, str) or not matches(GIT_URL_RX, v):
-        raise ValueError(f"{what} {v!r} is not a git URL (https://, ssh://, git@host:path, git:// or file://)")
+        raise ValueError(f"{_w(what)}{v!r} is not a git URL (https://, ssh://, git@host:path, git:// or file://)")
     return v
 
 
-def check_image(v: str, what: str = "image") -> str:
+def check_image(v: str, what: str = "") -> str:
     if not isinstance(v, str) or not matches(IMAGE_RX, v):
-        raise ValueError(f"{what} {v!r} must be an image reference without spaces (e.g. pytorch/pytorch:2.3.0)")
+        raise ValueError(f"{_w(what)}{v!r} must be an image reference without spaces (e.g. pytorch/pytorch:2.3.0)")
     return v
 
 

@@ -53,7 +53,7 @@ def tensorboard_url(svc: dict, node_ip: str | None) -> str:
             f"{port.get('port', 6006)}:{port.get('port', 6006)}  # then open http://localhost:{port.get('port', 6006)}")
 
 
-def _first_node_ip(kube: KubeReader) -> str | None:
+def first_node_ip(kube: KubeReader) -> str | None:
     try:
         nodes = kube.list_nodes()
     except ArenaHelmError:
@@ -68,7 +68,7 @@ def _first_node_ip(kube: KubeReader) -> str | None:
 def tensorboard_urls(kube: KubeReader, namespace: str | None) -> dict[tuple[str, str], str]:
     """(namespace, release) -> TensorBoard URL or port-forward command."""
     services = kube.list_services(namespace, TB_SELECTOR)
-    node_ip = _first_node_ip(kube) if any(
+    node_ip = first_node_ip(kube) if any(
         (s.get("spec") or {}).get("type") in ("NodePort", "LoadBalancer") for s in services) else None
     out = {}
     for svc in services:

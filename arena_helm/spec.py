@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from . import k8s
 from .enums import CleanPodPolicy, ImagePullPolicy, MpiApi, SuccessPolicy, SyncMode
@@ -91,7 +91,7 @@ def _split_kv(item: Any, what: str, example: str) -> tuple[str, str]:
     return key, value
 
 
-def _kv_items(v: Any, what: str) -> Any:
+def _kv_items(v: Any, what: str = "KEY=VALUE") -> Any:
     """``["a=b", ...]`` or a mapping -> a dict; a key given twice with two values is an error."""
     if isinstance(v, dict):
         return v
@@ -107,7 +107,9 @@ def _kv_items(v: Any, what: str) -> Any:
 def _check_labels(v: dict[str, str], what: str) -> dict[str, str]:
     for key, value in v.items():
         k8s.check_label_key(key, what)
-        k8s.check_label_value(value, f"{what} {key}=")
+        if len(value) > 63 or not k8s.matches(k8s.LABEL_VALUE_RX, value):
+            raise ValueError(f"{what} {key}={value!r}: a value must be at most 63 letters, digits, '-', '_', '.', "
+                             "starting and ending with a letter or digit")
     return v
 
 
@@ -292,13 +294,13 @@ class JobSpec(Strict):
 
     @field_validator("annotation", "label", "selector", mode="before")
     @classmethod
-    def _kv_list(cls, v: Any) -> Any:
-        return _kv_items(v, "KEY=VALUE")
+    def _kv_list(cls, v: Any, info: ValidationInfo) -> Any:
+        return _kv_items(v, {"annotation": "an annotation", "label": "a label"}.get(info.field_name, "a node selector"))
 
     @field_validator("label", "selector")
     @classmethod
-    def _label_like(cls, v: dict[str, str]) -> dict[str, str]:
-        return _check_labels(v, "label")
+    def _label_like(cls, v: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+        return _check_labels(v, "label" if info.field_name == "label" else "node selector")
 
     @field_validator("annotation")
     @classmethod
@@ -398,6 +400,11 @@ class JobSpec(Strict):
                 raise ValueError(f"{flag_of_field(name)} needs --tensorboard")
         if "logdir" in self.model_fields_set and not self.tensorboard:
             raise ValueError("--logdir needs --tensorboard")
+        if self.tensorboard and self.logdir_volume() is None:
+            raise ValueError(
+                f"--logdir {self.logdir} is not under a --data mount: TensorBoard reads the logs from a PVC, so "
+                "write them under a --data PVC:MOUNT path and point --logdir there"
+            )
         if self.image_entrypoint and self.command:
             raise ValueError("--image-entrypoint runs the image's own entrypoint: give no training command with it")
         return self
@@ -420,6 +427,13 @@ class JobSpec(Strict):
         if va is not None and vb is not None and va != vb:
             raise ValueError(f"{flag_of_field(a)} {va} and {flag_of_field(b)} {vb} say different things: give one")
         return vb if vb is not None else va
+
+    def logdir_volume(self) -> DataVolume | None:
+        """The ``--data`` volume whose mount holds ``--logdir`` (the deepest one), if any."""
+        for d in sorted(self.data, key=lambda d: len(d.mount_path), reverse=True):
+            if self.logdir == d.mount_path or self.logdir.startswith(d.mount_path.rstrip("/") + "/"):
+                return d
+        return None
 
     # -- layout --
     def replicas(self) -> dict[str, Replica]:
@@ -482,7 +496,7 @@ class TFJobSpec(JobSpec):
     @field_validator("worker_selector", "ps_selector", "chief_selector", "evaluator_selector", mode="before")
     @classmethod
     def _role_selector(cls, v: Any) -> Any:
-        return _kv_items(v, "KEY=VALUE")
+        return _kv_items(v, "a node selector")
 
     @field_validator("worker_selector", "ps_selector", "chief_selector", "evaluator_selector")
     @classmethod

@@ -8,8 +8,8 @@ from typing import Any
 
 from .charts import assemble_chart
 from .errors import AlreadyExistsError, ArenaHelmError, NotFoundError, UsageError
-from .reader import TB_SELECTOR, Cluster, _first_node_ip, tensorboard_url
-from .spec import DNS1035, DNS1123_SUBDOMAIN
+from .k8s import DNS1035_LABEL_RX, DNS1123_SUBDOMAIN_RX, matches
+from .reader import TB_SELECTOR, Cluster, first_node_ip, tensorboard_url
 
 MOUNT = "/logs"
 NAME_MAX = 63 - len("-tensorboard")  # the Service <name>-tensorboard is a DNS label
@@ -18,7 +18,7 @@ NAME_MAX = 63 - len("-tensorboard")  # the Service <name>-tensorboard is a DNS l
 def tensorboard_values(name: str, *, logdir: str | None, host_path: str | None, image: str | None,
                        service_type: str) -> dict[str, Any]:
     """Values of the tensorboard chart for ``tensorboard start``. Pure."""
-    if not DNS1035.match(name):
+    if not matches(DNS1035_LABEL_RX, name):
         raise UsageError(f"tensorboard name {name!r} must start with a lowercase letter and hold only a-z, 0-9, '-'")
     if len(name) > NAME_MAX:
         raise UsageError(f"tensorboard name {name!r} is too long: at most {NAME_MAX} characters "
@@ -30,7 +30,7 @@ def tensorboard_values(name: str, *, logdir: str | None, host_path: str | None, 
         claim, sep, path = logdir.partition(":")
         if not sep or not claim:
             raise UsageError(f"--logdir {logdir!r} is not PVC:PATH (e.g. training-logs:/mnist)")
-        if not DNS1123_SUBDOMAIN.match(claim):
+        if not matches(DNS1123_SUBDOMAIN_RX, claim):
             raise UsageError(f"--logdir: PVC name {claim!r} must be a lowercase DNS subdomain")
         sub = path.strip("/")
         values["pvc"] = {"claimName": claim, "mountPath": MOUNT}
@@ -72,7 +72,7 @@ def start_tensorboard(c: Cluster, namespace: str, name: str, values: dict[str, A
     svc = find_service(c, namespace, name)
     if svc is None:
         return f"(no service found for {name}-tensorboard)"
-    node_ip = _first_node_ip(c.kube) if svc["spec"].get("type") != "ClusterIP" else None
+    node_ip = first_node_ip(c.kube) if svc["spec"].get("type") != "ClusterIP" else None
     return tensorboard_url(svc, node_ip)
 
 
@@ -97,7 +97,7 @@ def find_service(c: Cluster, namespace: str, name: str) -> dict | None:
 def list_tensorboards(c: Cluster, namespace: str, all_namespaces: bool) -> list[dict[str, str]]:
     ns = None if all_namespaces else namespace
     services = c.kube.list_services(ns, TB_SELECTOR)
-    node_ip = _first_node_ip(c.kube) if any(s["spec"].get("type") != "ClusterIP" for s in services) else None
+    node_ip = first_node_ip(c.kube) if any(s["spec"].get("type") != "ClusterIP" for s in services) else None
     charts = {(r["namespace"], r["name"]): r for r in c.helm.list(namespace, all_namespaces)}
     rows = []
     for svc in sorted(services, key=lambda s: (s["metadata"]["namespace"], s["metadata"]["name"])):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import UsageError
 from .spec import JobSpec, MPIJobSpec, PyTorchJobSpec, Replica, TFJobSpec
 
 
@@ -108,21 +107,16 @@ def build_values(spec: JobSpec) -> dict[str, Any]:
 
 def tensorboard_values(spec: JobSpec) -> dict[str, Any]:
     """TensorBoard reads the job's log dir from the ``--data`` PVC whose mount holds it (read-only)."""
-    logdir = spec.logdir
-    for d in sorted(spec.data, key=lambda d: len(d.mount_path), reverse=True):
-        if logdir == d.mount_path or logdir.startswith(d.mount_path.rstrip("/") + "/"):
-            out: dict[str, Any] = {
-                "enabled": True,
-                "logDir": logdir,
-                "pvc": {"claimName": d.claim_name, "mountPath": d.mount_path},
-            }
-            if spec.tensorboard_image:
-                out["image"] = spec.tensorboard_image
-            return out
-    raise UsageError(
-        f"--logdir {logdir} is not under a --data mount: TensorBoard reads the logs from a PVC, so write "
-        "them under a --data PVC:MOUNT path and point --logdir there"
-    )
+    volume = spec.logdir_volume()
+    assert volume is not None  # the spec checks it
+    out: dict[str, Any] = {
+        "enabled": True,
+        "logDir": spec.logdir,
+        "pvc": {"claimName": volume.claim_name, "mountPath": volume.mount_path},
+    }
+    if spec.tensorboard_image:
+        out["image"] = spec.tensorboard_image
+    return out
 
 
 def _kind_values(spec: JobSpec) -> dict[str, Any]:

@@ -163,9 +163,7 @@ class LazyGroup(ArenaGroup):
     package = __name__
     command_cls: type = FastCommand
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._built: dict[str, object] = {}
+    _built: dict[str, object] = {}  # per subclass: the commands built so far (reused by later invocations)
 
     def list_commands(self, ctx):
         return list(self.entries)
@@ -198,7 +196,7 @@ class LazyGroup(ArenaGroup):
 
 def lazy_app(entries: dict[str, Entry], command_cls: type | None = None, **kwargs) -> typer.Typer:
     """A Typer app whose sub-commands are built on first use (single commands of class ``command_cls``)."""
-    group = type("Lazy", (LazyGroup,), {"entries": entries, "command_cls": command_cls or FastCommand})
+    group = type("Lazy", (LazyGroup,), {"entries": entries, "command_cls": command_cls or FastCommand, "_built": {}})
     lazy = typer.Typer(
         cls=group,
         add_completion=False,
@@ -238,6 +236,7 @@ COMMANDS: dict[str, Entry] = {
 
 class RootGroup(LazyGroup):
     entries = COMMANDS
+    _built: dict[str, object] = {}
 
 
 app = typer.Typer(

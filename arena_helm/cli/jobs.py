@@ -127,8 +127,8 @@ def logs_cmd(
     import datetime as dt
 
     from ..errors import NotFoundError, UsageError
+    from ..k8s import parse_duration
     from ..reader import find_job, kind_of_type
-    from ..spec import parse_duration
     from ..views import JOB_NAME_LABEL, chief_first, instance_of
 
     if tail is not None and tail < 0:
@@ -217,8 +217,8 @@ def prune_cmd(
     import datetime as dt
 
     from ..errors import UsageError
+    from ..k8s import parse_duration
     from ..reader import finished_before, list_jobs
-    from ..spec import parse_duration
 
     try:
         age = parse_duration(since)

@@ -77,7 +77,9 @@ def _cli_type(annotation: Any) -> tuple[type, bool]:
         rest = [a for a in args if a is not type(None)]
         annotation = rest[0] if len(rest) == 1 else str
     if typing.get_origin(annotation) is Annotated:
-        annotation = typing.get_args(annotation)[0]
+        annotation, *metadata = typing.get_args(annotation)
+        if annotation is int and any(type(m).__name__ == "BeforeValidator" for m in metadata):
+            return str, False  # an int the spec parses from text (a duration such as 10m)
     if typing.get_origin(annotation) in (list, dict):
         return str, True
     if annotation is bool:
@@ -218,6 +220,7 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
     spec = info.spec_class()(**fields)
     sources = ValueSources.of(run["values_file"] or (), run["set_value"] or (), run["set_string"] or (),
                               run["set_file"] or (), run["set_json"] or ())
+    sources.check_files()
 
     from ..submission import job_values, render, submit, wait_for
 

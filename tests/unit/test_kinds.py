@@ -1,0 +1,47 @@
+"""The kinds registry is the one source of per-kind facts: everything else is derived from it."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from arena_helm import kinds
+from arena_helm.charts import JOB_CHARTS, chart_source
+from arena_helm.cli import app
+from arena_helm.config import IMAGE_KEYS
+from arena_helm.errors import UsageError
+from arena_helm.reader import kind_of_type
+from arena_helm.views import JOB_CHARTS as CHART_KINDS
+
+
+def test_every_kind_has_its_chart_spec_and_names():
+    for info in kinds.KINDS:
+        assert (chart_source(info.chart) / "Chart.yaml").is_file()
+        assert info.spec_class().kind == info.key
+        for name in info.names:
+            assert kinds.lookup(name) is info
+            assert kinds.lookup(name.upper()) is info
+        assert info.api_versions()[0] == f"{info.group}/{info.versions[0]}"
+
+
+def test_derived_tables_follow_the_registry():
+    assert JOB_CHARTS == tuple(k.key for k in kinds.KINDS)
+    assert CHART_KINDS == {k.key: k.kind for k in kinds.KINDS}
+    assert {k.key for k in kinds.KINDS} <= IMAGE_KEYS
+    assert kinds.REPLICA_KEYS == ("tfReplicaSpecs", "pytorchReplicaSpecs", "mpiReplicaSpecs")
+    assert kind_of_type("py") == "PyTorchJob" and kind_of_type(None) is None
+
+
+def test_an_unknown_name_is_a_usage_error_listing_the_names():
+    with pytest.raises(UsageError, match=r"-T/--type 'caffe': use tfjob, pytorchjob, mpijob \(or tf, pytorch, py, mpi\)"):
+        kinds.lookup("caffe")
+
+
+def test_submit_offers_every_kind_and_alias():
+    out = CliRunner().invoke(app, ["submit", "--help"]).stdout
+    for info in kinds.KINDS:
+        assert f"  {info.key} " in out
+        for alias in info.aliases:
+            assert f"  {alias} " not in out  # aliases work but are not listed
+            res = CliRunner().invoke(app, ["submit", alias, "--help"])
+            assert res.exit_code == 0 and f"Submit a {info.summary}." in res.stdout

@@ -1,0 +1,93 @@
+"""The specs: every field is a flag, one way to say each thing, the project's errors naming the flag."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena_helm.errors import UsageError
+from arena_helm.kinds import KINDS
+from arena_helm.spec import MPIJobSpec, PyTorchJobSpec, TFJobSpec, flag_info
+
+
+def tf(**kw):
+    return TFJobSpec(name="mnist", image="tf:2", command="python train.py", **kw)
+
+
+def test_the_flag_forms_and_the_structured_forms_mean_the_same():
+    a = tf(env=["A=1", "B=x=y"], data=["d:/data"], data_dir=["/host:/c"], label=["k=v"], selector=["gpu=a100"],
+           toleration=["k=v:NoSchedule"], device=["amd.com/gpu=2"])
+    b = tf(env={"A": "1", "B": "x=y"}, data=[{"claim_name": "d", "mount_path": "/data"}],
+           data_dir=[{"path": "/host", "mount_path": "/c"}], label={"k": "v"}, selector={"gpu": "a100"},
+           toleration=[{"key": "k", "value": "v", "effect": "NoSchedule"}], device={"amd.com/gpu": 2})
+    assert a == b
+    assert a.env[1].value == "x=y"
+    assert a.toleration[0].to_values() == {"operator": "Equal", "key": "k", "value": "v", "effect": "NoSchedule"}
+
+
+def test_kubernetes_names_with_dots_are_accepted_where_kubernetes_accepts_them():
+    s = tf(data=["my.pvc:/data"], sync_source="https://example.com/a/b.git", sync_secret="git.creds",
+           service_account="a.b", priority="high.prio", queue="team.a")
+    assert (s.data[0].claim_name, s.sync_secret, s.service_account, s.queue) == ("my.pvc", "git.creds", "a.b", "team.a")
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"cpu": "1."}, "--cpu: '1.' is not a valid quantity"),
+    ({"cpu": "+2"}, "--cpu: '+2' is not a valid quantity"),
+    ({"memory": "1e-3"}, "--memory: '1e-3' is not a valid quantity"),
+    ({"queue": "Team_A"}, "--queue: 'Team_A' must be a LocalQueue name"),
+    ({"running_timeout": 0}, "--running-timeout: Input should be greater than or equal to 1"),
+    ({"running_timeout": "0s"}, "--running-timeout: Input should be greater than or equal to 1"),
+    ({"service_account": "A_b"}, "--service-account: 'A_b' must be a lowercase DNS subdomain"),
+    ({"cpu": "1", "worker_cpu": "2"}, "--cpu 1 and --worker-cpu 2 say different things: give one"),
+    ({"memory": "1Gi", "worker_memory": "2Gi"}, "--memory 1Gi and --worker-memory 2Gi say different things"),
+    ({"no_such_field": 1}, "unknown field 'no_such_field'"),
+    ({"workers": "x"}, "--workers: 'x' is not a whole number"),
+    ({"sync_branch": "dev"}, "--sync-branch needs --sync-source URL"),
+    ({"tensorboard_image": "tb:1"}, "--tensorboard-image needs --tensorboard"),
+    ({"image_entrypoint": True}, "--image-entrypoint runs the image's own entrypoint"),
+])
+def test_bad_fields_are_one_usage_error_naming_the_flag(fields, message):
+    with pytest.raises(UsageError) as err:
+        tf(**fields)
+    assert message in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_several_problems_are_one_line():
+    with pytest.raises(UsageError) as err:
+        TFJobSpec(name="x", image="i", cpu="1x", gpus=-1)
+    assert str(err.value) == ("--gpus: Input should be greater than or equal to 0; "
+                              "--cpu: '1x' is not a valid quantity (e.g. 2, 0.5, 500m, 512Mi, 16Gi)")
+
+
+def test_a_name_is_required_and_must_fit_the_pod_names():
+    with pytest.raises(UsageError, match="--name is required"):
+        TFJobSpec(image="i")
+    with pytest.raises(UsageError, match="at most 52 fit this mpijob"):
+        MPIJobSpec(name="a" * 53, image="i")
+
+
+def test_tf_layout_follows_arena():
+    assert list(tf().replicas()) == ["chief"]  # one worker, no PS: a single Chief
+    reps = tf(workers=2, ps=1, chief=True, evaluator=True, gpus=2, ps_gpus=1, worker_port=3333, ps_image="ps:1",
+              worker_selector=["a=b"], ps_cpu="2").replicas()
+    assert list(reps) == ["chief", "worker", "ps", "evaluator"]
+    assert (reps["worker"].replicas, reps["worker"].gpus, reps["worker"].port, reps["worker"].selector) == \
+        (2, 2, 3333, {"a": "b"})
+    assert (reps["ps"].image, reps["ps"].gpus, reps["ps"].cpu, reps["ps"].devices) == ("ps:1", 1, "2", False)
+    standalone = tf(cpu="4", worker_memory="8Gi", chief_cpu="6").replicas()["chief"]
+    assert (standalone.cpu, standalone.memory) == ("6", "8Gi")
+
+
+def test_pytorch_workers_count_the_master():
+    reps = PyTorchJobSpec(name="p", image="i", command="c", workers=3, gpus=1).replicas()
+    assert {k: r.replicas for k, r in reps.items()} == {"master": 1, "worker": 2}
+
+
+def test_every_spec_field_but_two_is_a_flag_with_help():
+    for info in KINDS:
+        for name, field in info.spec_class().model_fields.items():
+            meta = flag_info(field)
+            assert meta is not None, name
+            assert field.description, name
+            assert meta.get("cli", True) is (name not in ("namespace", "command")), name

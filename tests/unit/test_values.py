@@ -1,0 +1,47 @@
+"""Spec -> chart values: exact dicts (pure)."""
+
+from __future__ import annotations
+
+from arena_helm.spec import MPIJobSpec, PyTorchJobSpec, TFJobSpec
+from arena_helm.values import build_values
+
+BASE = {"imagePullPolicy": "IfNotPresent", "command": "python train.py", "shell": "sh",
+        "runPolicy": {"cleanPodPolicy": "Running"}}
+
+
+def test_tfjob_values():
+    spec = TFJobSpec(name="mnist", image="tf:2", command="python train.py", workers=2, ps=1, gpus=1,
+                     device=["amd.com/gpu=1"], cpu="2", worker_memory_limit="8Gi", retry=3, running_timeout="1h",
+                     data=["d:/data/"], tensorboard=True, logdir="/data/logs", queue="q")
+    assert build_values(spec) == {
+        **BASE, "image": "tf:2",
+        "data": [{"claimName": "d", "mountPath": "/data", "readOnly": False}],
+        "queue": "q",
+        "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 3, "activeDeadlineSeconds": 3600},
+        "tensorboard": {"enabled": True, "logDir": "/data/logs", "pvc": {"claimName": "d", "mountPath": "/data"}},
+        "chief": {"replicas": 0},
+        "worker": {"replicas": 2, "gpus": 1, "devices": {"amd.com/gpu": 1},
+                   "resources": {"requests": {"cpu": "2"}, "limits": {"memory": "8Gi"}}},
+        "ps": {"replicas": 1, "gpus": 0},
+        "evaluator": {"replicas": 0},
+    }
+
+
+def test_pytorchjob_and_mpijob_values():
+    py = PyTorchJobSpec(name="p", image="i", command="python train.py", workers=2, nproc_per_node="auto")
+    assert build_values(py) == {**BASE, "image": "i", "master": {"replicas": 1, "gpus": 0},
+                                "worker": {"replicas": 1, "gpus": 0}, "nprocPerNode": "auto"}
+    mpi = MPIJobSpec(name="m", image="i", command="python train.py", workers=2, gpus=2, launcher_cpu="1",
+                     slots_per_worker=2)
+    assert build_values(mpi) == {**BASE, "image": "i", "mpiApiVersion": "auto",
+                                 "launcher": {"replicas": 1, "gpus": 0, "resources": {"requests": {"cpu": "1"}}},
+                                 "worker": {"replicas": 2, "gpus": 2}, "slotsPerWorker": 2}
+
+
+def test_code_sync_lands_under_the_working_dir_as_in_arena():
+    spec = TFJobSpec(name="t", image="i", command="c", sync_source="https://example.com/a/b.git", sync_branch="dev",
+                     sync_secret="git.creds")
+    values = build_values(spec)
+    assert values["workingDir"] == "/root"
+    assert values["codeSync"] == {"enabled": True, "repo": "https://example.com/a/b.git", "ref": "dev",
+                                  "secretName": "git.creds", "root": "/root/code"}
