@@ -59,21 +59,28 @@ def flag_of_field(name: str, model: type[BaseModel] | None = None) -> str:
     return "--" + name.replace("_", "-")
 
 
+def _flag(short, hidden, metavar, values) -> dict[str, Any]:
+    return {"flag": {"short": list(short), "hidden": list(hidden), "metavar": metavar, "values": values}}
+
+
 def opt(description: str, default: Any = None, *short: str, hidden: tuple[str, ...] = (), metavar: str | None = None,
-        **constraints: Any) -> Any:
-    """A spec field that is also a flag: its help text, default and constraints."""
-    return Field(default, description=description, json_schema_extra={"flag": {
-        "short": list(short), "hidden": list(hidden), "metavar": metavar}}, **constraints)
+        values: str | None = None, **constraints: Any) -> Any:
+    """A spec field that is also a flag: its help text, default, short and hidden (Arena) spellings, and
+    ``values``: the dotted chart value it sets as it is (``runPolicy.backoffLimit``), when it maps to one."""
+    return Field(default, description=description, json_schema_extra=_flag(short, hidden, metavar, values),
+                 **constraints)
 
 
-def opt_list(description: str, *short: str, metavar: str | None = None, hidden: tuple[str, ...] = ()) -> Any:
-    return Field(default_factory=list, description=description, json_schema_extra={"flag": {
-        "short": list(short), "hidden": list(hidden), "metavar": metavar}})
+def opt_list(description: str, *short: str, metavar: str | None = None, hidden: tuple[str, ...] = (),
+             values: str | None = None) -> Any:
+    return Field(default_factory=list, description=description,
+                 json_schema_extra=_flag(short, hidden, metavar, values))
 
 
-def opt_map(description: str, *short: str, metavar: str | None = None, hidden: tuple[str, ...] = ()) -> Any:
-    return Field(default_factory=dict, description=description, json_schema_extra={"flag": {
-        "short": list(short), "hidden": list(hidden), "metavar": metavar}})
+def opt_map(description: str, *short: str, metavar: str | None = None, hidden: tuple[str, ...] = (),
+            values: str | None = None) -> Any:
+    return Field(default_factory=dict, description=description,
+                 json_schema_extra=_flag(short, hidden, metavar, values))
 
 
 def flag_info(info) -> dict[str, Any] | None:
@@ -212,42 +219,52 @@ class JobSpec(Strict):
     name: str = opt("Job name (also the release name). Required.")
     namespace: str = Field("default", description="Namespace of the job (-n/--namespace).",
                            json_schema_extra={"flag": {"cli": False}})
-    image: Image | None = opt("Container image of the job.")
+    image: Image | None = opt("Container image of the job.", values="image")
     command: str = Field("", description="The training command, run as [SHELL, -c, COMMAND] byte for byte.",
                          json_schema_extra={"flag": {"cli": False}})
     image_entrypoint: bool = opt("Run the image's own entrypoint: no training command.", False)
-    shell: str = opt("Shell that runs the command.", "sh")
+    shell: str = opt("Shell that runs the command.", "sh", values="shell")
     working_dir: AbsPath | None = opt("Working directory of the command.")
     env: list[EnvVar] = opt_list("Environment variable NAME=VALUE (repeatable).", "-e", metavar="NAME=VALUE")
     data: list[DataVolume] = opt_list("Mount a PVC: PVC:MOUNT_PATH (repeatable).", "-d", metavar="PVC:PATH")
     data_dir: list[HostPathVolume] = opt_list("Mount a host path: HOST[:CONTAINER] (repeatable).",
                                               metavar="HOST[:PATH]")
-    annotation: dict[str, str] = opt_map("Annotation KEY=VALUE of the pods (repeatable).", "-a", metavar="KEY=VALUE")
-    label: dict[str, str] = opt_map("Label KEY=VALUE of the job and pods (repeatable).", "-l", metavar="KEY=VALUE")
-    selector: dict[str, str] = opt_map("Node selector KEY=VALUE (repeatable).", metavar="KEY=VALUE")
+    annotation: dict[str, str] = opt_map("Annotation KEY=VALUE of the pods (repeatable).", "-a", metavar="KEY=VALUE",
+                                         values="annotations")
+    label: dict[str, str] = opt_map("Label KEY=VALUE of the job and pods (repeatable).", "-l", metavar="KEY=VALUE",
+                                    values="labels")
+    selector: dict[str, str] = opt_map("Node selector KEY=VALUE (repeatable).", metavar="KEY=VALUE",
+                                       values="nodeSelector")
     toleration: list[Toleration] = opt_list(
         "Tolerate a taint: KEY[=VALUE][:EFFECT][,OPERATOR], or all (repeatable).", metavar="TOLERATION")
-    priority: DNSSubdomain | None = opt("PriorityClass of the pods.", None, "-p")
-    image_pull_secret: list[DNSSubdomain] = opt_list("Image pull Secret name (repeatable).", metavar="SECRET")
-    image_pull_policy: ImagePullPolicy = opt("Image pull policy.", ImagePullPolicy.IfNotPresent)
-    service_account: DNSSubdomain | None = opt("ServiceAccount of the pods.")
-    retry: Annotated[int, Field(ge=0, le=1000)] | None = opt("Retries before the job is marked failed (backoffLimit).")
-    ttl_after_finished: Duration | None = opt("Delete the job's pods this long after it ends (30s, 10m, 1h).")
-    running_timeout: Annotated[Duration, Field(ge=1)] | None = opt("Fail the job if it runs longer than this (e.g. 2h).")
-    clean_task_policy: CleanPodPolicy = opt("Which pods to delete when the job ends.", CleanPodPolicy.Running)
-    share_memory: Quantity | None = opt("Size of a memory-backed /dev/shm (e.g. 2Gi).")
+    priority: DNSSubdomain | None = opt("PriorityClass of the pods.", None, "-p", values="priorityClassName")
+    image_pull_secret: list[DNSSubdomain] = opt_list("Image pull Secret name (repeatable).", metavar="SECRET",
+                                                     values="imagePullSecrets")
+    image_pull_policy: ImagePullPolicy = opt("Image pull policy.", ImagePullPolicy.IfNotPresent,
+                                             values="imagePullPolicy")
+    service_account: DNSSubdomain | None = opt("ServiceAccount of the pods.", values="serviceAccountName")
+    retry: Annotated[int, Field(ge=0, le=1000)] | None = opt("Retries before the job is marked failed (backoffLimit).",
+                                                             values="runPolicy.backoffLimit")
+    ttl_after_finished: Duration | None = opt("Delete the job's pods this long after it ends (30s, 10m, 1h).",
+                                              values="runPolicy.ttlSecondsAfterFinished")
+    running_timeout: Annotated[Duration, Field(ge=1)] | None = opt(
+        "Fail the job if it runs longer than this (e.g. 2h).", values="runPolicy.activeDeadlineSeconds")
+    clean_task_policy: CleanPodPolicy = opt("Which pods to delete when the job ends.", CleanPodPolicy.Running,
+                                            values="runPolicy.cleanPodPolicy")
+    share_memory: Quantity | None = opt("Size of a memory-backed /dev/shm (e.g. 2Gi).", values="shmSize")
     device: dict[str, Gpus] = opt_map("Other device resource VENDOR/RESOURCE=N per worker pod (repeatable).",
                                       metavar="RESOURCE=N")
     sync_mode: SyncMode | None = opt("Code sync mode (git; implied by --sync-source).")
     sync_source: GitURL | None = opt("Git repository URL to sync the code from.")
-    sync_branch: str | None = opt("Branch, tag or commit to sync.")
-    sync_image: Image | None = opt("git-sync image.")
-    sync_secret: DNSSubdomain | None = opt("Secret with username/password keys for the repository.")
+    sync_branch: str | None = opt("Branch, tag or commit to sync.", values="codeSync.ref")
+    sync_image: Image | None = opt("git-sync image.", values="codeSync.image")
+    sync_secret: DNSSubdomain | None = opt("Secret with username/password keys for the repository.",
+                                           values="codeSync.secretName")
     tensorboard: bool = opt("Start a TensorBoard with the job (removed with it).", False)
     tensorboard_image: Image | None = opt("TensorBoard image.")
     logdir: AbsPath = opt("Training log directory TensorBoard reads (under a --data mount).", "/training_logs")
-    queue: QueueName | None = opt("Kueue LocalQueue (label kueue.x-k8s.io/queue-name).")
-    scheduler: DNSSubdomain | None = opt("Scheduler name of the pods.")
+    queue: QueueName | None = opt("Kueue LocalQueue (label kueue.x-k8s.io/queue-name).", values="queue")
+    scheduler: DNSSubdomain | None = opt("Scheduler name of the pods.", values="schedulerName")
 
     # -- parsing of the command-line forms --
     @field_validator("env", mode="before")
@@ -468,7 +485,7 @@ class TFJobSpec(JobSpec):
     worker_port: Port | None = opt("Worker port (default 2222).")
     ps_port: Port | None = opt("PS port (default 2222).")
     ps_gpus: Gpus = opt("GPUs per PS pod.", 0)
-    success_policy: SuccessPolicy | None = opt("AllWorkers: succeed when all workers do.")
+    success_policy: SuccessPolicy | None = opt("AllWorkers: succeed when all workers do.", values="successPolicy")
     worker_cpu: Quantity | None = opt("CPU request per worker.")
     worker_memory: Quantity | None = opt("Memory request per worker.")
     worker_cpu_limit: Quantity | None = opt("CPU limit per worker.")
@@ -556,7 +573,7 @@ class PyTorchJobSpec(JobSpec):
     memory: Quantity | None = opt("Memory request per pod (e.g. 16Gi).")
     cpu_limit: Quantity | None = opt("CPU limit per pod.")
     memory_limit: Quantity | None = opt("Memory limit per pod.")
-    nproc_per_node: str | None = opt("Processes per pod: a number, auto, cpu or gpu.")
+    nproc_per_node: str | None = opt("Processes per pod: a number, auto, cpu or gpu.", values="nprocPerNode")
 
     @field_validator("nproc_per_node", mode="before")
     @classmethod
@@ -592,9 +609,10 @@ class MPIJobSpec(JobSpec):
     memory_limit: Quantity | None = opt("Memory limit per worker.")
     launcher_cpu: Quantity | None = opt("CPU request of the launcher.")
     launcher_memory: Quantity | None = opt("Memory request of the launcher.")
-    slots_per_worker: Annotated[int, Field(ge=1, le=1024)] | None = opt("MPI slots per worker (default 1).")
+    slots_per_worker: Annotated[int, Field(ge=1, le=1024)] | None = opt("MPI slots per worker (default 1).",
+                                                                        values="slotsPerWorker")
     mpi_api: MpiApi = opt("MPIJob API: auto (what the cluster serves; v2beta1 in --dry-run), v2beta1 "
-                          "(mpi-operator) or v1 (training operator).", MpiApi.auto)
+                          "(mpi-operator) or v1 (training operator).", MpiApi.auto, values="mpiApiVersion")
 
     def replicas(self) -> dict[str, Replica]:
         return {

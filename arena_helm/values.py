@@ -6,9 +6,10 @@ to helm after these generated values, so helm's own merge and type rules apply (
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
-from .spec import JobSpec, MPIJobSpec, PyTorchJobSpec, Replica, TFJobSpec
+from .spec import JobSpec, MPIJobSpec, PyTorchJobSpec, Replica, TFJobSpec, flag_info
 
 
 def _resources(r: Replica) -> dict[str, Any]:
@@ -38,24 +39,41 @@ def replica_values(r: Replica, spec: JobSpec) -> dict[str, Any]:
     return v
 
 
+def set_path(values: dict[str, Any], path: str, value: Any) -> None:
+    """``set_path(v, "runPolicy.backoffLimit", 3)``: the nested maps are made as needed."""
+    *parents, last = path.split(".")
+    node = values
+    for key in parents:
+        node = node.setdefault(key, {})
+    node[last] = value
+
+
+def declared_values(spec: JobSpec) -> dict[str, Any]:
+    """The fields that set one chart value as they are (``opt(..., values="path")`` on the field): every
+    one that is set (a switch when on, a list or map when not empty)."""
+    values: dict[str, Any] = {}
+    for name, field in type(spec).model_fields.items():
+        path = (flag_info(field) or {}).get("values")
+        value = getattr(spec, name)
+        if not path or value is None or value is False or (isinstance(value, list | dict) and not value):
+            continue
+        if isinstance(value, enum.Enum):
+            value = value.value
+        set_path(values, path, list(value) if isinstance(value, list) else dict(value) if isinstance(value, dict)
+                 else value)
+    return values
+
+
 def build_values(spec: JobSpec) -> dict[str, Any]:
     """The chart values for ``spec``: only what the spec sets; the chart's defaults do the rest."""
-    values: dict[str, Any] = {}
-    if spec.image:
-        values["image"] = spec.image
-    values["imagePullPolicy"] = spec.image_pull_policy.value
-    if spec.image_pull_secret:
-        values["imagePullSecrets"] = list(spec.image_pull_secret)
+    values = declared_values(spec)
     values["command"] = spec.command
-    values["shell"] = spec.shell
     if spec.working_dir:
         values["workingDir"] = spec.working_dir
     elif spec.sync_source:
         values["workingDir"] = "/root"  # Arena's working dir: synced code is at code/<repo name>
     if spec.env:
         values["env"] = [{"name": e.name, "value": e.value} for e in spec.env]
-    if spec.share_memory:
-        values["shmSize"] = spec.share_memory
     if spec.data:
         values["data"] = [
             {"claimName": d.claim_name, "mountPath": d.mount_path, "readOnly": d.read_only} for d in spec.data
@@ -65,40 +83,11 @@ def build_values(spec: JobSpec) -> dict[str, Any]:
             {"path": d.path, "mountPath": d.mount_path, "readOnly": d.read_only} for d in spec.data_dir
         ]
     if spec.sync_source:
-        sync: dict[str, Any] = {"enabled": True, "repo": spec.sync_source}
-        if spec.sync_branch:
-            sync["ref"] = spec.sync_branch
-        if spec.sync_image:
-            sync["image"] = spec.sync_image
-        if spec.sync_secret:
-            sync["secretName"] = spec.sync_secret
         # Arena's layout: the working dir (default /root) holds code/<repo name>.
-        sync["root"] = f"{(spec.working_dir or '/root').rstrip('/')}/code"
-        values["codeSync"] = sync
-    if spec.selector:
-        values["nodeSelector"] = dict(spec.selector)
+        values["codeSync"] = {"enabled": True, "repo": spec.sync_source, **values.get("codeSync", {}),
+                              "root": f"{(spec.working_dir or '/root').rstrip('/')}/code"}
     if spec.toleration:
         values["tolerations"] = [t.to_values() for t in spec.toleration]
-    if spec.priority:
-        values["priorityClassName"] = spec.priority
-    if spec.scheduler:
-        values["schedulerName"] = spec.scheduler
-    if spec.service_account:
-        values["serviceAccountName"] = spec.service_account
-    if spec.label:
-        values["labels"] = dict(spec.label)
-    if spec.annotation:
-        values["annotations"] = dict(spec.annotation)
-    if spec.queue:
-        values["queue"] = spec.queue
-    run_policy: dict[str, Any] = {"cleanPodPolicy": spec.clean_task_policy.value}
-    if spec.retry is not None:
-        run_policy["backoffLimit"] = spec.retry
-    if spec.ttl_after_finished is not None:
-        run_policy["ttlSecondsAfterFinished"] = spec.ttl_after_finished
-    if spec.running_timeout is not None:
-        run_policy["activeDeadlineSeconds"] = spec.running_timeout
-    values["runPolicy"] = run_policy
     if spec.tensorboard:
         values["tensorboard"] = tensorboard_values(spec)
     values.update(_kind_values(spec))
@@ -126,19 +115,10 @@ def _kind_values(spec: JobSpec) -> dict[str, Any]:
         return replica_values(reps[name], spec) if name in reps else {"replicas": 0}
 
     if isinstance(spec, TFJobSpec):
-        out: dict[str, Any] = {name: block(name) for name in ("chief", "worker", "ps", "evaluator")}
-        if spec.success_policy:
-            out["successPolicy"] = spec.success_policy.value
-        return out
+        return {name: block(name) for name in ("chief", "worker", "ps", "evaluator")}
     if isinstance(spec, PyTorchJobSpec):
-        out = {"master": block("master"), "worker": block("worker")}
-        if spec.nproc_per_node:
-            out["nprocPerNode"] = spec.nproc_per_node
-        return out
+        return {"master": block("master"), "worker": block("worker")}
     if isinstance(spec, MPIJobSpec):
-        # auto: the chart picks what the cluster serves at install (v2beta1 when rendered offline)
-        out = {"mpiApiVersion": spec.mpi_api.value, "launcher": block("launcher"), "worker": block("worker")}
-        if spec.slots_per_worker is not None:
-            out["slotsPerWorker"] = spec.slots_per_worker
-        return out
+        # mpiApiVersion auto: the chart picks what the cluster serves at install (v2beta1 rendered offline)
+        return {"launcher": block("launcher"), "worker": block("worker")}
     raise TypeError(f"unknown spec {type(spec).__name__}")
