@@ -265,6 +265,8 @@ class JobSpec(Strict):
     logdir: AbsPath = opt("Training log directory TensorBoard reads (under a --data mount).", "/training_logs")
     queue: QueueName | None = opt("Kueue LocalQueue (label kueue.x-k8s.io/queue-name).", values="queue")
     scheduler: DNSSubdomain | None = opt("Scheduler name of the pods.", values="schedulerName")
+    host_network: bool = opt("Run the pods in the node's network namespace.", False, hidden=("--hostNetwork",),
+                             values="hostNetwork")
 
     # -- parsing of the command-line forms --
     @field_validator("env", mode="before")

@@ -45,3 +45,20 @@ def test_code_sync_lands_under_the_working_dir_as_in_arena():
     assert values["workingDir"] == "/root"
     assert values["codeSync"] == {"enabled": True, "repo": "https://example.com/a/b.git", "ref": "dev",
                                   "secretName": "git.creds", "root": "/root/code"}
+
+
+def test_host_network_reaches_the_values_and_arenas_spelling_is_accepted(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from arena_helm.cli import app
+
+    assert build_values(TFJobSpec(name="t", image="i", command="c", host_network=True))["hostNetwork"] is True
+    assert "hostNetwork" not in build_values(TFJobSpec(name="t", image="i", command="c"))
+    monkeypatch.setenv("ARENA_HELM_CONFIG", str(tmp_path / "none.yaml"))
+    (tmp_path / "none.yaml").write_text("{}\n")
+    for flag in ("--host-network", "--hostNetwork"):
+        res = CliRunner().invoke(app, ["submit", "tf", "--name", "t", "--image", "i", flag, "--dry-run", "-o", "values",
+                                       "python", "train.py"])
+        assert res.exit_code == 0, res.output
+        assert "hostNetwork: true\n" in res.stdout
+    assert "--hostNetwork" not in CliRunner().invoke(app, ["submit", "tf", "--help"]).stdout
