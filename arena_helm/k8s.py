@@ -46,32 +46,30 @@ def _w(what: str) -> str:
     return f"{what} " if what else ""
 
 
+def _checker(rx: str, max_length: int | None, problem: str, default_what: str = ""):
+    """A check of one grammar: ``check(v, what)`` returns ``v`` or raises ``<what> 'v' <problem>``."""
 
-def check_dns_label(v: str, what: str = "") -> str:
-    if not isinstance(v, str) or len(v) > 63 or not matches(DNS1123_LABEL_RX, v):
-        raise ValueError(f"{_w(what)}{v!r} must be a lowercase DNS label (a-z, 0-9, '-'; at most 63 characters)")
-    return v
+    def check(v: Any, what: str = default_what) -> str:
+        if not isinstance(v, str) or (max_length is not None and len(v) > max_length) or not matches(rx, v):
+            raise ValueError(f"{_w(what)}{v!r} {problem}")
+        return v
 
-
-def check_dns1035(v: str, what: str = "") -> str:
-    if not isinstance(v, str) or len(v) > 63 or not matches(DNS1035_LABEL_RX, v):
-        raise ValueError(
-            f"{what} {v!r} must start with a lowercase letter and hold only a-z, 0-9 and '-' (not ending in '-')"
-        )
-    return v
+    return check
 
 
-def check_subdomain(v: str, what: str = "") -> str:
-    if not isinstance(v, str) or len(v) > 253 or not matches(DNS1123_SUBDOMAIN_RX, v):
-        raise ValueError(f"{_w(what)}{v!r} must be a lowercase DNS subdomain (a-z, 0-9, '-', '.'; e.g. training-data)")
-    return v
-
-
-def check_queue_name(v: str, what: str = "") -> str:
-    """A Kueue LocalQueue name: an object name (DNS subdomain) that also fits a label value (63)."""
-    if not isinstance(v, str) or len(v) > 63 or not matches(DNS1123_SUBDOMAIN_RX, v):
-        raise ValueError(f"{_w(what)}{v!r} must be a LocalQueue name: lowercase a-z, 0-9, '-', '.'; at most 63 characters")
-    return v
+check_dns_label = _checker(DNS1123_LABEL_RX, 63, "must be a lowercase DNS label (a-z, 0-9, '-'; at most 63 characters)")
+check_dns1035 = _checker(DNS1035_LABEL_RX, 63,
+                         "must start with a lowercase letter and hold only a-z, 0-9 and '-' (not ending in '-')")
+check_subdomain = _checker(DNS1123_SUBDOMAIN_RX, 253,
+                           "must be a lowercase DNS subdomain (a-z, 0-9, '-', '.'; e.g. training-data)")
+# a Kueue LocalQueue name: an object name (DNS subdomain) that also fits a label value (63)
+check_queue_name = _checker(DNS1123_SUBDOMAIN_RX, 63,
+                            "must be a LocalQueue name: lowercase a-z, 0-9, '-', '.'; at most 63 characters")
+check_label_value = _checker(LABEL_VALUE_RX, 63, "must be at most 63 letters, digits, '-', '_', '.', starting and "
+                             "ending with a letter or digit", "label value")
+check_env_name = _checker(ENV_NAME_RX, None, "must match [-._a-zA-Z][-._a-zA-Z0-9]*", "environment variable name")
+check_git_url = _checker(GIT_URL_RX, None, "is not a git URL (https://, ssh://, git@host:path, git:// or file://)")
+check_image = _checker(IMAGE_RX, None, "must be an image reference without spaces (e.g. pytorch/pytorch:2.3.0)")
 
 
 def check_label_key(v: str, what: str = "label") -> str:
@@ -84,14 +82,6 @@ def check_label_key(v: str, what: str = "label") -> str:
         raise ValueError(
             f"{what} key {v!r}: name must be 1-63 characters of letters, digits, '-', '_', '.', "
             "starting and ending with a letter or digit"
-        )
-    return v
-
-
-def check_label_value(v: str, what: str = "label value") -> str:
-    if not isinstance(v, str) or len(v) > 63 or not matches(LABEL_VALUE_RX, v):
-        raise ValueError(
-            f"{what} {v!r} must be at most 63 letters, digits, '-', '_', '.', starting and ending with a letter or digit"
         )
     return v
 
@@ -110,24 +100,6 @@ def check_abs_path(v: str, what: str = "") -> str:
     if not isinstance(v, str) or not matches(ABS_PATH_RX, v):
         raise ValueError(f"{_w(what)}{v!r} must be absolute (start with /) and hold no ':' or newline")
     return v.rstrip("/") or "/"
-
-
-def check_env_name(v: str, what: str = "environment variable name") -> str:
-    if not isinstance(v, str) or not matches(ENV_NAME_RX, v):
-        raise ValueError(f"{_w(what)}{v!r} must match [-._a-zA-Z][-._a-zA-Z0-9]*")
-    return v
-
-
-def check_git_url(v: str, what: str = "") -> str:
-    if not isinstance(v, str) or not matches(GIT_URL_RX, v):
-        raise ValueError(f"{_w(what)}{v!r} is not a git URL (https://, ssh://, git@host:path, git:// or file://)")
-    return v
-
-
-def check_image(v: str, what: str = "") -> str:
-    if not isinstance(v, str) or not matches(IMAGE_RX, v):
-        raise ValueError(f"{_w(what)}{v!r} must be an image reference without spaces (e.g. pytorch/pytorch:2.3.0)")
-    return v
 
 
 def parse_duration(value: Any) -> int:
