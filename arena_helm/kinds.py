@@ -29,7 +29,7 @@ class JobKindInfo:
     main_types:     replica types (lower case) whose first pod is the job's main instance (logs, attach)
     operator:       what to install when the cluster does not serve the kind
     spec:           ``module:Class`` of the spec (imported on first use)
-    summary:        one line for ``submit --help``
+    summary:        one line for ``submit --help``, with its article ("an MPIJob (...)")
     """
 
     key: str
@@ -68,20 +68,20 @@ KINDS: tuple[JobKindInfo, ...] = (
         key="tfjob", aliases=("tf",), kind="TFJob", group="kubeflow.org", versions=("v1",), plural="tfjobs",
         replica_key="tfReplicaSpecs", replica_types=("Chief", "Master", "Worker", "PS", "Evaluator"),
         main_types=("chief", "master", "worker"), operator=TRAINING_OPERATOR, spec="arena_helm.spec:TFJobSpec",
-        summary="TFJob (one worker and no PS runs as a single Chief)",
+        summary="a TFJob (one worker and no PS runs as a single Chief)",
     ),
     JobKindInfo(
         key="pytorchjob", aliases=("pytorch", "py"), kind="PyTorchJob", group="kubeflow.org", versions=("v1",),
         plural="pytorchjobs", replica_key="pytorchReplicaSpecs", replica_types=("Master", "Worker"),
         main_types=("master", "worker"), operator=TRAINING_OPERATOR, spec="arena_helm.spec:PyTorchJobSpec",
-        summary="PyTorchJob (Master + --workers - 1 Workers)",
+        summary="a PyTorchJob (Master + --workers - 1 Workers)",
     ),
     JobKindInfo(
         key="mpijob", aliases=("mpi",), kind="MPIJob", group="kubeflow.org", versions=("v2beta1", "v1"),
         plural="mpijobs", replica_key="mpiReplicaSpecs", replica_types=("Launcher", "Worker"),
         main_types=("launcher",),
         operator="the Kubeflow mpi-operator (v0.4+, kubeflow.org/v2beta1) or the training operator (kubeflow.org/v1)",
-        spec="arena_helm.spec:MPIJobSpec", summary="MPIJob (--workers workers and one launcher)",
+        spec="arena_helm.spec:MPIJobSpec", summary="an MPIJob (--workers workers and one launcher)",
     ),
 )
 

@@ -34,7 +34,7 @@ def Opt(*names: str, help: str, **kw) -> Any:  # noqa: A002,N802 - mirrors typer
 
 
 # ---- options that are not spec fields -------------------------------------------------------------
-Command = Annotated[list[str] | None, typer.Argument(help="The training command (joined with spaces).",
+Command = Annotated[list[str] | None, typer.Argument(help="The training command (joined with spaces).", metavar="COMMAND",
                                                      show_default=False)]
 RUN_OPTIONS: list[tuple[str, Any, Any]] = [
     ("values_file", Annotated[list[str] | None, Opt("--values", "-f", help="Chart values file, given to helm after "
@@ -271,7 +271,7 @@ def make_command(kind_key: str):
 
     submit_command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     submit_command.__annotations__ = {p.name: p.annotation for p in params}
-    submit_command.__doc__ = f"Submit a {info.summary}.\n\n{inspect.cleandoc(info.spec_class().__doc__ or '')}"
+    submit_command.__doc__ = f"Submit {info.summary}.\n\n{inspect.cleandoc(info.spec_class().__doc__ or '')}"
     submit_command.__name__ = info.key
     return submit_command
 
@@ -286,7 +286,7 @@ def __getattr__(name: str):
 # The submit commands, built on first use (each has ~80 options).
 app = lazy_app(
     {
-        name: ("submit", f"cmd_{info.key}", f"Submit a {info.summary}.", name != info.key, CMD_SETTINGS)
+        name: ("submit", f"cmd_{info.key}", f"Submit {info.summary}.", name != info.key, CMD_SETTINGS)
         for info in KINDS for name in info.names
     },
     help="Submit a training job (" + ", ".join(k.kind for k in KINDS) + ") as a Helm release.",

@@ -44,4 +44,4 @@ def test_submit_offers_every_kind_and_alias():
         for alias in info.aliases:
             assert f"  {alias} " not in out  # aliases work but are not listed
             res = CliRunner().invoke(app, ["submit", alias, "--help"])
-            assert res.exit_code == 0 and f"Submit a {info.summary}." in res.stdout
+            assert res.exit_code == 0 and f"Submit {info.summary}." in res.stdout
