@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: sets up what the tests need (virtualenv with the test extras, helm 3 and 4, the
-# kube-apiserver 1.20 build, Prometheus for the metrics tests), then runs the whole suite. Idempotent; a warm run skips the set-up.
+# kube-apiserver 1.20 build, Debian's Prometheus for the metrics tests), then runs the whole suite.
+# Idempotent; a warm run skips the set-up.
 #   scripts/test.sh [pytest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
