@@ -66,12 +66,15 @@ class ArenaGroup(TyperGroup):
 
 
 def _print_stats() -> None:
-    """With ARENA_HELM_STATS=1: how many helm processes and API requests this command made (stderr)."""
+    """With ARENA_HELM_STATS=1: how many helm processes, API requests (and Prometheus queries) this command
+    made (stderr)."""
     helm = sys.modules.get("arena_helm.helm")
     kube = sys.modules.get("arena_helm.kube")
     calls = helm.STATS["helm_calls"] if helm else 0
     requests = kube.STATS["api_requests"] if kube else 0
-    typer.echo(f"stats: helm_calls={calls} api_requests={requests}", err=True)
+    metrics = sys.modules.get("arena_helm.metrics")
+    queries = f" prometheus_queries={metrics.STATS['prometheus_queries']}" if metrics else ""
+    typer.echo(f"stats: helm_calls={calls} api_requests={requests}{queries}", err=True)
 
 
 def new_app(**kwargs) -> typer.Typer:
