@@ -230,9 +230,10 @@ class Collector:
         self._unavailable: str | None = None
 
     def prometheus(self) -> Prometheus | None:
-        if self._prom is None and self._unavailable is None:
+        """The Prometheus found before, else a new search (each --refresh round retries after a failure)."""
+        if self._prom is None:
             try:
-                self._prom = connect(self.kube, self.opts, self.namespace)
+                self._prom, self._unavailable = connect(self.kube, self.opts, self.namespace), None
             except PrometheusUnavailable as exc:
                 self._unavailable = str(exc)
         return self._prom
@@ -264,9 +265,9 @@ class Collector:
             reasons.append(str(exc))
             self._prom, self._unavailable = None, str(exc)
         if reasons:
-            what = "GPU utilisation and memory" if gpus else ""
-            if usage and m.pods is None:
-                what = f"{what} and CPU/memory usage" if what else "CPU/memory usage"
+            parts = (["GPU utilisation and memory"] if gpus and m.gpus is None else []) + (
+                ["CPU/memory usage"] if usage and m.pods is None else [])
+            what = " and ".join(parts)
             m.notes.append(f"note: {reasons[-1]}; {what} read N/A" if what else f"note: {reasons[-1]}")
         return m
 

@@ -330,3 +330,19 @@ def test_prometheus_error_answers_become_unavailable():
     p = Prometheus(kube=kube, service=parse_service("m/p", "--prometheus-service"))
     with pytest.raises(PrometheusUnavailable, match="refused the query: parse error"):
         p.query(GPU_QUERY)
+
+
+def test_a_failed_usage_query_keeps_the_gpus_and_the_next_round_tries_again():
+    kube = FakeKube([svc("mon", "prometheus-server", "kubernetes.io/name", "prometheus-server")],
+                    answers={GPU_QUERY: answer(dcgm("DCGM_FI_DEV_GPU_UTIL", "n", 0, 50, "p", "t")),
+                             CPU_QUERY: {"status": "error", "error": "query timed out"}})
+    c = Collector(kube, MetricsOptions(), "t")
+    m = c.collect()
+    assert len(m.gpus) == 1 and m.pods is None
+    assert m.notes == ["note: Prometheus at service mon/prometheus-server:9090 (through the API server's service "
+                       "proxy) refused the query: query timed out; CPU/memory usage read N/A"]
+    kube.answers[CPU_QUERY] = answer(({"namespace": "t", "pod": "p"}, "0.5"))
+    kube.calls.clear()
+    m = c.collect()
+    assert m.notes == [] and m.pods == {("t", "p"): Usage(0.5, None)}
+    assert sum(x.startswith("services") for x in kube.calls) == 2  # looked up again after the failure
