@@ -386,3 +386,47 @@ def _drain(fd):
         pass
     finally:
         os.close(fd)
+
+
+# ---- metrics.k8s.io ---------------------------------------------------------------------------------
+@pytest.fixture
+def metrics_api(cluster):
+    """metrics.k8s.io served by the API server (CRD stand-ins for metrics-server's PodMetrics/NodeMetrics)."""
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[1] / "data" / "metrics-api"
+    for f in ("pods.metrics.k8s.io.yaml", "nodes.metrics.k8s.io.yaml"):
+        cluster.create_crd(data / f)
+    try:
+        yield client.CustomObjectsApi(cluster.api_client())
+    finally:
+        for name in ("pods.metrics.k8s.io", "nodes.metrics.k8s.io"):
+            cluster.delete_crd(name)
+
+
+def test_usage_comes_from_metrics_k8s_io_where_served(jobs, metrics_api, prometheus, namespace):
+    ctx, m_node, l_node = jobs
+    ns, stamp = namespace, "2026-01-02T15:04:05Z"
+    for pod, cpu, mem in (("train-worker-0", "1200000000n", "4Gi"), ("train-worker-1", "300m", "1Gi"),
+                          ("old-chief-0", "2", "3Gi")):
+        metrics_api.create_namespaced_custom_object("metrics.k8s.io", "v1beta1", ns, "pods", {
+            "apiVersion": "metrics.k8s.io/v1beta1", "kind": "PodMetrics", "metadata": {"name": pod},
+            "timestamp": stamp, "window": "30s", "containers": [{"name": "tensorflow", "usage": {"cpu": cpu, "memory": mem}}]})
+    metrics_api.create_cluster_custom_object("metrics.k8s.io", "v1beta1", "nodes", {
+        "apiVersion": "metrics.k8s.io/v1beta1", "kind": "NodeMetrics", "metadata": {"name": m_node},
+        "timestamp": stamp, "window": "30s", "usage": {"cpu": "10", "memory": "50Gi"}})
+    try:
+        res = ok(ctx("top", "job", "--prometheus-url", prometheus.url))
+        assert res.stderr == ""
+        assert norm(res.stdout).splitlines()[1:3] == [  # GPUs from Prometheus, usage from metrics.k8s.io
+            f"train RUNNING TFJOB 4 4 44.5% 43008.0/327680.0(MiB) 8 1500m 16Gi 5Gi {m_node}",
+            f"old RUNNING TFJOB 1 1 42.0% 4096.0/16384.0(MiB) 0 2 0 3Gi {l_node}"]
+        res = ok(ctx("top", "node", m_node, l_node))  # no Prometheus at all: GPU N/A, usage still there
+        assert res.stderr.splitlines() == [
+            "note: no Prometheus found (no Service labelled as Arena looks for, no --prometheus-url or "
+            "--prometheus-service); GPU utilisation and memory read N/A"]
+        assert norm(res.stdout).splitlines()[1:3] == [  # l: the sum of its pods; m: its NodeMetrics
+            f"{l_node} 127.0.0.1 <none> Ready 1 1 N/A N/A 0/16 2 0/64Gi 3Gi",
+            f"{m_node} 127.0.0.1 gpu Ready 4 4 N/A N/A 8/64 10 16Gi/256Gi 50Gi"]
+    finally:
+        metrics_api.delete_cluster_custom_object("metrics.k8s.io", "v1beta1", "nodes", m_node)

@@ -346,3 +346,24 @@ def test_a_failed_usage_query_keeps_the_gpus_and_the_next_round_tries_again():
     m = c.collect()
     assert m.notes == [] and m.pods == {("t", "p"): Usage(0.5, None)}
     assert sum(x.startswith("services") for x in kube.calls) == 2  # looked up again after the failure
+
+
+def test_the_join_layer_is_pure_and_the_adapter_imports_no_client_library():
+    import ast
+    from pathlib import Path
+
+    pkg = Path(__file__).resolve().parents[2] / "arena_helm"
+
+    def imports(name):
+        tree = ast.parse((pkg / name).read_text())
+        out = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                out.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                out.add(node.module.split(".")[0])
+        return out
+
+    io = {"subprocess", "socket", "urllib", "urllib3", "kubernetes", "typer", "http", "requests"}
+    assert not imports("usage.py") & io
+    assert not imports("metrics.py") & {"kubernetes", "urllib3", "typer", "requests"}
