@@ -45,8 +45,9 @@ def norm(text: str) -> str:
     return "\n".join(re.sub(r" +", " ", line).strip() for line in text.splitlines())
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def prometheus(cluster):
+    """Started for this module only: nothing scrapes in the background of the other tests."""
     p = PrometheusServer()
     try:
         yield p

@@ -109,7 +109,11 @@ class ExporterSim:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.server = ThreadingHTTPServer((host, 0), Handler)
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request, client_address):  # a scrape cut short (Prometheus stopping)
+                pass
+
+        self.server = Server((host, 0), Handler)
         self.server.daemon_threads = True
         self.address = f"{host}:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
