@@ -10,6 +10,10 @@ Defaults file: ``$ARENA_HELM_CONFIG``, else ``~/.config/arena-helm/config.yaml``
       mpijob: mpioperator/mpi-pi:openmpi
       tensorboard: tensorflow/tensorflow:2.15.0
       sync: registry.k8s.io/git-sync/git-sync:v4.4.0
+    prometheus:                 # where get -g and top read metrics (default: found by label, as Arena)
+      url: http://prometheus.monitoring:9090          # queried directly, or
+      service: monitoring/prometheus-server:9090      # through the API server's service proxy
+      timeout: 10                                     # seconds per query
 
 Flags always win over it.
 """
@@ -27,7 +31,8 @@ from .errors import UsageError
 from .kinds import KINDS
 
 ENV_CONFIG = "ARENA_HELM_CONFIG"
-KNOWN_KEYS = {"namespace", "imagePullSecrets", "images"}
+KNOWN_KEYS = {"namespace", "imagePullSecrets", "images", "prometheus"}
+PROMETHEUS_KEYS = {"url", "service", "timeout"}
 IMAGE_KEYS = {k.key for k in KINDS} | {"tensorboard", "sync"}
 
 
@@ -36,6 +41,7 @@ class Defaults:
     namespace: str | None = None
     image_pull_secrets: list[str] = field(default_factory=list)
     images: dict[str, str] = field(default_factory=dict)
+    prometheus: dict[str, Any] = field(default_factory=dict)
 
 
 def defaults_path() -> Path:
@@ -75,7 +81,23 @@ def load_defaults(path: Path | None = None) -> Defaults:
     ns = data.get("namespace")
     if ns is not None and not isinstance(ns, str):
         raise UsageError(f"defaults file {p}: namespace must be a string")
-    return Defaults(namespace=ns, image_pull_secrets=secrets, images={k: str(v) for k, v in images.items()})
+    return Defaults(namespace=ns, image_pull_secrets=secrets, images={k: str(v) for k, v in images.items()},
+                    prometheus=_prometheus_defaults(p, data.get("prometheus")))
+
+
+def _prometheus_defaults(p: Path, value: Any) -> dict[str, Any]:
+    """The ``prometheus`` mapping: ``url`` and ``service`` strings, ``timeout`` seconds (> 0)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or set(value) - PROMETHEUS_KEYS:
+        raise UsageError(f"defaults file {p}: prometheus must map some of {', '.join(sorted(PROMETHEUS_KEYS))}")
+    for key in ("url", "service"):
+        if key in value and not isinstance(value[key], str):
+            raise UsageError(f"defaults file {p}: prometheus.{key} must be a string")
+    timeout = value.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
+        raise UsageError(f"defaults file {p}: prometheus.timeout must be a number of seconds above 0")
+    return dict(value)
 
 
 def _kubeconfig_files(kubeconfig: str | None) -> list[Path]:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .views import JobView, NodeView, fmt_cpu, fmt_mem
+
+if TYPE_CHECKING:
+    from .usage import Metrics
 
 
 def table(headers: list[str], rows: list[list[Any]]) -> str:
@@ -51,7 +54,7 @@ def jobs_table(views: list[JobView], *, all_namespaces: bool, wide: bool) -> str
     return table(headers, rows)
 
 
-def job_detail(v: JobView, *, pending: str, events: list[dict]) -> str:
+def job_detail(v: JobView, *, pending: str, events: list[dict], instances: str | None = None) -> str:
     rel = v.release
     lines = [
         f"Name:        {v.name}",
@@ -73,8 +76,11 @@ def job_detail(v: JobView, *, pending: str, events: list[dict]) -> str:
         lines.append(f"TensorBoard: {v.tensorboard}")
     lines.append("")
     rows = [[i.name, i.status, i.age, str(i.is_chief).lower(), str(i.gpus), i.node] for i in v.instances]
-    lines.append(table(["INSTANCE", "STATUS", "AGE", "IS_CHIEF", "GPU(Requested)", "NODE"], rows)
-                 if rows else "Instances:   none yet (the operator has not created the pods)")
+    if instances is not None:
+        lines.append(instances)
+    else:
+        lines.append(table(["INSTANCE", "STATUS", "AGE", "IS_CHIEF", "GPU(Requested)", "NODE"], rows)
+                     if rows else "Instances:   none yet (the operator has not created the pods)")
     if events:
         lines += ["", table(["LAST SEEN", "TYPE", "OBJECT", "REASON", "MESSAGE"], [
             [e.get("lastTimestamp") or e.get("eventTime") or "", e.get("type", ""),
@@ -88,15 +94,20 @@ def gpu_alloc_text(v: JobView) -> str:
     return "N/A allocated (finished)" if v.allocated_gpus is None else f"{v.allocated_gpus} allocated"
 
 
-def top_jobs_table(views: list[JobView], *, all_namespaces: bool) -> str:
-    headers = ["NAME", "STATUS", "TRAINER", "GPU(Requested)", "GPU(Allocated)", "CPU(Requested)",
-               "MEMORY(Requested)", "NODE"]
+def top_jobs_table(views: list[JobView], *, all_namespaces: bool, metrics: Metrics | None = None) -> str:
+    from .usage import NO_METRICS, job_metric_cells
+
+    m = metrics or NO_METRICS
+    headers = ["NAME", "STATUS", "TRAINER", "GPU(Requested)", "GPU(Allocated)", "GPU(Util)",
+               "GPU_MEMORY(Used/Total)", "CPU(Requested)", "CPU(Usage)", "MEMORY(Requested)", "MEMORY(Usage)",
+               "NODE"]
     if all_namespaces:
         headers = ["NAMESPACE", *headers]
     rows = []
     for v in sorted(views, key=lambda v: (-v.requested_gpus, v.name)):
-        row = [v.name, v.status, v.trainer.upper(), str(v.requested_gpus), gpu_alloc(v), fmt_cpu(v.requested_cpu),
-               fmt_mem(v.requested_memory), v.node]
+        util, gmem, cpu, mem = job_metric_cells(m, v)
+        row = [v.name, v.status, v.trainer.upper(), str(v.requested_gpus), gpu_alloc(v), util, gmem,
+               fmt_cpu(v.requested_cpu), cpu, fmt_mem(v.requested_memory), mem, v.node]
         rows.append([v.namespace, *row] if all_namespaces else row)
     running = [v for v in views if v.status in ("RUNNING", "PENDING")]
     alloc = sum(v.allocated_gpus or 0 for v in running)
@@ -104,25 +115,56 @@ def top_jobs_table(views: list[JobView], *, all_namespaces: bool) -> str:
     return table(headers, rows) + f"\n\nTotal Allocated/Requested GPUs of Training Jobs: {alloc}/{req}"
 
 
-def top_job_instances(v: JobView) -> str:
-    rows = [[i.name, i.status, i.replica_type or "N/A", str(i.is_chief).lower(), str(i.gpus), i.node, i.node_ip]
-            for i in v.instances]
-    return table(["INSTANCE", "STATUS", "TYPE", "IS_CHIEF", "GPU(Requested)", "NODE", "NODE_IP"], rows)
+def top_job_instances(v: JobView, metrics: Metrics | None = None) -> str:
+    """A row per instance and per GPU (the instance's cells on its first GPU row only), as Arena's
+    ``top job NAME``; CPU and memory usage per instance."""
+    from .usage import NO_METRICS, fmt_cpu_usage, fmt_mem_usage, instance_gpu_rows
+
+    m = metrics or NO_METRICS
+
+    def cells(i):
+        u = m.pod_usage(v.namespace, i.name)
+        return [i.name, i.status, i.replica_type or "N/A", str(i.is_chief).lower(), str(i.gpus), i.node, i.node_ip,
+                fmt_cpu_usage(u), fmt_mem_usage(u)]
+
+    rows = instance_gpu_rows(m, v, cells)
+    return table(["INSTANCE", "STATUS", "TYPE", "IS_CHIEF", "GPU(Requested)", "NODE", "NODE_IP", "CPU(Usage)",
+                  "MEMORY(Usage)", "GPU(DeviceIndex)", "GPU(DutyCycle)", "GPU_MEMORY(Used/Total)"], rows)
 
 
-def top_nodes_table(nodes: list[NodeView], *, details: bool) -> str:
+def job_gpus_detail(v: JobView, metrics: Metrics | None, *, pending: str, events: list[dict]) -> str:
+    """``get NAME -g``: the job's header, a row per instance and per GPU, and Arena's closing line
+    ``Allocated/Requested GPUs of Job: a/r``."""
+    from .usage import NO_METRICS, instance_gpu_rows
+
+    m = metrics or NO_METRICS
+    rows = instance_gpu_rows(m, v, lambda i: [i.name, i.status, str(i.gpus), i.node])
+    gpus = (table(["INSTANCE", "STATUS", "GPU(Requested)", "NODE", "GPU(DeviceIndex)", "GPU(DutyCycle)",
+                   "GPU_MEMORY(Used/Total)"], rows)
+            if rows else "Instances:   none yet (the operator has not created the pods)")
+    text = job_detail(v, pending=pending, events=events, instances=gpus)
+    return f"{text}\n\nAllocated/Requested GPUs of Job: {v.allocated_gpus or 0}/{v.requested_gpus}"
+
+
+def top_nodes_table(nodes: list[NodeView], *, details: bool, metrics: Metrics | None = None,
+                    pods_on: dict[str, list[tuple[str, str]]] | None = None) -> str:
+    from .usage import NO_METRICS, fmt_gpu_mem, fmt_util, node_metric_cells
+
+    m = metrics or NO_METRICS
     unhealthy = any(n.unhealthy_gpus for n in nodes)
     headers = ["NAME", "IPADDRESS", "ROLE", "STATUS", "GPU(Total)", "GPU(Allocated)"]
     if unhealthy:
         headers.append("UNHEALTHY")
-    headers += ["CPU(Requested/Allocatable)", "MEMORY(Requested/Allocatable)"]
+    headers += ["GPU(Util)", "GPU_MEMORY(Used/Total)", "CPU(Requested/Allocatable)", "CPU(Usage)",
+                "MEMORY(Requested/Allocatable)", "MEMORY(Usage)"]
     rows = []
     for n in nodes:
+        util, gmem, cpu, mem = node_metric_cells(m, n, (pods_on or {}).get(n.name, []))
         row = [n.name, n.ip, n.role, n.status, str(n.gpu_total), str(n.gpu_allocated)]
         if unhealthy:
             row.append(str(n.unhealthy_gpus))
-        row += [f"{fmt_cpu(n.cpu_requested)}/{fmt_cpu(n.cpu_allocatable)}",
-                f"{fmt_mem(n.mem_requested)}/{fmt_mem(n.mem_allocatable)}"]
+        row += [util, gmem, f"{fmt_cpu(n.cpu_requested)}/{fmt_cpu(n.cpu_allocatable)}", cpu,
+                f"{fmt_mem(n.mem_requested)}/{fmt_mem(n.mem_allocatable)}", mem]
         rows.append(row)
     out = table(headers, rows)
     if details:
@@ -133,6 +175,16 @@ def top_nodes_table(nodes: list[NodeView], *, details: bool) -> str:
                                                                   for p in n.gpu_pods])
             else:
                 out += " none"
+            gpus = m.node_gpus(n.name)
+            if gpus is None:  # no metrics: the block is left out (the note on stderr says why)
+                continue
+            out += f"\n\n{n.name} GPUs:"
+            if gpus:
+                out += "\n" + table(["GPU(DeviceIndex)", "GPU(DutyCycle)", "GPU_MEMORY(Used/Total)", "POD"], [
+                    [g.device, fmt_util(g.util), fmt_gpu_mem(g.mem_used, g.mem_total),
+                     f"{g.namespace}/{g.pod}" if g.pod else "N/A"] for g in gpus])
+            else:
+                out += " N/A (no GPU series for this node)"
     total = sum(n.gpu_total for n in nodes)
     alloc = sum(n.gpu_allocated for n in nodes)
     pct = (100.0 * alloc / total) if total else 0.0

@@ -193,6 +193,11 @@ def get_job(c: Cluster, namespace: str, name: str, kind: str | None = None, even
 
 # ---- top -----------------------------------------------------------------------------------------
 def top_nodes(c: Cluster, names: list[str] | None = None) -> list[NodeView]:
+    return top_nodes_and_pods(c, names)[0]
+
+
+def top_nodes_and_pods(c: Cluster, names: list[str] | None = None) -> tuple[list[NodeView], list[dict]]:
+    """The node views and the unfinished pods of the cluster (for joining usage with nodes)."""
     nodes = c.kube.list_nodes()
     if names:
         missing = sorted(set(names) - {n["metadata"]["name"] for n in nodes})
@@ -200,7 +205,7 @@ def top_nodes(c: Cluster, names: list[str] | None = None) -> list[NodeView]:
             raise NotFoundError(f"no node named {missing[0]}")
         nodes = [n for n in nodes if n["metadata"]["name"] in names]
     pods = c.kube.list_pods(None, selector="", field_selector="status.phase!=Succeeded,status.phase!=Failed")
-    return [node_view(n, pods) for n in sorted(nodes, key=lambda n: n["metadata"]["name"])]
+    return [node_view(n, pods) for n in sorted(nodes, key=lambda n: n["metadata"]["name"])], pods
 
 
 # ---- delete / prune ------------------------------------------------------------------------------

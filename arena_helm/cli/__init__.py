@@ -67,7 +67,8 @@ class ArenaGroup(TyperGroup):
 
 
 def _print_stats() -> None:
-    """With ARENA_HELM_STATS=1: how many helm processes and API requests this command made (stderr)."""
+    """With ARENA_HELM_STATS=1: how many helm processes, API requests and Prometheus queries this command
+    made (stderr)."""
     from .. import stats
 
     typer.echo(stats.line(), err=True)

@@ -37,6 +37,17 @@ def _complete_names(ctx: typer.Context, incomplete: str) -> list[str]:
         return []
 
 
+PrometheusUrl = Annotated[str | None, typer.Option(
+    "--prometheus-url", envvar="PROMETHEUS_ADDRESS", show_default=False,
+    help="Prometheus to read GPU/CPU metrics from, queried directly (default: the defaults file's "
+         "prometheus.url or .service, else a Prometheus Service found by label, as Arena does).")]
+PrometheusService = Annotated[str | None, typer.Option(
+    "--prometheus-service", metavar="[NAMESPACE/]NAME[:PORT]", show_default=False,
+    help="Prometheus Service reached through the API server's service proxy.")]
+Refresh = Annotated[float | None, typer.Option(
+    "--refresh", "-r", metavar="SECONDS", show_default=False,
+    help="Redraw every SECONDS until Ctrl-C (in place on a terminal, repeated blocks otherwise).")]
+
 JobName = Annotated[str, typer.Argument(help="Job name.", metavar="NAME", autocompletion=_complete_names,
                                         show_default=False)]
 
@@ -51,6 +62,63 @@ def cluster_for(g: Globals):
     ns = resolve_namespace(g.namespace, g.kubeconfig, g.context, load_defaults())
     helm = Helm(g.helm_binary, KubeTarget(g.kubeconfig, g.context))
     return ns, Cluster(helm, KubeReader(g.kubeconfig, g.context))
+
+
+def collector_for(c, namespace: str, url: str | None, service: str | None):
+    """The metrics collector of a view (Prometheus found lazily, kept across --refresh rounds)."""
+    from ..config import load_defaults
+    from ..metrics import Collector, MetricsOptions
+
+    return Collector(c.kube, MetricsOptions.resolve(url, service, load_defaults().prometheus), namespace)
+
+
+class Notes:
+    """Each distinct note goes to stderr once per invocation (not once per --refresh round)."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+
+    def show(self, metrics) -> None:
+        for note in metrics.notes:
+            if note not in self.seen:
+                self.seen.add(note)
+                typer.echo(note, err=True)
+
+
+def check_refresh(refresh: float | None) -> None:
+    from ..errors import UsageError
+
+    if refresh is not None and not refresh > 0:
+        raise UsageError(f"-r/--refresh {refresh:g}: give a number of seconds above 0, e.g. -r 2")
+
+
+def show_view(render, refresh: float | None) -> None:
+    """Print ``render()`` once, or every ``refresh`` seconds until Ctrl-C (then exit 0, no traceback).
+
+    On a terminal each round clears the screen and redraws in place (ANSI home + clear); otherwise the
+    rounds are printed one after the other, each followed by Arena's dashed line with the time.
+    """
+    if refresh is None:
+        typer.echo(render())
+        return
+    import datetime as dt
+    import time
+
+    out = sys.stdout
+    tty = out.isatty()
+    try:
+        while True:
+            text = render()
+            if tty:
+                out.write("\x1b[H\x1b[2J" + text + "\n")
+            else:
+                stamp = dt.datetime.now().strftime("%Y-%m-%d %H:%M:%S")
+                out.write(f"{text}\n{'-' * 43} {stamp} {'-' * 52}\n")
+            out.flush()
+            time.sleep(refresh)
+    except KeyboardInterrupt:
+        out.write("\n")
+        out.flush()
 
 
 def emit(data, fmt: str) -> None:
@@ -84,24 +152,39 @@ def get_cmd(
     name: JobName,
     type_: TypeO = None,
     events: Annotated[bool, typer.Option("--events", "-e", help="Show the events of the job and its pods.")] = False,
+    gpus: Annotated[bool, typer.Option("--gpus", "-g", help="GPU utilisation and memory of each instance's "
+                                       "GPUs (from Prometheus).")] = False,
     output: Annotated[DetailFormat, typer.Option("--output", "-o", help="table, json or yaml.")] = DetailFormat.table,
+    prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
     namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
     helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
-    """Show one job: status, instances, TensorBoard, and why it is pending."""
-    from ..output import job_detail
+    """Show one job: status, instances, TensorBoard, and why it is pending; -g: its GPUs' use."""
+    from ..output import job_detail, job_gpus_detail
     from ..reader import get_job, kind_of_type
 
     ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
+    coll = collector_for(c, ns, prometheus_url, prometheus_service) if gpus else None
     d = get_job(c, ns, name, kind_of_type(type_), events)
+    metrics = None
+    if coll is not None:
+        metrics = coll.collect(gpus=True, usage=False, namespace=ns)
+        Notes().show(metrics)
     if output is not DetailFormat.table:
         data = d.view.to_json()
+        if metrics is not None:
+            from ..usage import add_job_json
+
+            add_job_json(metrics, d.view, data)
         data["pendingReason"] = d.pending
         if events:
             data["events"] = [{"type": e.get("type"), "reason": e.get("reason"), "message": e.get("message"),
                                "object": (e.get("involvedObject") or {}).get("name"),
                                "lastTimestamp": e.get("lastTimestamp")} for e in d.events]
         emit(data, output.value)
+        return
+    if metrics is not None:
+        typer.echo(job_gpus_detail(d.view, metrics, pending=d.pending, events=d.events))
         return
     typer.echo(job_detail(d.view, pending=d.pending, events=d.events))
 
@@ -246,54 +329,83 @@ top_app = new_app(help="GPU (and CPU/memory) use of jobs and nodes.")
 
 @top_app.command("job")
 def top_job(
-    name: Annotated[str | None, typer.Argument(help="One job: a row per instance.", autocompletion=_complete_names,
-                                               show_default=False)] = None,
+    name: Annotated[str | None, typer.Argument(help="One job: a row per instance and per GPU.",
+                                               autocompletion=_complete_names, show_default=False)] = None,
     all_namespaces: AllNamespaces = False,
     type_: TypeO = None,
     output: Annotated[DetailFormat, typer.Option("--output", "-o", help="table, json or yaml.")] = DetailFormat.table,
+    refresh: Refresh = None,
+    prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
     namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
     helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
-    """Jobs by GPUs requested, with the cluster's allocated/requested total."""
+    """Jobs by GPUs requested, with GPU utilisation/memory and CPU/memory usage where metrics exist."""
     from ..output import top_job_instances, top_jobs_table
     from ..reader import get_job, kind_of_type, list_jobs
+    from ..usage import add_job_json
 
+    check_refresh(refresh)
+    kind = kind_of_type(type_)
     ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
-    if name:
-        d = get_job(c, ns, name, kind_of_type(type_))
+    coll = collector_for(c, ns, prometheus_url, prometheus_service)
+    notes = Notes()
+
+    def render() -> str:
+        from ..output import as_json, as_yaml
+
+        if name:
+            d = get_job(c, ns, name, kind)
+            m = coll.collect(namespace=ns)
+            notes.show(m)
+            if output is not DetailFormat.table:
+                data = add_job_json(m, d.view, d.view.to_json())
+                return as_json(data) if output is DetailFormat.json else as_yaml(data)
+            return top_job_instances(d.view, m)
+        views = list_jobs(c, ns, all_namespaces, kind)
+        m = coll.collect(namespace=None if all_namespaces else ns)
+        notes.show(m)
         if output is not DetailFormat.table:
-            emit(d.view.to_json(), output.value)
-        else:
-            typer.echo(top_job_instances(d.view))
-        return
-    views = list_jobs(c, ns, all_namespaces, kind_of_type(type_))
-    if output is not DetailFormat.table:
-        emit([v.to_json() for v in views], output.value)
-        return
-    typer.echo(top_jobs_table(views, all_namespaces=all_namespaces))
+            data = [add_job_json(m, v, v.to_json()) for v in views]
+            return as_json(data) if output is DetailFormat.json else as_yaml(data)
+        return top_jobs_table(views, all_namespaces=all_namespaces, metrics=m)
+
+    show_view(render, refresh)
 
 
 @top_app.command("node")
 def top_node(
     names: Annotated[list[str] | None, typer.Argument(help="Only these nodes.", show_default=False)] = None,
-    details: Annotated[bool, typer.Option("--details", "-d", help="List each node's GPU pods.")] = False,
+    details: Annotated[bool, typer.Option("--details", "-d", help="List each node's GPU pods and GPUs.")] = False,
     output: Annotated[DetailFormat, typer.Option("--output", "-o", help="table, json or yaml.")] = DetailFormat.table,
+    refresh: Refresh = None,
+    prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
     namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
     helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
-    """Nodes with their GPUs (total, allocated, unhealthy), CPU and memory."""
+    """Nodes with their GPUs (total, allocated, unhealthy, utilisation, memory), CPU and memory."""
     from ..errors import ForbiddenError
-    from ..output import top_nodes_table
-    from ..reader import top_nodes
+    from ..output import as_json, as_yaml, top_nodes_table
+    from ..reader import top_nodes_and_pods
+    from ..usage import add_node_json, node_pods
 
-    _, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
-    try:
-        nodes = top_nodes(c, names)
-    except ForbiddenError as exc:
-        raise ForbiddenError(f"top node needs permission to list nodes and pods cluster-wide ({exc})") from None
-    if output is not DetailFormat.table:
-        emit({"nodes": [n.to_json() for n in nodes],
-              "totalGPUs": sum(n.gpu_total for n in nodes),
-              "allocatedGPUs": sum(n.gpu_allocated for n in nodes)}, output.value)
-        return
-    typer.echo(top_nodes_table(nodes, details=details))
+    check_refresh(refresh)
+    ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
+    coll = collector_for(c, ns, prometheus_url, prometheus_service)
+    notes = Notes()
+
+    def render() -> str:
+        try:
+            nodes, pods = top_nodes_and_pods(c, names)
+        except ForbiddenError as exc:
+            raise ForbiddenError(f"top node needs permission to list nodes and pods cluster-wide ({exc})") from None
+        m = coll.collect(nodes=True)
+        notes.show(m)
+        pods_on = node_pods(pods)
+        if output is not DetailFormat.table:
+            data = {"nodes": [add_node_json(m, n, pods_on.get(n.name, []), n.to_json()) for n in nodes],
+                    "totalGPUs": sum(n.gpu_total for n in nodes),
+                    "allocatedGPUs": sum(n.gpu_allocated for n in nodes)}
+            return as_json(data) if output is DetailFormat.json else as_yaml(data)
+        return top_nodes_table(nodes, details=details, metrics=m, pods_on=pods_on)
+
+    show_view(render, refresh)

@@ -102,11 +102,12 @@ def test_list_and_get_follow_a_job_through_its_life(ctx, operator, kubelet, gpu_
     )
     top = ok(ctx("top", "job"))
     assert mask(top) == mask(
-        "NAME STATUS TRAINER GPU(Requested) GPU(Allocated) CPU(Requested) MEMORY(Requested) NODE\n"
-        f"train RUNNING TFJOB 2 2 0 0 {gpu_node}\n\n"
+        "NAME STATUS TRAINER GPU(Requested) GPU(Allocated) GPU(Util) GPU_MEMORY(Used/Total) CPU(Requested) "
+        "CPU(Usage) MEMORY(Requested) MEMORY(Usage) NODE\n"
+        f"train RUNNING TFJOB 2 2 N/A N/A 0 N/A 0 N/A {gpu_node}\n\n"
         "Total Allocated/Requested GPUs of Training Jobs: 2/2\n"
     )
-    assert max(len(line) for line in top.splitlines()) <= 120
+    assert max(len(line) for line in top.splitlines()) <= 170  # with the metric columns (N/A here)
 
     for pod in pods:
         kubelet.set_pod_state(ns, pod, "Succeeded")
@@ -271,12 +272,16 @@ def test_top_node_shows_gpus_cpu_memory_roles_and_unhealthy(ctx, kubelet, operat
         kubelet.run_pod(namespace, pods[0], "node-a")
         kubelet.run_pod(namespace, pods[1], "node-b")
         out = ok(ctx("top", "node"))
-        assert out == (
-            "NAME    IPADDRESS  ROLE           STATUS  GPU(Total)  GPU(Allocated)  UNHEALTHY  "
-            "CPU(Requested/Allocatable)  MEMORY(Requested/Allocatable)\n"
-            "node-a  127.0.0.1  gpu            Ready   8           3               1          4/64                        8Gi/256Gi\n"
-            "node-b  127.0.0.1  worker         Ready   4           3               0          4/32                        8Gi/128Gi\n"
-            "node-c  127.0.0.1  control-plane  Ready   0           0               0          0/16                        0/64Gi\n"
+        assert out == (  # no Prometheus in this test: the metric columns read N/A
+            "NAME    IPADDRESS  ROLE           STATUS  GPU(Total)  GPU(Allocated)  UNHEALTHY  GPU(Util)  "
+            "GPU_MEMORY(Used/Total)  CPU(Requested/Allocatable)  CPU(Usage)  MEMORY(Requested/Allocatable)  "
+            "MEMORY(Usage)\n"
+            "node-a  127.0.0.1  gpu            Ready   8           3               1          N/A        N/A                     "
+            "4/64                        N/A         8Gi/256Gi                      N/A\n"
+            "node-b  127.0.0.1  worker         Ready   4           3               0          N/A        N/A                     "
+            "4/32                        N/A         8Gi/128Gi                      N/A\n"
+            "node-c  127.0.0.1  control-plane  Ready   0           0               0          N/A        N/A                     "
+            "0/16                        N/A         0/64Gi                         N/A\n"
             "\n"
             "Allocated/Total GPUs In Cluster: 6/12 (50.0%)\n"
             "Unhealthy/Total GPUs In Cluster: 1/12\n"
@@ -289,7 +294,8 @@ def test_top_node_shows_gpus_cpu_memory_roles_and_unhealthy(ctx, kubelet, operat
         assert [n["unhealthyGPUs"] for n in data["nodes"]] == [1, 0, 0]
         inst = ok(ctx("top", "job", "big"))
         assert inst.splitlines()[0].split() == ["INSTANCE", "STATUS", "TYPE", "IS_CHIEF", "GPU(Requested)", "NODE",
-                                                "NODE_IP"]
+                                                "NODE_IP", "CPU(Usage)", "MEMORY(Usage)", "GPU(DeviceIndex)",
+                                                "GPU(DutyCycle)", "GPU_MEMORY(Used/Total)"]
         assert sorted(line.split()[5] for line in inst.splitlines()[1:]) == ["node-a", "node-b"]
     finally:
         for node in ("node-a", "node-b", "node-c"):

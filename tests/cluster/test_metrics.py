@@ -1,0 +1,433 @@
+"""GPU utilisation/memory and CPU/memory usage in get -g, top job and top node, from a REAL Prometheus
+(Debian's 2.42) scraping the exporter simulator of ``tests/support/promsim.py``, through the CLI in-process.
+
+Paths to Prometheus, each taken by at least one test:
+- ``--prometheus-url`` (direct HTTP);
+- the API server's service proxy, to a Service + Endpoints pointing at Prometheus' address in its own
+  network namespace (``promsim.Netns``; the 1.20 API server refuses loopback Endpoints), the Service named
+  by ``--prometheus-service``, by the defaults file, or found by Arena's label ``kubernetes.io/name=prometheus-server``.
+  Where network namespaces are not permitted these tests skip and say so.
+
+The metrics do not depend on the helm version: these tests use Helm 3 only.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from helmtools import HELM_VERSIONS, helm_path
+from kubernetes import client
+from promsim import Gpu, PodUsage, PrometheusServer
+from typer.testing import CliRunner
+
+from arena_helm.cli import app
+from arena_helm.metrics import CPU_QUERY, GPU_QUERY, MEM_QUERY
+
+pytestmark = pytest.mark.cluster
+runner = CliRunner()
+MIB = 2**20
+GIB = 2**30
+_monitoring = itertools.count()
+
+
+def norm(text: str) -> str:
+    return "\n".join(re.sub(r" +", " ", line).strip() for line in text.splitlines())
+
+
+@pytest.fixture(scope="module")
+def prometheus(cluster):
+    """Started for this module only: nothing scrapes in the background of the other tests."""
+    p = PrometheusServer()
+    try:
+        yield p
+    finally:
+        p.stop()
+
+
+@pytest.fixture
+def prom_service(prometheus, cluster):
+    """Prometheus as a cluster has it: a pod (its IP: Prometheus' address in its network namespace), a
+    Service labelled as Arena looks for it, and Endpoints naming the pod (the 1.20 service proxy only
+    proxies to an endpoint address whose targetRef is a pod with that IP)."""
+    if not prometheus.proxy_ok:
+        pytest.skip("network namespaces are not permitted here: the service-proxy path cannot be tested "
+                    "(the API server refuses loopback Endpoints)")
+    core = client.CoreV1Api(cluster.api_client())
+    ns = f"monitoring-{next(_monitoring)}-{os.getpid() % 10000}"
+    cluster.create_namespace(ns)
+    name, pod = "prometheus-server", "prometheus-server-0"
+    core.create_namespaced_pod(ns, {"metadata": {"name": pod, "labels": {"app": "prometheus"}},
+                                    "spec": {"containers": [{"name": "prometheus", "image": "prom/prometheus:v2.42.0"}]}})
+    core.patch_namespaced_pod_status(pod, ns, {"status": {"phase": "Running", "podIP": prometheus.ip,
+                                                          "podIPs": [{"ip": prometheus.ip}]}})
+    core.create_namespaced_service(ns, {
+        "metadata": {"name": name, "labels": {"kubernetes.io/name": "prometheus-server"}},
+        "spec": {"ports": [{"name": "web", "port": 9090, "targetPort": prometheus.port}]}})
+    core.create_namespaced_endpoints(ns, {
+        "metadata": {"name": name},
+        "subsets": [{"addresses": [{"ip": prometheus.ip, "targetRef": {"kind": "Pod", "name": pod, "namespace": ns}}],
+                     "ports": [{"name": "web", "port": prometheus.port}]}]})
+    yield f"{ns}/{name}:9090"
+    core.delete_namespaced_service(name, ns)  # its Endpoints go with it
+    core.delete_namespace(ns)
+
+
+class Ctx:
+    def __init__(self, cluster, namespace):
+        self.base = ["--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", str(helm_path(HELM_VERSIONS[0]))]
+        self.ns = namespace
+
+    def __call__(self, *args, env=None):
+        cmd = list(args)
+        if cmd[0] == "submit":
+            i = cmd.index("--")
+            cmd = cmd[:i] + self.base + ["-n", self.ns] + cmd[i:]
+        else:
+            cmd = cmd + self.base + ["-n", self.ns]
+        return runner.invoke(app, cmd, env={"PROMETHEUS_ADDRESS": None, "ARENA_HELM_CONFIG": None, **(env or {})})
+
+
+def ok(res):
+    assert res.exit_code == 0, res.output
+    return res
+
+
+@pytest.fixture
+def jobs(cluster, kubelet, operator, namespace, prometheus):
+    """Two running jobs on two GPU nodes, with the metrics the simulated exporters serve for them:
+
+    - ``train`` (TFJob, 2 workers x 2 GPUs, 4 CPUs and 8Gi each) on node ``m-NS`` (4 A100 80GB), DCGM series;
+    - ``old`` (TFJob, one chief with 1 GPU) on node ``l-NS`` (1 V100 16GB), Arena's gpu-exporter series.
+    """
+    ns = namespace
+    ctx = Ctx(cluster, ns)
+    m_node, l_node = f"m-{ns}", f"l-{ns}"
+    kubelet.add_node(m_node, gpus=4, cpu="64", memory="256Gi", labels={"node-role.kubernetes.io/gpu": ""})
+    kubelet.add_node(l_node, gpus=1, cpu="16", memory="64Gi")
+    try:
+        ok(ctx("submit", "tf", "--name", "train", "--image", "tf:2", "--workers", "2", "--gpus", "2", "--cpu", "4",
+               "--memory", "8Gi", "--", "python", "train.py"))
+        ok(ctx("submit", "tf", "--name", "old", "--image", "tf:2", "--gpus", "1", "--", "python", "old.py"))
+        train = operator.create_pods("TFJob", ns, "train")
+        (old,) = operator.create_pods("TFJob", ns, "old")
+        assert train == ["train-worker-0", "train-worker-1"] and old == "old-chief-0"
+        for pod in train:
+            kubelet.run_pod(ns, pod, m_node)
+        kubelet.run_pod(ns, old, l_node)
+        operator.set_condition("TFJob", ns, "train", "Running")
+        operator.set_condition("TFJob", ns, "old", "Running")
+        sim = prometheus.sim
+        total = 81920  # MiB, an A100 80GB
+        for dev, pod, util, used in ((0, "train-worker-0", 80, 30720), (1, "train-worker-0", 61, 10240),
+                                     (2, "train-worker-1", 25, 2048), (3, "train-worker-1", 12, 0)):
+            sim.set_gpu(Gpu(m_node, dev, util, used, total - used, ns, pod, "tensorflow"))
+        sim.set_gpu(Gpu(l_node, 0, 42, 4096, 16384 - 4096, ns, old, "tensorflow", legacy=True))
+        sim.set_pod(PodUsage(ns, "train-worker-0", 3.5, 6 * GIB, "tensorflow"))
+        sim.set_pod(PodUsage(ns, "train-worker-1", 0.25, 1536 * MIB, "tensorflow"))
+        sim.set_pod(PodUsage(ns, old, 1.0, 2 * GIB, "tensorflow"))
+        # wait until Prometheus has every sample (and two CPU samples for the rate)
+        by_pod = lambda m: (m.get("namespace"), m.get("pod"))  # noqa: E731
+        prometheus.wait_for(CPU_QUERY, {(ns, "train-worker-0"): 3.5, (ns, "train-worker-1"): 0.25, (ns, old): 1.0},
+                            by_pod)
+        prometheus.wait_for(MEM_QUERY, {(ns, "train-worker-0"): 6 * GIB, (ns, old): 2 * GIB}, by_pod)
+        prometheus.wait_for(GPU_QUERY, {("DCGM_FI_DEV_GPU_UTIL", m_node, "3"): 12,
+                                        ("nvidia_gpu_duty_cycle", l_node, "0"): 42},
+                            lambda m: (m["__name__"], m.get("Hostname") or m.get("node_name"),
+                                       m.get("gpu") or m.get("minor_number")))
+        yield ctx, m_node, l_node
+    finally:
+        core = client.CoreV1Api(cluster.api_client())
+        for node in (m_node, l_node):
+            core.delete_node(node)
+            kubelet.nodes.discard(node)
+
+
+def test_top_job_shows_gpu_utilisation_memory_and_usage_from_prometheus(jobs, prometheus, namespace):
+    ctx, m_node, l_node = jobs
+    res = ok(ctx("top", "job", "--prometheus-url", prometheus.url))
+    assert res.stderr == ""
+    assert norm(res.stdout) == norm(
+        "NAME STATUS TRAINER GPU(Requested) GPU(Allocated) GPU(Util) GPU_MEMORY(Used/Total) CPU(Requested) "
+        "CPU(Usage) MEMORY(Requested) MEMORY(Usage) NODE\n"
+        f"train RUNNING TFJOB 4 4 44.5% 43008.0/327680.0(MiB) 8 3750m 16Gi 7.5Gi {m_node}\n"
+        f"old RUNNING TFJOB 1 1 42.0% 4096.0/16384.0(MiB) 0 1 0 2Gi {l_node}\n"
+        "\n"
+        "Total Allocated/Requested GPUs of Training Jobs: 5/5\n")
+    data = json.loads(ok(ctx("top", "job", "-o", "json", "--prometheus-url", prometheus.url)).stdout)
+    train = next(j for j in data if j["name"] == "train")
+    assert (train["gpuDutyCycle"], train["usedGPUMemory"], train["totalGPUMemory"], train["usedCPU"],
+            train["usedMemory"]) == (44.5, 43008 * MIB, 4 * 81920 * MIB, "3750m", "7.5Gi")
+    w0 = next(i for i in train["instances"] if i["name"] == "train-worker-0")
+    assert w0["gpuMetrics"] == {"0": {"gpuDutyCycle": 80.0, "usedGPUMemory": 30720 * MIB,
+                                      "totalGPUMemory": 81920 * MIB},
+                                "1": {"gpuDutyCycle": 61.0, "usedGPUMemory": 10240 * MIB,
+                                      "totalGPUMemory": 81920 * MIB}}
+
+
+def test_top_job_name_has_a_row_per_instance_and_gpu_through_the_service_proxy(jobs, prom_service, namespace):
+    ctx, m_node, _ = jobs
+    res = ok(ctx("top", "job", "train"))  # the Service is found by Arena's label
+    assert res.stderr == ""
+    lines = res.stdout.splitlines()
+    assert lines[2].startswith(" ") and lines[4].startswith(" "), res.stdout  # continuation rows: blank cells
+    assert norm(res.stdout) == norm(
+        "INSTANCE STATUS TYPE IS_CHIEF GPU(Requested) NODE NODE_IP CPU(Usage) MEMORY(Usage) GPU(DeviceIndex) "
+        "GPU(DutyCycle) GPU_MEMORY(Used/Total)\n"
+        f"train-worker-0 Running worker true 2 {m_node} 127.0.0.1 3500m 6Gi 0 80.0% 30720.0/81920.0(MiB)\n"
+        "1 61.0% 10240.0/81920.0(MiB)\n"
+        f"train-worker-1 Running worker false 2 {m_node} 127.0.0.1 250m 1.5Gi 2 25.0% 2048.0/81920.0(MiB)\n"
+        "3 12.0% 0.0/81920.0(MiB)\n")
+
+
+def test_get_gpus_ends_with_allocated_requested(jobs, prom_service, namespace):
+    ctx, m_node, l_node = jobs
+    res = ok(ctx("get", "train", "-g", "--prometheus-service", prom_service))
+    assert res.stderr == ""
+    header, table = res.stdout.split("\n\n", 1)
+    assert "Name:        train\nStatus:      RUNNING" in header and "GPUs:        4 requested, 4 allocated" in header
+    assert norm(table) == norm(
+        "INSTANCE STATUS GPU(Requested) NODE GPU(DeviceIndex) GPU(DutyCycle) GPU_MEMORY(Used/Total)\n"
+        f"train-worker-0 Running 2 {m_node} 0 80.0% 30720.0/81920.0(MiB)\n"
+        "1 61.0% 10240.0/81920.0(MiB)\n"
+        f"train-worker-1 Running 2 {m_node} 2 25.0% 2048.0/81920.0(MiB)\n"
+        "3 12.0% 0.0/81920.0(MiB)\n"
+        "\n"
+        "Allocated/Requested GPUs of Job: 4/4\n")
+    legacy = ok(ctx("get", "old", "--gpus", "--prometheus-service", prom_service)).stdout
+    assert norm(legacy.split("\n\n", 1)[1]) == norm(
+        "INSTANCE STATUS GPU(Requested) NODE GPU(DeviceIndex) GPU(DutyCycle) GPU_MEMORY(Used/Total)\n"
+        f"old-chief-0 Running 1 {l_node} 0 42.0% 4096.0/16384.0(MiB)\n"
+        "\n"
+        "Allocated/Requested GPUs of Job: 1/1\n")
+
+
+def test_top_node_details_per_gpu_with_the_service_from_the_defaults_file(jobs, prom_service, namespace, tmp_path):
+    ctx, m_node, l_node = jobs
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(f"prometheus:\n  service: {prom_service}\n  timeout: 5\n")
+    res = ok(ctx("top", "node", m_node, l_node, "-d", env={"ARENA_HELM_CONFIG": str(cfg)}))
+    assert res.stderr == ""
+    ns = namespace
+    assert norm(res.stdout) == norm(
+        "NAME IPADDRESS ROLE STATUS GPU(Total) GPU(Allocated) GPU(Util) GPU_MEMORY(Used/Total) "
+        "CPU(Requested/Allocatable) CPU(Usage) MEMORY(Requested/Allocatable) MEMORY(Usage)\n"
+        f"{l_node} 127.0.0.1 <none> Ready 1 1 42.0% 4096.0/16384.0(MiB) 0/16 1 0/64Gi 2Gi\n"
+        f"{m_node} 127.0.0.1 gpu Ready 4 4 44.5% 43008.0/327680.0(MiB) 8/64 3750m 16Gi/256Gi 7.5Gi\n"
+        "\n"
+        f"{l_node} GPU pods:\n"
+        "NAMESPACE POD GPU\n"
+        f"{ns} old-chief-0 1\n"
+        "\n"
+        f"{l_node} GPUs:\n"
+        "GPU(DeviceIndex) GPU(DutyCycle) GPU_MEMORY(Used/Total) POD\n"
+        f"0 42.0% 4096.0/16384.0(MiB) {ns}/old-chief-0\n"
+        "\n"
+        f"{m_node} GPU pods:\n"
+        "NAMESPACE POD GPU\n"
+        f"{ns} train-worker-0 2\n"
+        f"{ns} train-worker-1 2\n"
+        "\n"
+        f"{m_node} GPUs:\n"
+        "GPU(DeviceIndex) GPU(DutyCycle) GPU_MEMORY(Used/Total) POD\n"
+        f"0 80.0% 30720.0/81920.0(MiB) {ns}/train-worker-0\n"
+        f"1 61.0% 10240.0/81920.0(MiB) {ns}/train-worker-0\n"
+        f"2 25.0% 2048.0/81920.0(MiB) {ns}/train-worker-1\n"
+        f"3 12.0% 0.0/81920.0(MiB) {ns}/train-worker-1\n"
+        "\n"
+        "Allocated/Total GPUs In Cluster: 5/5 (100.0%)\n")
+    data = json.loads(ok(ctx("top", "node", m_node, "-o", "json", env={"ARENA_HELM_CONFIG": str(cfg)})).stdout)
+    (node,) = data["nodes"]
+    assert (node["gpuDutyCycle"], node["usedCPU"], node["usedMemory"]) == (44.5, "3750m", "7.5Gi")
+    assert [(g["id"], g["gpuDutyCycle"], g["podNames"]) for g in node["gpuMetrics"]] == [
+        ("0", 80.0, [f"{ns}/train-worker-0"]), ("1", 61.0, [f"{ns}/train-worker-0"]),
+        ("2", 25.0, [f"{ns}/train-worker-1"]), ("3", 12.0, [f"{ns}/train-worker-1"])]
+
+
+def test_without_prometheus_the_columns_read_na_with_one_note(jobs, namespace):
+    ctx, m_node, l_node = jobs
+    res = ok(ctx("top", "job"))
+    assert res.stderr.splitlines() == [
+        "note: no Prometheus found (no Service labelled as Arena looks for, no --prometheus-url or "
+        "--prometheus-service); GPU utilisation and memory and CPU/memory usage read N/A"]
+    assert norm(res.stdout) == norm(
+        "NAME STATUS TRAINER GPU(Requested) GPU(Allocated) GPU(Util) GPU_MEMORY(Used/Total) CPU(Requested) "
+        "CPU(Usage) MEMORY(Requested) MEMORY(Usage) NODE\n"
+        f"train RUNNING TFJOB 4 4 N/A N/A 8 N/A 16Gi N/A {m_node}\n"
+        f"old RUNNING TFJOB 1 1 N/A N/A 0 N/A 0 N/A {l_node}\n"
+        "\n"
+        "Total Allocated/Requested GPUs of Training Jobs: 5/5\n")
+    res = ok(ctx("get", "train", "-g"))
+    assert len(res.stderr.splitlines()) == 1 and res.stderr.startswith("note: no Prometheus found")
+    assert norm(res.stdout.split("\n\n", 1)[1]) == norm(
+        "INSTANCE STATUS GPU(Requested) NODE GPU(DeviceIndex) GPU(DutyCycle) GPU_MEMORY(Used/Total)\n"
+        f"train-worker-0 Running 2 {m_node} N/A N/A N/A\n"
+        f"train-worker-1 Running 2 {m_node} N/A N/A N/A\n"
+        "\n"
+        "Allocated/Requested GPUs of Job: 4/4\n")
+    res = ok(ctx("top", "node", m_node, "-d"))
+    assert len(res.stderr.splitlines()) == 1
+    assert f"{m_node} GPUs:" not in res.stdout
+    assert norm(res.stdout).splitlines()[1] == (
+        f"{m_node} 127.0.0.1 gpu Ready 4 4 N/A N/A 8/64 N/A 16Gi/256Gi N/A")
+    # a Prometheus that does not listen: the same N/A, and the note says who did not answer
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}"
+    res = ok(ctx("top", "job", "--prometheus-url", dead))
+    (note,) = res.stderr.splitlines()
+    assert note.startswith(f"note: Prometheus at {dead} did not answer (") and note.endswith("read N/A"), note
+    assert norm(res.stdout).splitlines()[1] == f"train RUNNING TFJOB 4 4 N/A N/A 8 N/A 16Gi N/A {m_node}"
+
+
+def test_a_prometheus_that_hangs_times_out(jobs, tmp_path):
+    ctx, m_node, _ = jobs
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)  # accepts connections and never answers
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(f"prometheus:\n  url: http://127.0.0.1:{server.getsockname()[1]}\n  timeout: 0.5\n")
+    try:
+        started = time.monotonic()
+        res = ok(ctx("top", "job", env={"ARENA_HELM_CONFIG": str(cfg)}))
+        assert time.monotonic() - started < 8
+    finally:
+        server.close()
+    (note,) = res.stderr.splitlines()
+    assert "did not answer (timed out)" in note, note
+    assert norm(res.stdout).splitlines()[1] == f"train RUNNING TFJOB 4 4 N/A N/A 8 N/A 16Gi N/A {m_node}"
+
+
+@pytest.mark.parametrize("bad", [("--prometheus-url", "prometheus:9090"), ("--prometheus-service", "a/b/c"),
+                                 ("-r", "0")], ids=["url", "service", "refresh"])
+def test_bad_metrics_flags_are_usage_errors(jobs, bad):
+    ctx, _, _ = jobs
+    res = ctx("top", "job", *bad)
+    assert res.exit_code == 2 and res.stdout == ""
+    (line,) = res.stderr.splitlines()
+    assert line.startswith(f"error: {bad[0]}") or line.startswith("error: -r/--refresh"), line
+
+
+# ---- --refresh ---------------------------------------------------------------------------------------
+def _spawn(ctx, argv, **kw):
+    cmd = [sys.executable, "-m", "arena_helm", *argv, *ctx.base, "-n", ctx.ns]
+    env = {k: v for k, v in os.environ.items() if k not in ("PROMETHEUS_ADDRESS", "ARENA_HELM_CONFIG")}
+    return subprocess.Popen(cmd, env=env, **kw)
+
+
+def _read_until(fd, predicate, timeout=60.0) -> bytes:
+    buf = b""
+    deadline = time.monotonic() + timeout
+    while not predicate(buf):
+        left = deadline - time.monotonic()
+        assert left > 0, f"no such output in time: {buf[-2000:]!r}"
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            chunk = os.read(fd, 65536)
+            assert chunk, f"the command ended: {buf[-2000:]!r}"
+            buf += chunk
+    return buf
+
+
+def test_refresh_prints_repeated_blocks_and_ends_cleanly_on_ctrl_c(jobs, prometheus):
+    ctx, m_node, _ = jobs
+    proc = _spawn(ctx, ["top", "job", "-r", "0.2", "--prometheus-url", prometheus.url],
+                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out = _read_until(proc.stdout.fileno(), lambda b: b.count(b"\n----") >= 2)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert b"Traceback" not in err and err == b"", err
+    blocks = re.split(r"\n-{43} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d -{52}\n", (out + rest).decode())
+    assert len(blocks) >= 3
+    for block in blocks[:2]:
+        assert norm(block).splitlines()[1] == (
+            f"train RUNNING TFJOB 4 4 44.5% 43008.0/327680.0(MiB) 8 3750m 16Gi 7.5Gi {m_node}")
+    assert "\x1b[" not in (out + rest).decode()
+
+
+def test_refresh_redraws_in_place_on_a_terminal(jobs, prometheus):
+    import pty
+
+    ctx, m_node, l_node = jobs
+    master, slave = pty.openpty()
+    proc = _spawn(ctx, ["top", "node", m_node, "-r", "0.2", "--prometheus-url", prometheus.url],
+                  stdout=slave, stderr=subprocess.PIPE)
+    os.close(slave)
+    try:
+        out = _read_until(master, lambda b: b.count(b"\x1b[H\x1b[2J") >= 3 and b.endswith(b"\n"))
+    finally:
+        threading.Thread(target=lambda: _drain(master), daemon=True).start()
+        proc.send_signal(signal.SIGINT)
+        err = proc.communicate(timeout=30)[1]
+    assert proc.returncode == 0 and b"Traceback" not in err, err
+    frames = out.decode().replace("\r\n", "\n").split("\x1b[H\x1b[2J")[1:]
+    assert len(frames) >= 3 and "-----" not in out.decode()
+    assert norm(frames[1]).splitlines()[1] == (
+        f"{m_node} 127.0.0.1 gpu Ready 4 4 44.5% 43008.0/327680.0(MiB) 8/64 3750m 16Gi/256Gi 7.5Gi")
+
+
+def _drain(fd):
+    try:
+        while os.read(fd, 65536):
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# ---- metrics.k8s.io ---------------------------------------------------------------------------------
+@pytest.fixture
+def metrics_api(cluster):
+    """metrics.k8s.io served by the API server (CRD stand-ins for metrics-server's PodMetrics/NodeMetrics)."""
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[1] / "data" / "metrics-api"
+    for f in ("pods.metrics.k8s.io.yaml", "nodes.metrics.k8s.io.yaml"):
+        cluster.create_crd(data / f)
+    try:
+        yield client.CustomObjectsApi(cluster.api_client())
+    finally:
+        for name in ("pods.metrics.k8s.io", "nodes.metrics.k8s.io"):
+            cluster.delete_crd(name)
+
+
+def test_usage_comes_from_metrics_k8s_io_where_served(jobs, metrics_api, prometheus, namespace):
+    ctx, m_node, l_node = jobs
+    ns, stamp = namespace, "2026-01-02T15:04:05Z"
+    for pod, cpu, mem in (("train-worker-0", "1200000000n", "4Gi"), ("train-worker-1", "300m", "1Gi"),
+                          ("old-chief-0", "2", "3Gi")):
+        metrics_api.create_namespaced_custom_object("metrics.k8s.io", "v1beta1", ns, "pods", {
+            "apiVersion": "metrics.k8s.io/v1beta1", "kind": "PodMetrics", "metadata": {"name": pod},
+            "timestamp": stamp, "window": "30s", "containers": [{"name": "tensorflow", "usage": {"cpu": cpu, "memory": mem}}]})
+    metrics_api.create_cluster_custom_object("metrics.k8s.io", "v1beta1", "nodes", {
+        "apiVersion": "metrics.k8s.io/v1beta1", "kind": "NodeMetrics", "metadata": {"name": m_node},
+        "timestamp": stamp, "window": "30s", "usage": {"cpu": "10", "memory": "50Gi"}})
+    try:
+        res = ok(ctx("top", "job", "--prometheus-url", prometheus.url))
+        assert res.stderr == ""
+        assert norm(res.stdout).splitlines()[1:3] == [  # GPUs from Prometheus, usage from metrics.k8s.io
+            f"train RUNNING TFJOB 4 4 44.5% 43008.0/327680.0(MiB) 8 1500m 16Gi 5Gi {m_node}",
+            f"old RUNNING TFJOB 1 1 42.0% 4096.0/16384.0(MiB) 0 2 0 3Gi {l_node}"]
+        res = ok(ctx("top", "node", m_node, l_node))  # no Prometheus at all: GPU N/A, usage still there
+        assert res.stderr.splitlines() == [
+            "note: no Prometheus found (no Service labelled as Arena looks for, no --prometheus-url or "
+            "--prometheus-service); GPU utilisation and memory read N/A"]
+        assert norm(res.stdout).splitlines()[1:3] == [  # l: the sum of its pods; m: its NodeMetrics
+            f"{l_node} 127.0.0.1 <none> Ready 1 1 N/A N/A 0/16 2 0/64Gi 3Gi",
+            f"{m_node} 127.0.0.1 gpu Ready 4 4 N/A N/A 8/64 10 16Gi/256Gi 50Gi"]
+    finally:
+        metrics_api.delete_cluster_custom_object("metrics.k8s.io", "v1beta1", "nodes", m_node)

@@ -1,0 +1,327 @@
+"""A real Prometheus (Debian's 2.42, ``scripts/install-prometheus.sh``) scraping an exporter simulator.
+
+The simulator is a small HTTP server that serves, in Prometheus' text exposition format, what the test
+sets for the simulated pods and nodes:
+
+- ``/dcgm``: NVIDIA dcgm-exporter's series (``DCGM_FI_DEV_GPU_UTIL``, ``DCGM_FI_DEV_FB_USED``,
+  ``DCGM_FI_DEV_FB_FREE`` in MiB; labels ``gpu``, ``UUID``, ``device``, ``modelName``, ``Hostname``,
+  ``container``, ``namespace``, ``pod``), as dcgm-exporter 3.x prints them
+  (NVIDIA/dcgm-exporter ``etc/default-counters.csv``, ``pkg/dcgmexporter``). The scrape job carries target
+  labels ``namespace``/``pod`` of the exporter itself, as a ServiceMonitor scrape does, so Prometheus
+  renames the series' own to ``exported_namespace``/``exported_pod``;
+- ``/gpu-exporter``: Arena's older names (``nvidia_gpu_duty_cycle``, ``nvidia_gpu_memory_used_bytes``,
+  ``nvidia_gpu_memory_total_bytes``; labels ``minor_number``, ``uuid``, ``node_name``, ``namespace_name``,
+  ``pod_name``, ``container_name``), as kubeflow/arena's gpu-exporter did;
+- ``/cadvisor``: the kubelet's cAdvisor series ``container_cpu_usage_seconds_total`` (a counter growing at
+  the rate the test sets, each sample with its own timestamp so that the rate is exact) and
+  ``container_memory_working_set_bytes`` (labels ``namespace``, ``pod``, ``container``, ``image``, ``id``),
+  plus the pause container (``container="POD"``) and pod-level cgroup (``container=""``, ``image=""``)
+  series that queries must leave out.
+
+Network: where the machine allows it (root, ``ip netns``), Prometheus runs in a network namespace of its
+own with a veth link to the host (a private /30), listening on 0.0.0.0 inside that namespace only. Its
+address on the link is not loopback, so a Service + Endpoints can point at it and the API server's
+service proxy reaches it (the 1.20 API server refuses Endpoints on 127.0.0.0/8). Otherwise it listens on
+127.0.0.1 of the host, and only ``--prometheus-url`` can reach it (``proxy_ok`` is False).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SCRAPE = 0.5  # seconds
+EXPORTER_NAMESPACE, EXPORTER_POD = "gpu-operator", "nvidia-dcgm-exporter-sim"
+
+
+def prometheus_binary() -> str:
+    proc = subprocess.run(["bash", str(REPO / "scripts" / "install-prometheus.sh")], stdout=subprocess.PIPE,
+                          text=True)
+    if proc.returncode != 0:
+        raise RuntimeError("scripts/install-prometheus.sh failed: no Prometheus for the tests")
+    return proc.stdout.strip().splitlines()[-1]
+
+
+@dataclass
+class Gpu:
+    node: str
+    device: int
+    util: float
+    used_mib: float
+    free_mib: float
+    namespace: str = ""
+    pod: str = ""
+    container: str = ""
+    legacy: bool = False  # served with Arena's gpu-exporter names instead of DCGM's
+
+    @property
+    def uuid(self) -> str:
+        return f"GPU-{abs(hash((self.node, self.device))) % 10**8:08d}-sim"
+
+
+@dataclass
+class PodUsage:
+    namespace: str
+    pod: str
+    cpu: float  # cores (the counter's rate)
+    memory: float  # bytes
+    container: str = "main"
+    t0: float = 0.0
+
+
+def _labels(**kv) -> str:
+    return "{" + ",".join(f'{k}="{v}"' for k, v in kv.items()) + "}"
+
+
+class ExporterSim:
+    def __init__(self, host: str):
+        self.lock = threading.Lock()
+        self.gpus: dict[tuple[str, int], Gpu] = {}
+        self.pods: dict[tuple[str, str], PodUsage] = {}
+        self.scrapes: dict[str, int] = {}
+        sim = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):  # noqa: N802
+                path = self.path.split("?")[0]
+                body = sim.render(path)
+                if body is None:
+                    self.send_error(404)
+                    return
+                data = body.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request, client_address):  # a scrape cut short (Prometheus stopping)
+                pass
+
+        self.server = Server((host, 0), Handler)
+        self.server.daemon_threads = True
+        self.address = f"{host}:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    # ---- what the tests set --------------------------------------------------------------------------
+    def set_gpu(self, gpu: Gpu) -> None:
+        with self.lock:
+            self.gpus[(gpu.node, gpu.device)] = gpu
+
+    def set_pod(self, usage: PodUsage) -> None:
+        with self.lock:
+            old = self.pods.get((usage.namespace, usage.pod))
+            usage.t0 = old.t0 if old else time.time() - 60
+            self.pods[(usage.namespace, usage.pod)] = usage
+
+    # ---- exposition ----------------------------------------------------------------------------------
+    def render(self, path: str) -> str | None:
+        with self.lock:
+            self.scrapes[path] = self.scrapes.get(path, 0) + 1
+            if path == "/dcgm":
+                return self._dcgm()
+            if path == "/gpu-exporter":
+                return self._legacy()
+            if path == "/cadvisor":
+                return self._cadvisor()
+        return None
+
+    def _dcgm(self) -> str:
+        out = []
+        for name, help_, field_ in (("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", "util"),
+                                    ("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", "used_mib"),
+                                    ("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", "free_mib")):
+            out += [f"# HELP {name} {help_}", f"# TYPE {name} gauge"]
+            for g in self.gpus.values():
+                if g.legacy:
+                    continue
+                labels = dict(gpu=g.device, UUID=g.uuid, device=f"nvidia{g.device}", modelName="NVIDIA A100-SXM4-80GB",
+                              Hostname=g.node, DCGM_FI_DRIVER_VERSION="535.104.05")
+                if g.pod:
+                    labels.update(container=g.container, namespace=g.namespace, pod=g.pod)
+                out.append(f"{name}{_labels(**labels)} {getattr(g, field_):g}")
+        return "\n".join(out) + "\n"
+
+    def _legacy(self) -> str:
+        out = []
+        for name, fn in (("nvidia_gpu_duty_cycle", lambda g: g.util),
+                         ("nvidia_gpu_memory_used_bytes", lambda g: g.used_mib * 2**20),
+                         ("nvidia_gpu_memory_total_bytes", lambda g: (g.used_mib + g.free_mib) * 2**20)):
+            out.append(f"# TYPE {name} gauge")
+            for g in self.gpus.values():
+                if not g.legacy:
+                    continue
+                labels = dict(minor_number=g.device, uuid=g.uuid, name="Tesla V100-SXM2-16GB", node_name=g.node,
+                              namespace_name=g.namespace, pod_name=g.pod, container_name=g.container)
+                out.append(f"{name}{_labels(**labels)} {fn(g):.0f}")
+        return "\n".join(out) + "\n"
+
+    def _cadvisor(self) -> str:
+        now_ms = int(time.time() * 1000)
+        cpu = ["# TYPE container_cpu_usage_seconds_total counter"]
+        mem = ["# TYPE container_memory_working_set_bytes gauge"]
+        for u in self.pods.values():
+            seconds = now_ms / 1000 - u.t0
+            base = dict(namespace=u.namespace, pod=u.pod)
+            cid = f"/kubepods/pod-{u.pod}"
+            series = (
+                (dict(base, container=u.container, image="trainer:1", id=f"{cid}/c1", cpu="total"), u.cpu, u.memory),
+                (dict(base, container="POD", image="pause:3.2", id=f"{cid}/pause", cpu="total"), 0.001, 700000),
+                (dict(base, container="", image="", id=cid, cpu="total"), u.cpu + 0.001, u.memory + 700000),
+            )
+            for labels, rate, working_set in series:
+                cpu.append(f"container_cpu_usage_seconds_total{_labels(**labels)} {rate * seconds:.6f} {now_ms}")
+                mem.append(f"container_memory_working_set_bytes{_labels(**labels)} {working_set:.0f} {now_ms}")
+        return "\n".join(cpu + mem) + "\n"
+
+
+class Netns:
+    """A network namespace joined to the host by a veth pair on a private /30 (needs root)."""
+
+    def __init__(self):
+        n = os.getpid() % 16000
+        self.name = f"arenah-prom-{n}"
+        self.host_if, self.ns_if = f"ahp{n}h", f"ahp{n}n"
+        self.host_ip = f"10.213.{n // 64}.{(n % 64) * 4 + 1}"
+        self.ns_ip = f"10.213.{n // 64}.{(n % 64) * 4 + 2}"
+        self.up = False
+
+    def _ip(self, *args: str, ns: bool = False) -> None:
+        argv = ["ip", "netns", "exec", self.name, "ip", *args] if ns else ["ip", *args]
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def create(self) -> bool:
+        if os.geteuid() != 0 or not shutil.which("ip"):
+            return False
+        self.delete()  # a leftover of an earlier run with the same pid
+        try:
+            self._ip("netns", "add", self.name)
+            self.up = True
+            self._ip("link", "add", self.host_if, "type", "veth", "peer", "name", self.ns_if)
+            self._ip("link", "set", self.ns_if, "netns", self.name)
+            self._ip("addr", "add", f"{self.host_ip}/30", "dev", self.host_if)
+            self._ip("link", "set", self.host_if, "up")
+            self._ip("addr", "add", f"{self.ns_ip}/30", "dev", self.ns_if, ns=True)
+            self._ip("link", "set", self.ns_if, "up", ns=True)
+            self._ip("link", "set", "lo", "up", ns=True)
+        except (subprocess.CalledProcessError, OSError):
+            self.delete()
+            return False
+        return True
+
+    def exec_prefix(self) -> list[str]:
+        return ["ip", "netns", "exec", self.name]
+
+    def delete(self) -> None:
+        subprocess.run(["ip", "link", "del", self.host_if], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(["ip", "netns", "del", self.name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.up = False
+
+
+class PrometheusServer:
+    """Prometheus + the exporter simulator. ``url`` is where the host reaches it; ``ip``/``port`` are what
+    an Endpoints object points at (``proxy_ok``: an address the API server may proxy to)."""
+
+    def __init__(self):
+        self.netns = Netns()
+        self.proxy_ok = self.netns.create()
+        host = self.netns.host_ip if self.proxy_ok else "127.0.0.1"
+        self.sim = ExporterSim(host)
+        self.workdir = Path(tempfile.mkdtemp(prefix="prometheus-test-"))
+        if self.proxy_ok:
+            self.ip, self.port, listen, prefix = self.netns.ns_ip, 9090, "0.0.0.0:9090", self.netns.exec_prefix()
+        else:
+            from kubecluster import free_port
+
+            self.ip, self.port, prefix = "127.0.0.1", free_port(), []
+            listen = f"127.0.0.1:{self.port}"
+        self.url = f"http://{self.ip}:{self.port}"
+        config = {
+            "global": {"scrape_interval": f"{int(SCRAPE * 1000)}ms", "scrape_timeout": f"{int(SCRAPE * 1000)}ms",
+                       "evaluation_interval": "5s"},
+            "scrape_configs": [
+                {"job_name": "dcgm-exporter", "metrics_path": "/dcgm",
+                 "static_configs": [{"targets": [self.sim.address],
+                                     "labels": {"namespace": EXPORTER_NAMESPACE, "pod": EXPORTER_POD}}]},
+                {"job_name": "gpu-exporter", "metrics_path": "/gpu-exporter",
+                 "static_configs": [{"targets": [self.sim.address]}]},
+                {"job_name": "kubelet-cadvisor", "metrics_path": "/cadvisor", "honor_timestamps": True,
+                 "static_configs": [{"targets": [self.sim.address]}]},
+            ],
+        }
+        (self.workdir / "prometheus.yml").write_text(json.dumps(config))
+        self.log = open(self.workdir / "prometheus.log", "wb")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [*prefix, prometheus_binary(), f"--config.file={self.workdir / 'prometheus.yml'}",
+             f"--storage.tsdb.path={self.workdir / 'data'}", f"--web.listen-address={listen}",
+             "--storage.tsdb.retention.time=1h", "--log.level=warn"],
+            stdout=self.log, stderr=subprocess.STDOUT,
+        )
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _wait_ready(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"prometheus exited: {(self.workdir / 'prometheus.log').read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/-/ready", timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"prometheus not ready after {timeout}s")
+
+    def query(self, promql: str) -> list[dict]:
+        q = urllib.parse.urlencode({"query": promql})
+        with urllib.request.urlopen(f"{self.url}/api/v1/query?{q}", timeout=5) as resp:
+            return json.loads(resp.read())["data"]["result"]
+
+    def wait_for(self, promql: str, expected: dict[tuple, float], key, timeout: float = 30.0) -> None:
+        """Poll ``promql`` until every ``key(labels) -> value`` in ``expected`` is there (to 1e-6)."""
+        deadline = time.monotonic() + timeout
+        got: dict = {}
+        while time.monotonic() < deadline:
+            got = {key(r["metric"]): float(r["value"][1]) for r in self.query(promql)}
+            if all(k in got and abs(got[k] - v) <= 1e-6 * max(1.0, abs(v)) for k, v in expected.items()):
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"Prometheus never had {expected} for {promql}: {got}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        self.sim.close()
+        if self.netns.up:
+            self.netns.delete()
+        shutil.rmtree(self.workdir, ignore_errors=True)
