@@ -20,9 +20,11 @@ Two kinds of objects:
 
 from __future__ import annotations
 
+import functools
+import typing
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_serializer
 from pydantic.alias_generators import to_camel
 
 from .k8s import (
@@ -50,6 +52,17 @@ __all__ = [
 
 Empty = Literal[""]
 Count = Annotated[int, Field(ge=0)]
+
+
+def _unique(items: list[str]) -> list[str]:
+    seen = [i for n, i in enumerate(items) if i in items[:n]]
+    if seen:
+        raise ValueError(f"{seen[0]!r} is listed twice")
+    return items
+
+
+# Names of image pull Secrets: DNS subdomains, each once.
+SecretNames = Annotated[list[DNSSubdomain], AfterValidator(_unique), Field(json_schema_extra={"uniqueItems": True})]
 PullPolicy = Literal["Always", "IfNotPresent", "Never"]
 GLOBAL_DESCRIPTION = ("Helm's global values, shared with every subchart. Unused by this chart; allowed because "
                       "helm passes them to every chart.")
@@ -66,16 +79,32 @@ class ValuesModel(BaseModel):
     # values.yaml lists only the keys set in a Sparse default (all keys of any other model)
     SPARSE: ClassVar[bool] = False
 
+    @model_serializer(mode="wrap")
+    def _drop_absent(self, handler):
+        # A field that cannot be null but defaults to None (global, arena-common, readOnly...) is absent
+        # until set: left out of a dump, never written as null. A Sparse object leaves out every None.
+        out = handler(self)
+        if not isinstance(out, dict):
+            return out
+        absent = _absent_keys(type(self))
+        return {k: v for k, v in out.items() if v is not None or (k not in absent and not self.SPARSE)}
+
+
+def _nullable(annotation) -> bool:
+    return annotation is type(None) or type(None) in typing.get_args(annotation)
+
+
+@functools.cache
+def _absent_keys(cls: type[BaseModel]) -> frozenset[str]:
+    """Keys (aliases) of the fields of ``cls`` that default to None but do not take null."""
+    return frozenset(f.alias or name for name, f in cls.model_fields.items()
+                     if f.default is None and not _nullable(f.annotation))
+
 
 class Sparse(ValuesModel):
     """A pass-through Kubernetes object: only the keys that are set; an unset key is left out (never null)."""
 
     SPARSE: ClassVar[bool] = True
-
-    @model_serializer(mode="wrap")
-    def _drop_unset(self, handler):
-        out = handler(self)
-        return {k: v for k, v in out.items() if v is not None} if isinstance(out, dict) else out
 
 
 # ---------------------------------------------------------------- shared Kubernetes objects
@@ -211,8 +240,7 @@ class TensorBoardValues(ValuesModel):
                          description="TensorBoard image; it must provide the tensorboard command.")
     image_pull_policy: PullPolicy = Field("IfNotPresent", description="Image pull policy of the TensorBoard "
                                           "container.")
-    image_pull_secrets: list[DNSSubdomain] = Field([], json_schema_extra={"uniqueItems": True},
-                                                   description="Names of image pull Secrets for the TensorBoard pod.")
+    image_pull_secrets: SecretNames = Field([], description="Names of image pull Secrets for the TensorBoard pod.")
     log_dir: str = Field("/logs", min_length=1, description="The --logdir: an absolute path inside pvc.mountPath "
                          "or hostPath.mountPath, or a URL TensorBoard understands (gs://, s3://, hdfs://).")
     pvc: TensorBoardPvc = Field(default_factory=TensorBoardPvc,
@@ -258,19 +286,11 @@ class DataVolume(ValuesModel):
     read_only: bool = Field(None, description="Mount read-only.")
     sub_path: str = Field(None, description="Sub-path of the volume to mount (\"\" = its root).")
 
-    @model_serializer(mode="wrap")
-    def _drop_unset(self, handler):
-        return {k: v for k, v in handler(self).items() if v is not None}
-
 
 class HostPathVolume(ValuesModel):
     path: AbsPath = Field(description="Directory on the node.")
     mount_path: AbsPath = Field(description="Mount path in the container.")
     read_only: bool = Field(None, description="Mount read-only.")
-
-    @model_serializer(mode="wrap")
-    def _drop_unset(self, handler):
-        return {k: v for k, v in handler(self).items() if v is not None}
 
 
 class CodeSync(ValuesModel):
@@ -397,9 +417,8 @@ class JobValues(ValuesModel):
                                  "it). Required once a replica has no image of its own.")
     image_pull_policy: PullPolicy = Field("IfNotPresent", description="Pull policy of the training containers (and "
                                           "of git-sync): Always, IfNotPresent or Never.")
-    image_pull_secrets: list[DNSSubdomain] = Field(
-        [], json_schema_extra={"uniqueItems": True},
-        description="Names of image pull Secrets (kubernetes.io/dockerconfigjson) in the job's namespace.")
+    image_pull_secrets: SecretNames = Field(
+        [], description="Names of image pull Secrets (kubernetes.io/dockerconfigjson) in the job's namespace.")
     command: str = Field("", description="The training command, run as [<shell>, \"-c\", <command>] byte for "
                          "byte; \"\" runs the image's entrypoint.")
     shell: str = Field("sh", min_length=1, description="Shell that runs the command.")
