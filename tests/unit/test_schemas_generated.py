@@ -97,3 +97,28 @@ def test_schema_refers_only_to_definitions_it_has():
             assert f'"#/$defs/{name}"' in text, f"{chart}: $defs.{name} is unused"
         refs = {part.split('"')[0] for part in text.split('"$ref": "#/$defs/')[1:]}
         assert refs <= set(schema.get("$defs", {})), (chart, refs - set(schema.get("$defs", {})))
+
+
+def _nodes(node):
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _nodes(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _nodes(value)
+
+
+def test_no_keyword_beside_a_ref():
+    """helm 3's gojsonschema (draft-07) ignores every keyword beside a $ref: there is none."""
+    for chart in ALL_CHARTS:
+        schema = json.loads((CHARTS / chart / "values.schema.json").read_text(encoding="utf-8"))
+        for node in _nodes(schema):
+            if "$ref" in node:
+                assert list(node) == ["$ref"], (chart, node)
+            assert "title" not in node or node is schema, (chart, node)
+            assert "default" not in node, (chart, node)
+            if "properties" in node:
+                assert node.get("additionalProperties") is False, (chart, node)
+                for name, prop in node["properties"].items():
+                    assert prop.get("description"), (chart, name)

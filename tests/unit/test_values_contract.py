@@ -265,6 +265,7 @@ def _specs():
         annotations={"example.com/owner": "alice"}, selector={"pool": "gpu"}, image_pull_secrets=["reg.creds"],
         priority_class="high", service_account="a.b", queue="Team_A", retry=2, running_timeout=0,
         ttl_after_finished=3600, share_memory="8Gi", scheduler="volcano",
+        tolerations=["gpu=yes:NoSchedule", "all", "example.com/spot:NoExecute,Exists"],
     )
     return [
         ("tfjob", TFJobSpec(name="tf", **common, workers=2, gpus=1, ps_count=1, use_chief=True,
