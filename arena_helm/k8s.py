@@ -30,6 +30,13 @@ ABS_PATH_RX = r"^/[^:\n]*$"
 GIT_URL_RX = r"^(https?://|ssh://|git@|git://|file://)\S+$"
 IMAGE_RX = r"^\S+$"
 DURATION_RX = r"^([0-9]+h)?([0-9]+m)?([0-9]+s)?$"
+# Not Kubernetes grammars, but grammars the charts check: one path segment (git-sync's --link), a
+# positive decimal integer written as text (torchrun --nproc-per-node), the start of a URL (TensorBoard's
+# --logdir) and a URL that carries credentials (refused in a git-sync repository).
+FILE_NAME_RX = r"^[^/]+$"
+POSITIVE_INT_TEXT_RX = r"^[1-9][0-9]*$"
+URL_SCHEME_RX = r"^[a-z][a-z0-9+.-]*://"
+URL_CREDENTIALS_RX = r"^[A-Za-z][-+.A-Za-z0-9]*://[^/@:]*:[^/@]*@"
 
 _compiled: dict[str, re.Pattern[str]] = {}
 
@@ -102,6 +109,11 @@ def check_abs_path(v: str, what: str = "") -> str:
     return v.rstrip("/") or "/"
 
 
+check_file_name = _checker(FILE_NAME_RX, None, "must be one path segment (no '/')", "name")
+check_positive_int_text = _checker(POSITIVE_INT_TEXT_RX, None, 'must be a positive integer written as text, e.g. "4"',
+                                   "number")
+
+
 def parse_duration(value: Any) -> int:
     """``90``, ``30s``, ``10m``, ``1h30m`` -> seconds (0 and up)."""
     if isinstance(value, bool):
@@ -140,6 +152,9 @@ GRAMMARS: dict[str, dict[str, Any]] = {
     "absPath": {"type": "string", "pattern": ABS_PATH_RX, "description": "An absolute path without ':'."},
     "gitUrl": {"type": "string", "pattern": GIT_URL_RX, "description": "A git repository URL."},
     "image": {"type": "string", "pattern": IMAGE_RX, "description": "A container image reference."},
+    "fileName": {"type": "string", "pattern": FILE_NAME_RX, "description": "One path segment: no '/'."},
+    "positiveIntText": {"type": "string", "pattern": POSITIVE_INT_TEXT_RX,
+                        "description": "A positive integer written as text, e.g. \"4\"."},
 }
 
 
@@ -159,6 +174,8 @@ EnvName = _type(str, check_env_name, "envName")
 AbsPath = _type(str, check_abs_path, "absPath")
 GitURL = _type(str, check_git_url, "gitUrl")
 Image = _type(str, check_image, "image")
+FileName = _type(str, check_file_name, "fileName")
+PositiveIntText = _type(str, check_positive_int_text, "positiveIntText")
 # A duration typed as 30s/10m/1h30m, or seconds: an int of seconds (the values carry seconds).
 Duration = Annotated[int, BeforeValidator(parse_duration), WithJsonSchema({"type": "integer", "minimum": 0})]
 

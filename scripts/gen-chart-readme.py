@@ -30,7 +30,30 @@ SUBCHART_KEYS = {"tensorboard": ("enabled", "nameOverride")}
 _MISSING = object()
 
 
+def resolve(node, defs: dict):
+    """The schema with every ``$ref`` replaced by its definition (a ``$ref``'s siblings, written as
+    ``{..., allOf: [{$ref}]}``, are merged over it), so that the table reads one tree."""
+    if isinstance(node, list):
+        return [resolve(n, defs) for n in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        return resolve(defs[node["$ref"].removeprefix("#/$defs/")], defs)
+    all_of = node.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1 and "$ref" in all_of[0]:
+        rest = {k: v for k, v in node.items() if k != "allOf"}
+        return {**resolve(all_of[0], defs), **resolve(rest, defs)}
+    return {k: (v if k == "$defs" else resolve(v, defs)) for k, v in node.items()}
+
+
 def _type(schema: dict) -> str:
+    if "type" not in schema and isinstance(schema.get("anyOf"), list):
+        kinds: list[str] = []
+        for sub in schema["anyOf"]:
+            for kind in _type(sub).split(" or "):
+                if kind not in kinds:
+                    kinds.append(kind)
+        return " or ".join(kinds)
     kind = schema.get("type", "any")
     kinds = kind if isinstance(kind, list) else [kind]
     if "array" in kinds and isinstance(schema.get("items"), dict) and schema["items"].get("type"):
@@ -96,6 +119,7 @@ def rows(schema: dict, values: dict, prefix: list[str] | None = None, in_array: 
 
 def table(chart_dir: Path) -> str:
     schema = json.loads((chart_dir / "values.schema.json").read_text(encoding="utf-8"))
+    schema = resolve(schema, schema.get("$defs", {}))
     values = yaml.safe_load((chart_dir / "values.yaml").read_text(encoding="utf-8")) or {}
     lines = ["| Key | Type | Default | Description |", "|---|---|---|---|"]
     for key, kind, default, description in rows(schema, values):

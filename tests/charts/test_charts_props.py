@@ -49,10 +49,10 @@ def test_hostile_text_in_other_strings(helm_bin, chart):
     """Other free-text values (working dir, labels' neighbours, annotations, the git ref) are quoted too."""
     annotations = {"example.com/note": HOSTILE}
     job = job_of(render_docs(helm_bin, chart, {
-        "image": "img:1", "command": "x", "workingDir": "/w: #x", "annotations": annotations,
+        "image": "img:1", "command": "x", "workingDir": "/w #x {y} 'q'", "annotations": annotations,
         "codeSync": {"enabled": True, "repo": "https://example.com/r.git", "ref": "feature/#1: {x}"}}))
     rtype = "Worker" if chart == "tfjob" else "Launcher"
-    assert main_container(job, rtype)["workingDir"] == "/w: #x"
+    assert main_container(job, rtype)["workingDir"] == "/w #x {y} 'q'"
     assert job["metadata"]["annotations"] == annotations
     spec = job["spec"][{"tfjob": "tfReplicaSpecs", "mpijob": "mpiReplicaSpecs"}[chart]][rtype]["template"]
     assert spec["metadata"]["annotations"] == annotations

@@ -82,7 +82,7 @@ def test_every_spec_hypothesis_builds_gives_values_the_chart_schema_accepts(info
         optional={**COMMON, **PER_KIND[info.key]},
     )
 
-    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(fields)
     def check(kw):
         try:

@@ -1,5 +1,7 @@
 {{/*
-arena-common.validate: cross-field checks of a job chart's values (what values.schema.json cannot say).
+arena-common.validate: cross-field checks of a job chart's values (what values.schema.json cannot say: the
+schema, generated from arena_helm/chart_values.py, checks every value's own grammar). Every regular expression
+here is one of arena_helm/k8s.py's (tests/unit/test_template_grammars.py checks it).
 It collects EVERY problem, then fails once with all of them, so a user fixes the values in one go.
 Renders nothing when the values are fine.
 
@@ -96,22 +98,11 @@ Takes a dict:
 {{- end -}}
 {{- end -}}
 
-{{- /* Extra labels and annotations. */ -}}
+{{- /* Extra labels: not the ones the chart sets (values.schema.json checks the label grammar). */ -}}
 {{- $reserved := include "arena-common.reservedLabels" $root | fromJsonArray -}}
-{{- $keyPattern := "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$" -}}
 {{- range $key, $value := $v.labels -}}
 {{- if has $key $reserved -}}
 {{- $problems = append $problems (printf "labels: %q is set by the chart and cannot be overridden" $key) -}}
-{{- else if not (regexMatch $keyPattern $key) -}}
-{{- $problems = append $problems (printf "labels: %q is not a valid label key" $key) -}}
-{{- end -}}
-{{- if or (gt (len (toString $value)) 63) (not (regexMatch "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" (toString $value))) -}}
-{{- $problems = append $problems (printf "labels: the value of %q (%q) is not a valid label value (at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit)" $key (toString $value)) -}}
-{{- end -}}
-{{- end -}}
-{{- range $key, $value := $v.annotations -}}
-{{- if not (regexMatch $keyPattern $key) -}}
-{{- $problems = append $problems (printf "annotations: %q is not a valid annotation key" $key) -}}
 {{- end -}}
 {{- end -}}
 

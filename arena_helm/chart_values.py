@@ -1,0 +1,513 @@
+"""The values of every chart, as typed pydantic models: the one source of the charts' values contract.
+
+- The specs build these models (``TFJobValues(image=..., worker=TFReplica(replicas=2))``, snake_case
+  names); ``model_dump(by_alias=True, exclude_unset=True, mode="json")`` is what is sent to helm.
+- ``scripts/gen-chart-schemas.py`` writes each chart's ``values.schema.json`` from ``model_json_schema``;
+  ``scripts/gen-chart-values-yaml.py`` writes each ``values.yaml`` (the defaults below, each key under a
+  comment that is its description here); ``scripts/gen-chart-readme.py`` the README tables.
+- Every grammar is a type of :mod:`arena_helm.k8s`, so the CLI's checks and the charts' schemas agree.
+
+Keys are the camelCase ones the chart templates read (``alias_generator=to_camel`` plus a few explicit
+aliases: ``global``, ``arena-common``, ``hostPID``, ``hostIPC``, ``ephemeral-storage``). Unknown keys are
+refused (``extra="forbid"``), as the schemas refuse them.
+
+Two kinds of objects:
+- a chart's own blocks (codeSync, runPolicy, a replica, pvc, service...) list every key with its default in
+  values.yaml;
+- pass-through Kubernetes objects (:class:`Sparse`: resources, security contexts, schedulingPolicy...) hold
+  only what is set: an unset key is absent from the values (never ``null``), so Kubernetes' defaults apply.
+"""
+
+from __future__ import annotations
+
+import functools
+import typing
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_serializer
+from pydantic.alias_generators import to_camel
+
+from .k8s import (
+    AbsPath,
+    DNS1035Label,
+    DNSSubdomain,
+    EnvName,
+    FileName,
+    GitURL,
+    Image,
+    LabelKey,
+    LabelValue,
+    PositiveIntText,
+    Quantity,
+    QueueName,
+)
+
+__all__ = [
+    "Affinity", "AppArmorProfile", "ArenaCommonValues", "Capabilities", "CodeSync", "ContainerSecurityContext",
+    "DataVolume", "EnvVar", "CHART_VALUES", "HostPathVolume", "JOB_VALUES", "JobValues", "MPIJobValues", "MPILauncherReplica",
+    "MPIWorkerReplica", "PodSecurityContext", "PyTorchJobValues", "PyTorchMasterReplica", "PyTorchReplica",
+    "Replica", "ResourceList", "Resources", "RunPolicy", "SELinuxOptions", "SchedulingPolicy", "SeccompProfile",
+    "Sparse", "Sysctl", "TFJobValues", "TFReplica", "TFSingleReplica", "TensorBoardHostPath", "TensorBoardPvc",
+    "TensorBoardService", "TensorBoardValues", "Toleration", "ValuesModel", "WindowsOptions",
+]
+
+Empty = Literal[""]
+Count = Annotated[int, Field(ge=0)]
+
+
+def _unique(items: list[str]) -> list[str]:
+    seen = [i for n, i in enumerate(items) if i in items[:n]]
+    if seen:
+        raise ValueError(f"{seen[0]!r} is listed twice")
+    return items
+
+
+# Names of image pull Secrets: DNS subdomains, each once.
+SecretNames = Annotated[list[DNSSubdomain], AfterValidator(_unique), Field(json_schema_extra={"uniqueItems": True})]
+PullPolicy = Literal["Always", "IfNotPresent", "Never"]
+GLOBAL_DESCRIPTION = ("Helm's global values, shared with every subchart. Unused by this chart; allowed because "
+                      "helm passes them to every chart.")
+
+
+def _global() -> Any:
+    return Field(None, alias="global", description=GLOBAL_DESCRIPTION)
+
+
+class ValuesModel(BaseModel):
+    """A block of chart values: camelCase keys, unknown keys refused."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    # values.yaml lists only the keys set in a Sparse default (all keys of any other model)
+    SPARSE: ClassVar[bool] = False
+
+    @model_serializer(mode="wrap")
+    def _drop_absent(self, handler):
+        # A field that cannot be null but defaults to None (global, arena-common, readOnly...) is absent
+        # until set: left out of a dump, never written as null. A Sparse object leaves out every None.
+        out = handler(self)
+        if not isinstance(out, dict):
+            return out
+        absent = _absent_keys(type(self))
+        return {k: v for k, v in out.items() if v is not None or (k not in absent and not self.SPARSE)}
+
+
+def _nullable(annotation) -> bool:
+    return annotation is type(None) or type(None) in typing.get_args(annotation)
+
+
+@functools.cache
+def _absent_keys(cls: type[BaseModel]) -> frozenset[str]:
+    """Keys (aliases) of the fields of ``cls`` that default to None but do not take null."""
+    return frozenset(f.alias or name for name, f in cls.model_fields.items()
+                     if f.default is None and not _nullable(f.annotation))
+
+
+class Sparse(ValuesModel):
+    """A pass-through Kubernetes object: only the keys that are set; an unset key is left out (never null)."""
+
+    SPARSE: ClassVar[bool] = True
+
+
+# ---------------------------------------------------------------- shared Kubernetes objects
+class ResourceList(Sparse):
+    cpu: Quantity = Field(None, description="CPU, e.g. 4 or \"500m\".")
+    memory: Quantity = Field(None, description="Memory, e.g. \"16Gi\".")
+    ephemeral_storage: Quantity = Field(None, alias="ephemeral-storage",
+                                        description="Local ephemeral storage, e.g. \"20Gi\".")
+
+
+class Resources(Sparse):
+    requests: ResourceList = Field(None, description="What the scheduler reserves for the container.")
+    limits: ResourceList = Field(None, description="The most the container may use.")
+
+
+class Toleration(Sparse):
+    key: Empty | LabelKey = Field(None, description="Taint key the toleration applies to (empty matches every "
+                                  "key, with Exists).")
+    operator: Literal["Exists", "Equal"] = Field(None, description="Exists or Equal (the default).")
+    value: LabelValue = Field(None, description="Taint value to match (with Equal).")
+    effect: Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"] = Field(
+        None, description="Taint effect to match; empty matches all.")
+    toleration_seconds: int | None = Field(None, description="How long a NoExecute taint is tolerated.")
+
+
+class Affinity(Sparse):
+    node_affinity: dict[str, Any] = Field(None, description="Kubernetes NodeAffinity, passed through.")
+    pod_affinity: dict[str, Any] = Field(None, description="Kubernetes PodAffinity, passed through.")
+    pod_anti_affinity: dict[str, Any] = Field(None, description="Kubernetes PodAntiAffinity, passed through.")
+
+
+class SeccompProfile(Sparse):
+    type: Literal["RuntimeDefault", "Localhost", "Unconfined"] = Field(
+        None, description="RuntimeDefault, Localhost or Unconfined.")
+    localhost_profile: str = Field(None, description="Profile file on the node (with type Localhost).")
+
+
+class AppArmorProfile(Sparse):
+    type: Literal["RuntimeDefault", "Localhost", "Unconfined"] = Field(
+        None, description="RuntimeDefault, Localhost or Unconfined.")
+    localhost_profile: str = Field(None, description="Profile loaded on the node (with type Localhost).")
+
+
+class SELinuxOptions(Sparse):
+    user: str = Field(None, description="SELinux user label.")
+    role: str = Field(None, description="SELinux role label.")
+    type: str = Field(None, description="SELinux type label.")
+    level: str = Field(None, description="SELinux level label.")
+
+
+class WindowsOptions(Sparse):
+    gmsa_credential_spec_name: str = Field(None, description="Name of the GMSA credential spec.")
+    gmsa_credential_spec: str = Field(None, description="Content of the GMSA credential spec.")
+    run_as_user_name: str = Field(None, description="User name of the container process.")
+    host_process: bool = Field(None, description="Run as a Windows HostProcess container.")
+
+
+class Sysctl(ValuesModel):
+    name: str = Field(description="Sysctl name, e.g. net.core.somaxconn.")
+    value: str = Field(description="Sysctl value.")
+
+
+class PodSecurityContext(Sparse):
+    run_as_user: int | None = Field(None, ge=0, description="UID the containers run as.")
+    run_as_group: int | None = Field(None, ge=0, description="GID the containers run as.")
+    run_as_non_root: bool | None = Field(None, description="Refuse to start a container as UID 0.")
+    fs_group: int | None = Field(None, ge=0, description="Group that owns the pod's volumes.")
+    fs_group_change_policy: Literal["OnRootMismatch", "Always"] = Field(None, description="OnRootMismatch or Always.")
+    supplemental_groups: list[int] = Field(None, description="Extra groups of the first process.")
+    supplemental_groups_policy: Literal["Merge", "Strict"] = Field(None, description="Merge or Strict.")
+    seccomp_profile: SeccompProfile = Field(None, description="Seccomp profile of the containers.")
+    app_armor_profile: AppArmorProfile = Field(None, description="AppArmor profile of the containers.")
+    se_linux_options: SELinuxOptions = Field(None, description="SELinux context of the containers.")
+    se_linux_change_policy: Literal["MountOption", "Recursive"] = Field(None, description="SELinux relabelling policy.")
+    sysctls: list[Sysctl] = Field(None, description="Namespaced sysctls.")
+    windows_options: WindowsOptions = Field(None, description="Windows-specific settings.")
+
+
+class Capabilities(Sparse):
+    add: list[str] = Field(None, description="Capabilities to add, e.g. IPC_LOCK for RDMA.")
+    drop: list[str] = Field(None, description="Capabilities to drop, e.g. ALL.")
+
+
+class ContainerSecurityContext(Sparse):
+    allow_privilege_escalation: bool | None = Field(
+        None, description="Whether a process can gain more privileges than its parent (setuid binaries).")
+    privileged: bool | None = Field(None, description="Run the container privileged.")
+    read_only_root_filesystem: bool | None = Field(None, description="Mount the root filesystem read-only.")
+    run_as_user: int | None = Field(None, ge=0, description="UID of the container process.")
+    run_as_group: int | None = Field(None, ge=0, description="GID of the container process.")
+    run_as_non_root: bool | None = Field(None, description="Refuse to start as UID 0.")
+    capabilities: Capabilities = Field(None, description="Linux capabilities to add or drop.")
+    proc_mount: Literal["Default", "Unmasked"] = Field(None, description="Default or Unmasked.")
+    seccomp_profile: SeccompProfile = Field(None, description="Seccomp profile.")
+    app_armor_profile: AppArmorProfile = Field(None, description="AppArmor profile.")
+    se_linux_options: SELinuxOptions = Field(None, description="SELinux context.")
+    windows_options: WindowsOptions = Field(None, description="Windows-specific settings.")
+
+
+# ---------------------------------------------------------------- tensorboard
+class TensorBoardPvc(ValuesModel):
+    claim_name: Empty | DNSSubdomain = Field("", description="Name of the PVC holding the logs; \"\" mounts none.")
+    mount_path: AbsPath = Field("/logs", description="Where the PVC is mounted (read-only) in the container.")
+
+
+class TensorBoardHostPath(ValuesModel):
+    enabled: bool = Field(False, description="Mount hostPath.path (set explicitly: host paths tie the pod to "
+                          "one node's files).")
+    path: Empty | AbsPath = Field("", description="Directory on the node.")
+    mount_path: AbsPath = Field("/logs", description="Where the directory is mounted (read-only) in the container.")
+
+
+class TensorBoardService(ValuesModel):
+    type: Literal["ClusterIP", "NodePort", "LoadBalancer"] = Field(
+        "ClusterIP", description="Service type: ClusterIP (reach it with kubectl port-forward), NodePort or "
+        "LoadBalancer.")
+    port: int = Field(6006, ge=1, le=65535, description="Service port (the container listens on 6006).")
+    node_port: int | None = Field(None, ge=1, le=65535, description="Fixed node port for NodePort/LoadBalancer "
+                                  "(30000-32767 by default); null lets Kubernetes choose.")
+
+
+class TensorBoardValues(ValuesModel):
+    """Values of the tensorboard chart (and of the ``tensorboard`` block of a job chart)."""
+
+    global_: dict[str, Any] = _global()
+    enabled: bool = Field(True, description="Render TensorBoard. In a job chart this is also the dependency "
+                          "condition tensorboard.enabled (off there).")
+    name_override: Empty | DNS1035Label = Field(
+        "", max_length=51, json_schema_extra={"maxLength": 51},
+        description="Base name: objects are named <nameOverride or release name>-tensorboard. In a job chart it "
+        "must equal the job chart's nameOverride (the job chart checks it).")
+    image: Image = Field("tensorflow/tensorflow:2.15.0",
+                         description="TensorBoard image; it must provide the tensorboard command.")
+    image_pull_policy: PullPolicy = Field("IfNotPresent", description="Image pull policy of the TensorBoard "
+                                          "container.")
+    image_pull_secrets: SecretNames = Field([], description="Names of image pull Secrets for the TensorBoard pod.")
+    log_dir: str = Field("/logs", min_length=1, description="The --logdir: an absolute path inside pvc.mountPath "
+                         "or hostPath.mountPath, or a URL TensorBoard understands (gs://, s3://, hdfs://).")
+    pvc: TensorBoardPvc = Field(default_factory=TensorBoardPvc,
+                                description="Read the logs from a PersistentVolumeClaim, mounted read-only.")
+    host_path: TensorBoardHostPath = Field(
+        default_factory=TensorBoardHostPath,
+        description="Read the logs from a directory of the node, mounted read-only. Off unless enabled explicitly.")
+    service: TensorBoardService = Field(default_factory=TensorBoardService,
+                                        description="The Service in front of TensorBoard.")
+    resources: Resources = Field(
+        default_factory=lambda: Resources(requests=ResourceList(cpu="100m", memory="256Mi"),
+                                          limits=ResourceList(cpu="1", memory="2Gi")),
+        description="CPU/memory requests and limits of the TensorBoard container.")
+    node_selector: dict[LabelKey, LabelValue] = Field({}, description="Node labels the TensorBoard pod must match.")
+    tolerations: list[Toleration] = Field([], description="Tolerations of the TensorBoard pod.")
+    affinity: Affinity = Field(default_factory=Affinity, description="Affinity of the TensorBoard pod.")
+    pod_security_context: PodSecurityContext = Field(
+        default_factory=lambda: PodSecurityContext(run_as_non_root=True, run_as_user=10001, run_as_group=10001,
+                                                   seccomp_profile=SeccompProfile(type="RuntimeDefault")),
+        description="Pod-level securityContext of the TensorBoard pod (by default: no root, an unprivileged "
+        "UID and GID, the runtime's default seccomp profile).")
+    security_context: ContainerSecurityContext = Field(
+        default_factory=lambda: ContainerSecurityContext(allow_privilege_escalation=False,
+                                                         read_only_root_filesystem=True,
+                                                         capabilities=Capabilities(drop=["ALL"])),
+        description="securityContext of the TensorBoard container (by default: no privilege escalation, a "
+        "read-only root filesystem (TensorBoard writes only to an emptyDir /tmp), no capabilities).")
+    labels: dict[LabelKey, LabelValue] = Field({}, description="Extra labels on the Deployment, its pod and the "
+                                               "Service.")
+    annotations: dict[LabelKey, str] = Field({}, description="Extra annotations on the Deployment, its pod and the "
+                                             "Service.")
+
+
+# ---------------------------------------------------------------- job charts: shared blocks
+class EnvVar(ValuesModel):
+    name: EnvName = Field(description="Variable name.")
+    value: str = Field(description="Value, passed byte for byte.")
+
+
+class DataVolume(ValuesModel):
+    claim_name: DNSSubdomain = Field(description="Name of the PersistentVolumeClaim.")
+    mount_path: AbsPath = Field(description="Mount path in the container.")
+    read_only: bool = Field(None, description="Mount read-only.")
+    sub_path: str = Field(None, description="Sub-path of the volume to mount (\"\" = its root).")
+
+
+class HostPathVolume(ValuesModel):
+    path: AbsPath = Field(description="Directory on the node.")
+    mount_path: AbsPath = Field(description="Mount path in the container.")
+    read_only: bool = Field(None, description="Mount read-only.")
+
+
+class CodeSync(ValuesModel):
+    enabled: bool = Field(False, description="Add the git-sync init container (and the code-sync volume).")
+    repo: Empty | GitURL = Field("", description="Repository URL (https://, ssh://, git@host:path, git:// or "
+                                 "file://). Never put credentials in it: use secretName.")
+    ref: str = Field("", description="Branch, tag or commit to check out; \"\" = the remote HEAD.")
+    root: AbsPath = Field("/code", description="Mount path of the code volume (in git-sync and in the training "
+                          "container); the code is at <root>/<linkName>.")
+    link_name: Empty | FileName = Field("", description="Name of the checkout under root; \"\" = the repository "
+                                        "name (URL basename without .git).")
+    image: Image = Field("registry.k8s.io/git-sync/git-sync:v4.4.0", description="git-sync v4 image.")
+    secret_name: Empty | DNSSubdomain = Field(
+        "", description="Secret with keys username and password (passed as GITSYNC_USERNAME / GITSYNC_PASSWORD); "
+        "\"\" for a public repository.")
+    depth: int = Field(1, ge=0, description="Clone depth (--depth); 0 = the full history.")
+    resources: Resources = Field(
+        default_factory=lambda: Resources(requests=ResourceList(cpu="100m", memory="128Mi"),
+                                          limits=ResourceList(cpu="1", memory="1Gi")),
+        description="CPU/memory requests and limits of the git-sync container.")
+
+
+class SchedulingPolicy(Sparse):
+    min_available: int = Field(None, ge=0, description="Minimal number of pods to schedule together.")
+    queue: str = Field(None, description="Volcano queue of the PodGroup.")
+    priority_class: Empty | DNSSubdomain = Field(None, description="PriorityClass of the PodGroup.")
+    min_resources: dict[LabelKey, Quantity] = Field(
+        None, description="Minimal resources of the PodGroup, resource name to quantity.")
+    schedule_timeout_seconds: int = Field(None, ge=0, description="How long the PodGroup waits to be scheduled.")
+
+
+class RunPolicy(ValuesModel):
+    clean_pod_policy: Literal["None", "Running", "All"] = Field(
+        "Running", description="Pods to delete when the job finishes: None, Running or All.")
+    backoff_limit: int | None = Field(None, ge=0, description="Retries before the job fails; null = the "
+                                      "operator's default.")
+    ttl_seconds_after_finished: int | None = Field(None, ge=0, description="Delete the job this many seconds "
+                                                   "after it finishes; null = keep it.")
+    active_deadline_seconds: int | None = Field(None, ge=1, description="Fail the job after this many seconds of "
+                                                "running (1 or more); null = no deadline.")
+    suspend: bool = Field(False, description="Suspend the job: its pods are deleted (or never created) until "
+                          "it is resumed.")
+    scheduling_policy: SchedulingPolicy = Field(
+        default_factory=SchedulingPolicy,
+        description="Gang-scheduling (Volcano / scheduler-plugins): minAvailable, queue, priorityClass, "
+        "minResources, scheduleTimeoutSeconds.")
+
+
+class Replica(ValuesModel):
+    """A replica block (one replica type of the job)."""
+
+    replicas: int = Field(0, ge=0, description="Number of pods of this replica type; 0 leaves it out of the job.")
+    image: Empty | Image = Field("", description="Image of these pods; \"\" = the top-level image.")
+    command: str = Field("", description="Command of these pods (run with <shell> -c); \"\" = the top-level "
+                         "command.")
+    gpus: int = Field(0, ge=0, description="nvidia.com/gpu per pod, in requests and limits; with 0, "
+                      "NVIDIA_VISIBLE_DEVICES=void hides the node's GPUs.")
+    devices: dict[LabelKey, Count] = Field(
+        {}, description="Other extended resources per pod, name to count (e.g. amd.com/gpu: 1), in requests and "
+        "limits.")
+    resources: Resources = Field(default_factory=Resources, description="CPU/memory requests and limits per pod "
+                                 "(GPUs and devices are added to them).")
+    node_selector: dict[LabelKey, LabelValue] = Field({}, description="Node labels for these pods, merged over the "
+                                                      "top-level nodeSelector.")
+    restart_policy: Literal["", "Always", "OnFailure", "Never", "ExitCode"] = Field(
+        "", description="restartPolicy of these replicas (Always, OnFailure, Never, ExitCode); \"\" = the "
+        "operator's default.")
+
+
+class TFReplica(Replica):
+    """A TFJob replica block (chief, worker, ps, evaluator)."""
+
+    port: int = Field(2222, ge=1, le=65535, description="Container port (the operator wires it into the cluster "
+                      "spec).")
+
+
+class TFSingleReplica(TFReplica):
+    """A TFJob replica type that has at most one pod (chief, evaluator)."""
+
+    replicas: int = Field(0, ge=0, le=1, description="Number of pods: 0 or 1.")
+
+
+class PyTorchReplica(Replica):
+    """A PyTorchJob worker block."""
+
+    port: int = Field(23456, ge=1, le=65535, description="Container port (MASTER_PORT; the operator wires it up).")
+
+
+class PyTorchMasterReplica(PyTorchReplica):
+    """The PyTorchJob master block: always one pod."""
+
+    replicas: int = Field(1, ge=1, le=1, description="Number of pods: always 1.")
+
+
+class MPILauncherReplica(Replica):
+    """The MPIJob launcher block: always one pod."""
+
+    replicas: int = Field(1, ge=1, le=1, description="Number of pods: always 1.")
+
+
+class MPIWorkerReplica(Replica):
+    """The MPIJob worker block."""
+
+    replicas: int = Field(1, ge=1, description="Number of worker pods (at least 1).")
+    command: str = Field("", description="Command of the workers (run with <shell> -c); \"\" runs the default "
+                         "keep-alive: /usr/sbin/sshd -De for v2beta1, sleep infinity for v1.")
+
+
+class ArenaCommonValues(ValuesModel):
+    global_: dict[str, Any] = _global()
+
+
+class JobValues(ValuesModel):
+    """The values every job chart (tfjob, pytorchjob, mpijob) shares."""
+
+    global_: dict[str, Any] = _global()
+    arena_common: ArenaCommonValues = Field(
+        None, alias="arena-common", description="Values of the arena-common library chart: it has none; helm adds "
+        "this key (holding global) itself. Leave it unset.")
+    name_override: Empty | DNS1035Label = Field(
+        "", description="Name of the job; \"\" = the release name. Lower-case letters, digits and '-', starting "
+        "with a letter (its pods' Services are named <name>-<type>-<index>).")
+    image: Empty | Image = Field("", description="Default image of every replica (a replica's own image overrides "
+                                 "it). Required once a replica has no image of its own.")
+    image_pull_policy: PullPolicy = Field("IfNotPresent", description="Pull policy of the training containers (and "
+                                          "of git-sync): Always, IfNotPresent or Never.")
+    image_pull_secrets: SecretNames = Field(
+        [], description="Names of image pull Secrets (kubernetes.io/dockerconfigjson) in the job's namespace.")
+    command: str = Field("", description="The training command, run as [<shell>, \"-c\", <command>] byte for "
+                         "byte; \"\" runs the image's entrypoint.")
+    shell: str = Field("sh", min_length=1, description="Shell that runs the command.")
+    working_dir: Empty | AbsPath = Field("", description="Working directory of the training containers; \"\" = "
+                                         "the image's.")
+    env: list[EnvVar] = Field([], description="Environment variables of every training container.")
+    shm_size: Empty | Quantity = Field("", description="Size of a memory-backed /dev/shm (e.g. \"8Gi\", needed by "
+                                       "NCCL and data loaders); \"\" = the runtime's default.")
+    data: list[DataVolume] = Field([], description="PersistentVolumeClaims mounted into every training container.")
+    host_paths: list[HostPathVolume] = Field([], description="Node directories mounted into every training "
+                                             "container.")
+    code_sync: CodeSync = Field(default_factory=CodeSync, description="Clone a git repository into every pod "
+                                "before training, with a git-sync v4 init container.")
+    node_selector: dict[LabelKey, LabelValue] = Field({}, description="Node labels every pod must match (a "
+                                                      "replica's nodeSelector is merged over it).")
+    tolerations: list[Toleration] = Field([], description="Tolerations of every pod.")
+    affinity: Affinity = Field(default_factory=Affinity, description="Affinity of every pod (nodeAffinity, "
+                               "podAffinity, podAntiAffinity).")
+    priority_class_name: Empty | DNSSubdomain = Field("", description="PriorityClass of the pods; \"\" = none.")
+    scheduler_name: Empty | DNSSubdomain = Field("", description="Scheduler of the pods (e.g. volcano); \"\" = the "
+                                                 "default scheduler.")
+    service_account_name: Empty | DNSSubdomain = Field(
+        "", description="ServiceAccount of the pods; \"\" = the namespace's default one, whose token is then not "
+        "mounted.")
+    pod_security_context: PodSecurityContext = Field(
+        default_factory=PodSecurityContext,
+        description="Pod-level securityContext of every pod (e.g. runAsUser, fsGroup, seccompProfile).")
+    security_context: ContainerSecurityContext = Field(
+        default_factory=lambda: ContainerSecurityContext(allow_privilege_escalation=False,
+                                                         capabilities=Capabilities(drop=["NET_RAW"])),
+        description="securityContext of the training containers, never privileged unless set here (by default: "
+        "no privilege escalation, no NET_RAW: raw sockets are never needed for training).")
+    host_network: bool = Field(False, description="Use the node's network namespace (e.g. for RDMA); sets "
+                               "dnsPolicy ClusterFirstWithHostNet.")
+    host_pid: bool = Field(False, alias="hostPID", description="Use the node's PID namespace.")
+    host_ipc: bool = Field(False, alias="hostIPC", description="Use the node's IPC namespace.")
+    labels: dict[LabelKey, LabelValue] = Field({}, description="Extra labels on the job and on every pod.")
+    annotations: dict[LabelKey, str] = Field({}, description="Extra annotations on the job and on every pod.")
+    queue: Empty | QueueName = Field("", description="Kueue LocalQueue; \"\" = none. Sets the label "
+                                     "kueue.x-k8s.io/queue-name on the job.")
+    run_policy: RunPolicy = Field(default_factory=RunPolicy, description="The job's runPolicy (common to the "
+                                  "Kubeflow training operators).")
+    tensorboard: TensorBoardValues = Field(
+        default_factory=lambda: TensorBoardValues(enabled=False),
+        description="Values of the tensorboard subchart (see charts/tensorboard); enabled turns it on (a "
+        "Deployment and a Service named <job name>-tensorboard).")
+
+
+class TFJobValues(JobValues):
+    """Values of the tfjob chart: one Kubeflow TFJob (kubeflow.org/v1)."""
+
+    success_policy: Literal["", "AllWorkers"] = Field(
+        "", description="\"\" (the job succeeds when the chief, or else worker 0, succeeds) or AllWorkers.")
+    chief: TFSingleReplica = Field(default_factory=TFSingleReplica, description="The chief replicas.")
+    worker: TFReplica = Field(default_factory=lambda: TFReplica(replicas=1), description="The worker replicas.")
+    ps: TFReplica = Field(default_factory=TFReplica, description="The parameter server replicas.")
+    evaluator: TFSingleReplica = Field(default_factory=TFSingleReplica, description="The evaluator replicas.")
+
+
+class PyTorchJobValues(JobValues):
+    """Values of the pytorchjob chart: one Kubeflow PyTorchJob (kubeflow.org/v1)."""
+
+    nproc_per_node: Literal["", "auto", "cpu", "gpu"] | PositiveIntText = Field(
+        "", description="Processes per pod (torchrun --nproc-per-node): \"\" (the operator decides), a number, "
+        "auto, cpu or gpu.")
+    master: PyTorchMasterReplica = Field(default_factory=PyTorchMasterReplica, description="The master replicas.")
+    worker: PyTorchReplica = Field(default_factory=PyTorchReplica, description="The worker replicas.")
+
+
+class MPIJobValues(JobValues):
+    """Values of the mpijob chart: one Kubeflow MPIJob (kubeflow.org/v2beta1 or v1)."""
+
+    mpi_api_version: Literal["v2beta1", "v1", "auto"] = Field(
+        "v2beta1", description="MPIJob API: v2beta1 (mpi-operator), v1 (the training-operator's MPIJob), or auto "
+        "(what the cluster serves, v2beta1 first; v2beta1 when rendered offline with helm template).")
+    slots_per_worker: int = Field(1, ge=1, description="MPI slots (processes) per worker.")
+    mpi_implementation: Literal["OpenMPI", "Intel", "MPICH"] = Field(
+        "OpenMPI", description="MPI implementation (v2beta1 only): OpenMPI, Intel or MPICH.")
+    ssh_auth_mount_path: AbsPath = Field("/root/.ssh", description="Where mpi-operator mounts the SSH keys "
+                                         "(v2beta1 only).")
+    launcher: MPILauncherReplica = Field(default_factory=MPILauncherReplica, description="The launcher replicas.")
+    worker: MPIWorkerReplica = Field(default_factory=MPIWorkerReplica, description="The worker replicas.")
+
+
+# chart name -> its values model (arena-common: the library chart's own values, global only)
+JOB_VALUES: dict[str, type[JobValues]] = {"tfjob": TFJobValues, "pytorchjob": PyTorchJobValues,
+                                          "mpijob": MPIJobValues}
+CHART_VALUES: dict[str, type[ValuesModel]] = {**JOB_VALUES, "tensorboard": TensorBoardValues,
+                                              "arena-common": ArenaCommonValues}
+# blocks of a job chart's values.yaml that list only their set keys (the subchart documents the rest)
+SUBCHART_KEYS = ("tensorboard",)
