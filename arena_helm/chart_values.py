@@ -41,6 +41,7 @@ from .k8s import (
     Quantity,
     QueueName,
 )
+from .kinds import KINDS
 
 __all__ = [
     "Affinity", "AppArmorProfile", "ArenaCommonValues", "Capabilities", "CodeSync", "ContainerSecurityContext",
@@ -505,8 +506,7 @@ class MPIJobValues(JobValues):
 
 
 # chart name -> its values model (arena-common: the library chart's own values, global only)
-JOB_VALUES: dict[str, type[JobValues]] = {"tfjob": TFJobValues, "pytorchjob": PyTorchJobValues,
-                                          "mpijob": MPIJobValues}
+JOB_VALUES: dict[str, type[JobValues]] = {k.chart: k.values_class() for k in KINDS}  # from the kinds registry
 CHART_VALUES: dict[str, type[ValuesModel]] = {**JOB_VALUES, "tensorboard": TensorBoardValues,
                                               "arena-common": ArenaCommonValues}
 # blocks of a job chart's values.yaml that list only their set keys (the subchart documents the rest)

@@ -29,6 +29,7 @@ class JobKindInfo:
     main_types:     replica types (lower case) whose first pod is the job's main instance (logs, attach)
     operator:       what to install when the cluster does not serve the kind
     spec:           ``module:Class`` of the spec (imported on first use)
+    values:         ``module:Class`` of the chart's values model (its schema is the chart's values.schema.json)
     summary:        one line for ``submit --help``, with its article ("an MPIJob (...)")
     """
 
@@ -43,6 +44,7 @@ class JobKindInfo:
     main_types: tuple[str, ...]
     operator: str
     spec: str
+    values: str
     summary: str
 
     @property
@@ -54,11 +56,18 @@ class JobKindInfo:
         return (self.key, *self.aliases)
 
     def spec_class(self):
-        module, _, cls = self.spec.partition(":")
-        return getattr(importlib.import_module(module), cls)
+        return _load(self.spec)
+
+    def values_class(self):
+        return _load(self.values)
 
     def api_versions(self) -> tuple[str, ...]:
         return tuple(f"{self.group}/{v}" for v in self.versions)
+
+
+def _load(ref: str):
+    module, _, name = ref.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 TRAINING_OPERATOR = "the Kubeflow training operator (v1.7+)"
@@ -68,12 +77,14 @@ KINDS: tuple[JobKindInfo, ...] = (
         key="tfjob", aliases=("tf",), kind="TFJob", group="kubeflow.org", versions=("v1",), plural="tfjobs",
         replica_key="tfReplicaSpecs", replica_types=("Chief", "Master", "Worker", "PS", "Evaluator"),
         main_types=("chief", "master", "worker"), operator=TRAINING_OPERATOR, spec="arena_helm.spec:TFJobSpec",
+        values="arena_helm.chart_values:TFJobValues",
         summary="a TFJob (one worker and no PS runs as a single Chief)",
     ),
     JobKindInfo(
         key="pytorchjob", aliases=("pytorch", "py"), kind="PyTorchJob", group="kubeflow.org", versions=("v1",),
         plural="pytorchjobs", replica_key="pytorchReplicaSpecs", replica_types=("Master", "Worker"),
         main_types=("master", "worker"), operator=TRAINING_OPERATOR, spec="arena_helm.spec:PyTorchJobSpec",
+        values="arena_helm.chart_values:PyTorchJobValues",
         summary="a PyTorchJob (Master + --workers - 1 Workers)",
     ),
     JobKindInfo(
@@ -81,7 +92,8 @@ KINDS: tuple[JobKindInfo, ...] = (
         plural="mpijobs", replica_key="mpiReplicaSpecs", replica_types=("Launcher", "Worker"),
         main_types=("launcher",),
         operator="the Kubeflow mpi-operator (v0.4+, kubeflow.org/v2beta1) or the training operator (kubeflow.org/v1)",
-        spec="arena_helm.spec:MPIJobSpec", summary="an MPIJob (--workers workers and one launcher)",
+        spec="arena_helm.spec:MPIJobSpec", values="arena_helm.chart_values:MPIJobValues",
+        summary="an MPIJob (--workers workers and one launcher)",
     ),
 )
 

@@ -31,8 +31,10 @@ from .views import job_phase
 
 
 def job_values(spec: JobSpec) -> dict[str, Any]:
-    """The chart values generated from the spec (the user's -f/--set* go to helm on top of them). Pure."""
-    return build_values(spec)
+    """The chart values generated from the spec, as the chart's typed values model holds them (the user's
+    -f/--set* go to helm on top of them). Pure."""
+    model = BY_KEY[spec.kind].values_class().model_validate(build_values(spec))
+    return model.model_dump(by_alias=True, exclude_unset=True, mode="json")
 
 
 def render(spec: JobSpec, helm: Helm | None = None, *, values: dict[str, Any] | None = None,

@@ -226,12 +226,11 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
 
     values = job_values(spec)
     if dry_run:
-        helm = Helm(g.helm_binary)
-        if output is DryRunOutput.values:
-            merged = helm.merged_values(values, sources) if sources else values
+        if output is DryRunOutput.values:  # helm merges only when there is something to merge
+            merged = Helm(g.helm_binary).merged_values(values, sources) if sources else values
             typer.echo(yaml.safe_dump(merged, sort_keys=False, allow_unicode=True), nl=False)
             return
-        typer.echo(render(spec, helm, values=values, sources=sources), nl=False)
+        typer.echo(render(spec, Helm(g.helm_binary), values=values, sources=sources), nl=False)
         return
     from ..kube import Kube
 
