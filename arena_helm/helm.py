@@ -95,6 +95,11 @@ def translate(exc: Exception, *, action: str) -> Exception:
     if m:
         return UsageError(" ".join(m.group(1).split()))
     msg = _first_line(stderr)
+    from .failures import from_helm  # unreachable, 401, 403, kubeconfig: worded as for the API's errors
+
+    classified = from_helm(msg, action)
+    if classified is not None:
+        return classified
     low = msg.lower()
     if "forbidden" in low:
         return ForbiddenError(f"{action}: forbidden: {msg}")

@@ -22,6 +22,14 @@ class DetailFormat(str, enum.Enum):
     yaml = "yaml"
 
 
+class GetFormat(str, enum.Enum):
+    table = "table"
+    wide = "wide"
+    name = "name"
+    json = "json"
+    yaml = "yaml"
+
+
 def _complete_names(ctx: typer.Context, incomplete: str) -> list[str]:
     """Shell completion of job names: the releases of our charts in the namespace."""
     try:
@@ -46,8 +54,10 @@ def cluster_for(g: Globals):
     from ..config import load_defaults, resolve_namespace
     from ..helm import Helm, KubeTarget
     from ..kube import KubeReader
+    from ..kubeconfig import load
     from ..reader import Cluster
 
+    load(g.kubeconfig, g.context).check()  # a missing or malformed kubeconfig: one line, before helm runs
     ns = resolve_namespace(g.namespace, g.kubeconfig, g.context, load_defaults())
     helm = Helm(g.helm_binary, KubeTarget(g.kubeconfig, g.context))
     return ns, Cluster(helm, KubeReader(g.kubeconfig, g.context))
@@ -62,13 +72,13 @@ def emit(data, fmt: str) -> None:
 def list_cmd(
     all_namespaces: AllNamespaces = False,
     type_: TypeO = None,
-    output: Annotated[OutputFormat, typer.Option("--output", "-o", help="table, wide, json or yaml.")] =
+    output: Annotated[OutputFormat, typer.Option("--output", "-o", help="table, wide, name, json or yaml.")] =
     OutputFormat.table,
     namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
     helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """List the training jobs (newest first)."""
-    from ..output import jobs_table
+    from ..output import job_name, jobs_table
     from ..reader import kind_of_type, list_jobs
 
     kind = kind_of_type(type_)
@@ -77,6 +87,10 @@ def list_cmd(
     if output in (OutputFormat.json, OutputFormat.yaml):
         emit([v.to_json() for v in views], output.value)
         return
+    if output is OutputFormat.name:
+        for v in views:
+            typer.echo(job_name(v))
+        return
     typer.echo(jobs_table(views, all_namespaces=all_namespaces, wide=output is OutputFormat.wide))
 
 
@@ -84,18 +98,23 @@ def get_cmd(
     name: JobName,
     type_: TypeO = None,
     events: Annotated[bool, typer.Option("--events", "-e", help="Show the events of the job and its pods.")] = False,
-    output: Annotated[DetailFormat, typer.Option("--output", "-o", help="table, json or yaml.")] = DetailFormat.table,
+    output: Annotated[GetFormat, typer.Option("--output", "-o", help="table, wide, name, json or yaml.")] =
+    GetFormat.table,
     namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
     helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
-    """Show one job: status, instances, TensorBoard, and why it is pending."""
-    from ..output import job_detail
+    """Show one job: status (and why), instances, TensorBoard, and why it is pending."""
+    from ..output import job_detail, job_name
     from ..reader import get_job, kind_of_type
 
     ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
     d = get_job(c, ns, name, kind_of_type(type_), events)
-    if output is not DetailFormat.table:
+    if output is GetFormat.name:
+        typer.echo(job_name(d.view))
+        return
+    if output in (GetFormat.json, GetFormat.yaml):
         data = d.view.to_json()
+        data["statusReason"] = d.view.reason
         data["pendingReason"] = d.pending
         if events:
             data["events"] = [{"type": e.get("type"), "reason": e.get("reason"), "message": e.get("message"),
@@ -103,7 +122,8 @@ def get_cmd(
                                "lastTimestamp": e.get("lastTimestamp")} for e in d.events]
         emit(data, output.value)
         return
-    typer.echo(job_detail(d.view, pending=d.pending, events=d.events))
+    typer.echo(job_detail(d.view, pending=d.pending, events=d.events, show_events=events,
+                          wide=output is GetFormat.wide))
 
 
 def logs_cmd(
