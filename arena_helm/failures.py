@@ -99,8 +99,9 @@ def from_api(status: int, message: str, action: str, server: str | None) -> Aren
     return ClusterError(f"{action}: {message or f'HTTP {status}'}")
 
 
-def from_helm(msg: str, action: str) -> ArenaHelmError | None:
-    """helm's error line (``Error:`` stripped) classified, or None when it is none of these causes."""
+def from_helm(msg: str, action: str, kubeconfig: str | None = None, context: str | None = None) -> ArenaHelmError | None:
+    """helm's error line (``Error:`` stripped) classified, or None when it is none of these causes.
+    ``kubeconfig`` and ``context`` are what helm was given: they name the server when helm does not."""
     low = msg.lower()
     m = _KUBECONFIG.search(msg)
     if m and "cluster unreachable" in low:
@@ -113,6 +114,10 @@ def from_helm(msg: str, action: str) -> ArenaHelmError | None:
         return forbidden(action, msg)
     url = _URL.search(msg)
     server = url.group("url") if url else None
+    if server is None:
+        from .kubeconfig import lenient_server
+
+        server = lenient_server(kubeconfig, context)
     if _UNAUTHORIZED.search(msg):
         return credentials_rejected(action, server)
     if "cluster unreachable" in low or any(p.search(msg) for p, _ in _REASONS[:5]):
@@ -126,7 +131,9 @@ def from_helm(msg: str, action: str) -> ArenaHelmError | None:
 def nothing_installed(exc: BaseException) -> bool:
     """True when a failed ``helm install`` cannot have created anything: the cluster was never reached
     (unreachable, credentials rejected, no kubeconfig), the chart refused the values before any write, or
-    RBAC refused helm its own release storage (Secrets)."""
-    if isinstance(exc, ForbiddenError) and " secrets " in str(exc):
-        return True  # helm's release record (a Secret) is written before any object: none was made
+    RBAC refused helm a read or its own release storage (Secrets)."""
+    if isinstance(exc, ForbiddenError) and re.search(r'User "[^"]*" cannot (get|list|watch) | secrets ', str(exc)):
+        # helm reads (the release history, the objects it would create) before it writes, and writes its
+        # release record (a Secret) before any object: a denied read or a denied Secret means nothing was made
+        return True
     return isinstance(exc, UnreachableError | CredentialsError | KubeconfigError | UsageError)

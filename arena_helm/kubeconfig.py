@@ -189,3 +189,11 @@ def lenient_namespace(explicit: str | None, context: str | None) -> str | None:
         return load(explicit, context).namespace
     except KubeconfigError:
         return None
+
+
+def lenient_server(explicit: str | None, context: str | None) -> str | None:
+    """The context's server, or None when the kubeconfig is absent or unusable."""
+    try:
+        return load(explicit, context).server
+    except KubeconfigError:
+        return None
