@@ -100,33 +100,12 @@ def _prometheus_defaults(p: Path, value: Any) -> dict[str, Any]:
     return dict(value)
 
 
-def _kubeconfig_files(kubeconfig: str | None) -> list[Path]:
-    if kubeconfig:
-        return [Path(kubeconfig)]
-    env = os.environ.get("KUBECONFIG")
-    if env:
-        return [Path(p) for p in env.split(os.pathsep) if p]
-    return [Path.home() / ".kube" / "config"]
-
-
 def kubeconfig_namespace(kubeconfig: str | None, context: str | None) -> str | None:
-    """The namespace of the chosen (or current) kubeconfig context, if any; never contacts a cluster."""
-    current = context
-    contexts: dict[str, Any] = {}
-    for path in _kubeconfig_files(kubeconfig):
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError, UnicodeDecodeError):
-            continue
-        if not isinstance(data, dict):
-            continue
-        current = current or data.get("current-context")
-        for item in data.get("contexts") or []:
-            if isinstance(item, dict) and item.get("name") not in contexts:
-                contexts[item.get("name")] = item.get("context") or {}
-    ctx = contexts.get(current) if current else None
-    ns = ctx.get("namespace") if isinstance(ctx, dict) else None
-    return ns or None
+    """The namespace of the chosen (or current) context of the kubeconfig as kubectl merges it (a
+    ``KUBECONFIG`` list included), if any; never contacts a cluster, never fails."""
+    from .kubeconfig import lenient_namespace
+
+    return lenient_namespace(kubeconfig, context)
 
 
 def resolve_namespace(flag: str | None, kubeconfig: str | None, context: str | None,

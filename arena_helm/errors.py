@@ -43,3 +43,16 @@ class WaitTimeoutError(ArenaHelmError):
     """``--wait`` gave up before the job finished."""
 
     exit_code = 3
+
+
+# ---- the causes of a failure to talk to the cluster (arena_helm.failures classifies them) ---------------
+class UnreachableError(ClusterError):
+    """The API server could not be reached at all (nothing was sent, nothing changed)."""
+
+
+class CredentialsError(ClusterError):
+    """The API server rejected the credentials (401): nothing was read or changed."""
+
+
+class KubeconfigError(ClusterError):
+    """The kubeconfig is missing, unreadable, malformed, or names no usable context."""

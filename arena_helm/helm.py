@@ -149,7 +149,7 @@ def _first_line(stderr: bytes | str) -> str:
     return lines[-1] if lines else "helm failed without a message"
 
 
-def translate(exc: Exception, *, action: str) -> Exception:
+def translate(exc: Exception, *, action: str, target: KubeTarget | None = None) -> Exception:
     """Turn a pyhelm3 error into arena-helm's hierarchy, with helm's own first error line."""
     stderr = getattr(exc, "stderr", b"") or b""
     text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else str(stderr)
@@ -162,6 +162,11 @@ def translate(exc: Exception, *, action: str) -> Exception:
     if m:
         return UsageError(" ".join(m.group(1).split()))
     msg = _first_line(stderr)
+    from .failures import from_helm  # unreachable, 401, 403, kubeconfig: worded as for the API's errors
+
+    classified = from_helm(msg, action, target.kubeconfig if target else None, target.context if target else None)
+    if classified is not None:
+        return classified
     low = msg.lower()
     if "forbidden" in low:
         return ForbiddenError(f"{action}: forbidden: {msg}")
@@ -238,7 +243,7 @@ class Helm:
         try:
             return asyncio.run(coro)
         except errors.Error as exc:
-            raise translate(exc, action=action) from None
+            raise translate(exc, action=action, target=self.target) from None
         except OSError as exc:
             raise HelmError(f"{action}: cannot run {self.binary}: {exc.strerror}") from None
 

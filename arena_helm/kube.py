@@ -8,7 +8,7 @@ import logging
 from typing import Any
 
 from . import stats
-from .errors import ArenaHelmError, ClusterError, ForbiddenError, NotFoundError
+from .errors import ArenaHelmError, KubeconfigError, NotFoundError
 from .kinds import BY_KIND, GROUPS
 
 log = logging.getLogger(__name__)
@@ -29,13 +29,18 @@ class Kube:
             from kubernetes import config
             from kubernetes.config.config_exception import ConfigException
 
+            from .kubeconfig import HINT, load
+
+            view = load(self.kubeconfig, self.context).check()
             try:
-                self._api = config.new_client_from_config(config_file=self.kubeconfig, context=self.context)
+                self._api = config.new_client_from_config_dict(view.config, context=view.context)
             except ConfigException as exc:
-                raise ClusterError(f"no usable kubeconfig: {exc}") from None
+                raise KubeconfigError(f"kubeconfig {view.where()}: {exc}: {HINT}") from None
             except OSError as exc:
-                raise ClusterError(f"cannot read the kubeconfig: {exc.strerror}: {exc.filename}") from None
+                raise KubeconfigError(f"kubeconfig {view.where()}: cannot read {exc.filename}: {exc.strerror}: "
+                                      f"{HINT}") from None
             self._api.configuration.retries = 1
+            _log_requests(self._api)
         return self._api
 
     @property
@@ -43,9 +48,11 @@ class Kube:
         return self.api.configuration.host
 
     def call(self, fn, *args, action: str, **kwargs):
-        """Run one client call, counting it and translating its errors."""
+        """Run one client call, counting it and translating its errors (arena_helm.failures)."""
         from kubernetes.client.rest import ApiException
         from urllib3.exceptions import HTTPError
+
+        from . import failures
 
         self.requests += 1
         stats.count("api_requests")
@@ -54,10 +61,10 @@ class Kube:
         try:
             return fn(*args, **kwargs)
         except ApiException as exc:
-            raise api_error(exc, action) from None
+            raise api_error(exc, action, self.server) from None
         except HTTPError as exc:
             reason = getattr(exc, "reason", None) or exc
-            raise ClusterError(f"{action}: cannot reach the API server at {self.server}: {reason}") from None
+            raise failures.unreachable(action, self.server, str(reason)) from None
 
     def get_json(self, path: str, action: str) -> dict:
         resp = self.call(
@@ -108,21 +115,51 @@ class Kube:
             return None
 
 
-def api_error(exc, action: str) -> ArenaHelmError:
-    """An ApiException as one line: the API server's own message, prefixed by what we were doing."""
+def api_error(exc, action: str, server: str | None = None) -> ArenaHelmError:
+    """An ApiException as one line (arena_helm.failures): the API server's own message, prefixed by what
+    we were doing."""
+    from . import failures
+
     message = ""
     try:
         message = json.loads(exc.body).get("message", "")
     except (TypeError, ValueError, AttributeError):
         pass
     message = message or exc.reason or f"HTTP {exc.status}"
-    if exc.status == 403:
-        return ForbiddenError(f"{action}: forbidden: {message}")
-    if exc.status == 404:
-        return NotFoundError(f"{action}: {message}")
-    if exc.status == 401:
-        return ClusterError(f"{action}: the API server rejected the credentials (401 Unauthorized)")
-    return ClusterError(f"{action}: {message}")
+    return failures.from_api(exc.status, message, action, server)
+
+
+def _log_requests(api) -> None:
+    """--debug: log every API request (method, path, status, milliseconds) of this client."""
+    import time
+    from urllib.parse import urlsplit
+
+    rest = api.rest_client
+    original = rest.request
+
+    def request(method, url, *args, **kwargs):
+        if not log.isEnabledFor(logging.DEBUG):
+            return original(method, url, *args, **kwargs)
+        parts = urlsplit(url)
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        query = kwargs.get("query_params") or (args[0] if args else None)
+        if query:
+            from urllib.parse import urlencode
+
+            path += ("&" if "?" in path else "?") + urlencode(query)
+        started = time.monotonic()
+        status = "error"
+        try:
+            resp = original(method, url, *args, **kwargs)
+            status = str(getattr(resp, "status", "?"))
+            return resp
+        except Exception as exc:
+            status = str(getattr(exc, "status", None) or type(exc).__name__)
+            raise
+        finally:
+            log.debug("api: %s %s %s %dms", method, path, status, (time.monotonic() - started) * 1000)
+
+    rest.request = request
 
 
 PART_OF = "app.kubernetes.io/part-of=arena-helm"

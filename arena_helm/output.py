@@ -54,11 +54,21 @@ def jobs_table(views: list[JobView], *, all_namespaces: bool, wide: bool) -> str
     return table(headers, rows)
 
 
-def job_detail(v: JobView, *, pending: str, events: list[dict], instances: str | None = None) -> str:
+def job_name(v: JobView) -> str:
+    """kubectl's ``-o name`` form: ``tfjob/NAME``."""
+    return f"{v.trainer}/{v.name}"
+
+
+def job_detail(v: JobView, *, pending: str, events: list[dict], show_events: bool = False,
+               wide: bool = False, instances: str | None = None) -> str:
     rel = v.release
     lines = [
         f"Name:        {v.name}",
         f"Status:      {v.status}",
+    ]
+    if v.reason:
+        lines.append(f"Reason:      {v.reason}")
+    lines += [
         f"Namespace:   {v.namespace}",
         f"Trainer:     {v.trainer.upper()}",
         f"Priority:    {v.priority}",
@@ -75,12 +85,26 @@ def job_detail(v: JobView, *, pending: str, events: list[dict], instances: str |
     if v.tensorboard:
         lines.append(f"TensorBoard: {v.tensorboard}")
     lines.append("")
-    rows = [[i.name, i.status, i.age, str(i.is_chief).lower(), str(i.gpus), i.node] for i in v.instances]
-    if instances is not None:
-        lines.append(instances)
+    if wide:
+        lines.insert(-1, f"Requests:    cpu {fmt_cpu(v.requested_cpu)}, memory {fmt_mem(v.requested_memory)}")
+        rows = [[i.name, i.status, i.age, i.replica_type or "N/A", str(i.is_chief).lower(), str(i.gpus), i.node,
+                 i.node_ip] for i in v.instances]
+        headers = ["INSTANCE", "STATUS", "AGE", "TYPE", "IS_CHIEF", "GPU(Requested)", "NODE", "NODE_IP"]
     else:
-        lines.append(table(["INSTANCE", "STATUS", "AGE", "IS_CHIEF", "GPU(Requested)", "NODE"], rows)
-                     if rows else "Instances:   none yet (the operator has not created the pods)")
+        rows = [[i.name, i.status, i.age, str(i.is_chief).lower(), str(i.gpus), i.node] for i in v.instances]
+        headers = ["INSTANCE", "STATUS", "AGE", "IS_CHIEF", "GPU(Requested)", "NODE"]
+    if instances is not None:  # a table of the caller's (get -g: a row per GPU)
+        lines.append(instances)
+    elif rows:
+        lines.append(table(headers, rows))
+    elif v.status in ("JOB-MISSING", "RELEASE-FAILED"):
+        lines.append("Instances:   none (there is no job object)")
+    elif v.finished:
+        lines.append("Instances:   none (the job's pods are gone)")
+    else:
+        lines.append("Instances:   none yet (the operator has not created the pods)")
+    if show_events and not events:
+        lines += ["", "Events:      none"]
     if events:
         lines += ["", table(["LAST SEEN", "TYPE", "OBJECT", "REASON", "MESSAGE"], [
             [e.get("lastTimestamp") or e.get("eventTime") or "", e.get("type", ""),

@@ -18,12 +18,15 @@ from .kube import KubeReader
 from .views import (
     JOB_CHARTS,
     JOB_NAME_LABEL,
+    QUEUE_LABEL,
     JobView,
     NodeView,
     chart_kind,
     job_view,
+    kueue_workload,
     node_view,
     pending_reason,
+    state_reason,
 )
 
 TB_SELECTOR = "app.kubernetes.io/component=tensorboard"
@@ -178,6 +181,7 @@ def get_job(c: Cluster, namespace: str, name: str, kind: str | None = None, even
     pods = c.kube.list_pods(namespace, selector=f"{JOB_NAME_LABEL}={name}")
     tb = tensorboard_urls(c.kube, namespace).get((namespace, name), "")
     view = job_view(release=release, job=job, pods=pods, now=now_utc(), kind=k, tensorboard=tb)
+    explain_state(c, view, job, k)
     evs: list[dict] = []
     if events or view.status == "PENDING":
         names = {name} | {p["metadata"]["name"] for p in pods}
@@ -189,6 +193,46 @@ def get_job(c: Cluster, namespace: str, name: str, kind: str | None = None, even
         evs.sort(key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "")
     pending = pending_reason(pods, evs) if view.status == "PENDING" else ""
     return JobDetail(view, k, version, job, pods, evs if events else [], pending)
+
+
+def explain_state(c: Cluster, view: JobView, job: dict | None, kind: str) -> None:
+    """What ``get`` adds to a view's reason with one more request: helm's reason for a failed release
+    (the description in its release record), the Kueue Workload of a job Kueue holds."""
+    if view.status == "RELEASE-FAILED":
+        description = release_description(c.kube, view.namespace, view.name)
+        view.reason = state_reason(view.status, job=job, kind=kind, name=view.name, namespace=view.namespace,
+                                   release_description=description)
+    elif view.status == "SUSPENDED" and ((job or {}).get("metadata", {}).get("labels") or {}).get(QUEUE_LABEL):
+        try:
+            workloads = c.kube.list_path(f"/apis/kueue.x-k8s.io/v1beta1/namespaces/{view.namespace}/workloads",
+                                         "listing Kueue workloads")
+        except (NotFoundError, ForbiddenError):  # Kueue's CRD not served here, or not readable by this user
+            workloads = []
+        view.reason = state_reason(view.status, job=job, kind=kind, name=view.name, namespace=view.namespace,
+                                   workload=kueue_workload(job, workloads))
+
+
+def release_description(kube: KubeReader, namespace: str, name: str) -> str:
+    """``info.description`` of the release's latest revision, from helm's storage Secret
+    (helm.sh/helm/v3 pkg/storage/driver/secrets.go: the release JSON, gzipped, base64 in ``data.release``)."""
+    import base64
+    import gzip
+    import json
+
+    try:
+        records = kube.release_records(namespace, name)
+    except (NotFoundError, ForbiddenError):
+        return ""
+    if not records:
+        return ""
+    latest = max(records, key=lambda r: int(((r.get("metadata") or {}).get("labels") or {}).get("version", "0")))
+    try:
+        raw = base64.b64decode(base64.b64decode((latest.get("data") or {}).get("release", "")))
+        if raw[:3] == b"\x1f\x8b\x08":
+            raw = gzip.decompress(raw)
+        return " ".join(str((json.loads(raw).get("info") or {}).get("description", "")).split())
+    except (ValueError, OSError, AttributeError):
+        return ""
 
 
 # ---- top -----------------------------------------------------------------------------------------
@@ -215,6 +259,9 @@ def delete_job(c: Cluster, namespace: str, name: str) -> str:
     if not releases:
         raise NotFoundError(f"no job named {name} in namespace {namespace}")
     kind = chart_kind(releases[0])
+    if not kind and str(releases[0].get("chart", "")).rpartition("-")[0] == "tensorboard":
+        raise UsageError(f"{name} in namespace {namespace} is a standalone TensorBoard, not a job: stop it with "
+                         f"arena-helm tensorboard stop {name} -n {namespace}")
     if not kind:
         raise UsageError(f"release {name} in namespace {namespace} is not an arena-helm job "
                          f"(chart {releases[0].get('chart')}); use helm uninstall for it")

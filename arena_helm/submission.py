@@ -103,8 +103,13 @@ def submit(spec: JobSpec, helm: Helm | None = None, kube: Kube | None = None, *,
                     continue
                 raise _already_exists(exc, kind, spec.name, spec.namespace) from None
             except ArenaHelmError as exc:
-                _cleanup_failed(helm, spec.name, spec.namespace, token)
-                raise _explain(exc, kind) from None
+                from .failures import nothing_installed
+
+                note = None
+                if not nothing_installed(exc):  # else the cluster was never reached: nothing to clean up
+                    note = _cleanup_failed(helm, spec.name, spec.namespace, token)
+                err = _explain(exc, kind)
+                raise (type(err)(f"{err}; {note}") if note else err) from None
     objects = [
         (doc.get("kind", ""), doc.get("apiVersion", ""), doc.get("metadata", {}).get("name", ""))
         for doc in yaml.safe_load_all(release.get("manifest", "")) if isinstance(doc, dict)
@@ -177,17 +182,17 @@ def _recover_pending(helm: Helm, kube: Kube, spec: JobSpec, notify: Callable[[st
     return True
 
 
-def _cleanup_failed(helm: Helm, name: str, namespace: str, token: str) -> None:
+def _cleanup_failed(helm: Helm, name: str, namespace: str, token: str) -> str | None:
     """Remove what a failed install left (release record and objects), if that release is this install's:
-    only then does it carry this install's token as a release label."""
-    import logging
-
+    only then does it carry this install's token as a release label. Returns a note when that failed (it
+    goes on the install error's one line)."""
     try:
         mine = helm.list(namespace, selector=f"{SUBMIT_LABEL}={token}")
         if any(r.get("name") == name for r in mine):
             helm.uninstall(name, namespace)
-    except ArenaHelmError as exc:  # report, but the install error is the one the user needs
-        logging.getLogger(__name__).warning("cleanup of release %s failed: %s", name, exc)
+    except ArenaHelmError as exc:  # the install error is the one the user needs; this is a footnote
+        return f"removing what it left failed too ({exc}): check with arena-helm get {name} -n {namespace}"
+    return None
 
 
 TERMINAL = ("Succeeded", "Failed")

@@ -108,3 +108,47 @@ def list_tensorboards(c: Cluster, namespace: str, all_namespaces: bool) -> list[
         rows.append({"namespace": meta["namespace"], "name": release, "owner": owner,
                      "url": tensorboard_url(svc, node_ip)})
     return rows
+
+
+def render_tensorboard(helm_binary: str | None, namespace: str, name: str, values: dict[str, Any]) -> str:
+    """``tensorboard start --dry-run``: the manifests (``helm template``), no cluster, no kubeconfig."""
+    from .helm import Helm
+
+    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
+        chart = assemble_chart("tensorboard", Path(tmp))
+        return Helm(helm_binary).template(name, chart, values, namespace)
+
+
+def _pod_running(pod: dict) -> bool:
+    status = pod.get("status") or {}
+    return status.get("phase") == "Running" and not (pod.get("metadata") or {}).get("deletionTimestamp") and all(
+        c.get("ready") for c in status.get("containerStatuses") or [{}])
+
+
+def wait_for_tensorboard_pod(c: Cluster, namespace: str, name: str, timeout: float, *, poll: float = 1.0,
+                             notify=None) -> dict:
+    """Until a TensorBoard pod of release ``name`` runs (and is ready); says so once through ``notify`` when
+    it has to wait, and gives up after ``timeout`` seconds with the pod's state in one line."""
+    import time
+
+    from .errors import WaitTimeoutError
+    from .views import pod_status
+
+    selector = f"{TB_SELECTOR},app.kubernetes.io/instance={name}"
+    deadline = time.monotonic() + timeout
+    told = False
+    while True:
+        pods = c.kube.list_pods(namespace, selector=selector)
+        running = [p for p in pods if _pod_running(p)]
+        if running:
+            return running[0]
+        if not told and notify:
+            notify(f"waiting for the TensorBoard pod of {name} to run (up to {int(timeout)}s; --timeout)")
+            told = True
+        if time.monotonic() >= deadline:
+            states = ", ".join(f"{p['metadata']['name']} {pod_status(p)}" for p in pods) or "no pod yet"
+            raise WaitTimeoutError(
+                f"the TensorBoard pod of {name} is not running after {int(timeout)}s ({states}): see "
+                f"kubectl get pods -n {namespace} -l app.kubernetes.io/instance={name}"
+            )
+        time.sleep(poll)

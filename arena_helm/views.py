@@ -188,12 +188,73 @@ def instance_of(pod: dict, now: dt.datetime) -> Instance:
 
 # ---- jobs -------------------------------------------------------------------------------------------
 def job_phase(job: dict) -> str:
-    """From the job's conditions: Succeeded, then Failed, then Running, else Pending (created/queued)."""
+    """The job's phase from its conditions, as the Kubeflow training operator writes them (v1.9.0,
+    pkg/util/status.go ``filterOutCondition`` and pkg/controller.v1/common/job.go): condition types Created,
+    Running, Restarting, Succeeded, Failed, Suspended. Restarting replaces Running (and back); Succeeded and
+    Failed set Running false; suspending sets Suspended true and Running false. So: Succeeded, then Failed,
+    then Suspended (or ``runPolicy.suspend`` set before the operator saw it), then Restarting, then Running,
+    else Pending (created or queued)."""
     conds = {c.get("type"): c.get("status") for c in (job.get("status") or {}).get("conditions") or []}
-    for phase in ("Succeeded", "Failed", "Running"):
+    for phase in ("Succeeded", "Failed", "Suspended", "Restarting", "Running"):
         if conds.get(phase) == "True":
             return phase
+    if ((job.get("spec") or {}).get("runPolicy") or {}).get("suspend") is True:
+        return "Suspended"
     return "Pending"
+
+
+def job_condition(job: dict | None, ctype: str) -> dict:
+    """The job's condition of that type when it is true, else {}."""
+    for c in ((job or {}).get("status") or {}).get("conditions") or []:
+        if c.get("type") == ctype and c.get("status") == "True":
+            return c
+    return {}
+
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+
+
+def kueue_workload(job: dict | None, workloads: list[dict]) -> dict | None:
+    """The Kueue Workload whose owner is the job (Kueue's jobframework makes one per job), if any."""
+    uid = ((job or {}).get("metadata") or {}).get("uid")
+    for w in workloads:
+        if any(o.get("uid") == uid for o in (w.get("metadata") or {}).get("ownerReferences") or []):
+            return w
+    return None
+
+
+def state_reason(status: str, *, job: dict | None, kind: str, name: str, namespace: str,
+                 release_description: str = "", workload: dict | None = None) -> str:
+    """One line explaining a state that is not self-explanatory (empty for the others). Pure."""
+    if status == "JOB-MISSING":
+        return (f"the {kind} object is gone (deleted outside arena-helm) but its release {name} remains: remove "
+                f"the release with arena-helm delete {name} -n {namespace}")
+    if status == "RELEASE-FAILED":
+        return f"helm: {release_description}" if release_description else "helm marked the release failed"
+    if status == "FAILED":
+        c = job_condition(job, "Failed")
+        return ": ".join(x for x in (c.get("reason"), " ".join(str(c.get("message") or "").split())) if x)
+    if status == "RESTARTING":
+        c = job_condition(job, "Restarting")
+        return " ".join(str(c.get("message") or c.get("reason") or "the operator is restarting failed replicas").split())
+    if status == "SUSPENDED":
+        queue = (((job or {}).get("metadata") or {}).get("labels") or {}).get(QUEUE_LABEL)
+        if queue:
+            text = f"held by Kueue: waiting in queue {queue}"
+            if workload is not None:
+                wname = (workload.get("metadata") or {}).get("name", "")
+                quota = next((c for c in (workload.get("status") or {}).get("conditions") or []
+                              if c.get("type") == "QuotaReserved"), None)
+                if quota is None or quota.get("status") != "True":
+                    why = " ".join(str((quota or {}).get("message") or "no quota reserved yet").split())
+                    text += f" (workload {wname}: {why})"
+                else:
+                    text += f" (workload {wname}: quota reserved, admission pending)"
+            return text
+        c = job_condition(job, "Suspended")
+        msg = " ".join(str(c.get("message") or "").split())
+        return f"{msg} (runPolicy.suspend is true)" if msg else "runPolicy.suspend is true"
+    return ""
 
 
 def replica_specs(job: dict) -> dict[str, dict]:
@@ -249,6 +310,7 @@ class JobView:
     release: dict[str, Any] = field(default_factory=dict)
     tensorboard: str = ""
     created_ts: float = 0.0
+    reason: str = ""  # why it is in its state, when that needs saying (state_reason)
 
     @property
     def finished(self) -> bool:
@@ -328,6 +390,8 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
         seconds = None
     chief = next((i for i in instances if i.is_chief), instances[0] if instances else None)
     allocated = None if finished else sum(pod_gpus(p) for p in pods if pod_allocates(p))
+    reason = state_reason(status, job=job, kind=(job or {}).get("kind") or kind or "job", name=name,
+                          namespace=namespace)
     return JobView(
         name=name,
         namespace=namespace,
@@ -347,6 +411,7 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
         release=rinfo,
         tensorboard=tensorboard,
         created_ts=created.timestamp() if created else 0.0,
+        reason=reason,
     )
 
 

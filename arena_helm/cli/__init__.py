@@ -12,7 +12,7 @@ import sys
 
 import typer
 import typer.main
-from typer._click.exceptions import ClickException, UsageError
+from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 from typer.core import TyperCommand, TyperGroup
 from typer.exceptions import Abort
 
@@ -34,6 +34,9 @@ class ArenaGroup(TyperGroup):
         try:
             rv = super().main(args=args, prog_name=prog_name or "arena-helm", complete_var=complete_var,
                               standalone_mode=False, **extra)
+        except NoArgsIsHelpError as exc:  # `arena-helm` (or a group) alone: its help, as kubectl does
+            typer.echo(exc.ctx.get_help())
+            code = 0
         except UsageError as exc:
             hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
             typer.echo(f"error: {exc.format_message()}{hint}", err=True)
@@ -251,8 +254,19 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from ..__about__ import __version__
+
+        typer.echo(f"arena-helm {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                 help="Print the arena-helm version and exit (helm's too: arena-helm version)."),
+) -> None:
     """Submit and follow distributed training jobs on Kubernetes, as Helm charts."""
 
 

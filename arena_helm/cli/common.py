@@ -16,7 +16,8 @@ Namespace = Annotated[
 ]
 Kubeconfig = Annotated[
     str | None,
-    typer.Option("--kubeconfig", envvar="KUBECONFIG", help="Path of the kubeconfig file.", show_default=False),
+    typer.Option("--kubeconfig", help="The kubeconfig file (default: $KUBECONFIG, a list merged as kubectl "
+                 "merges it, else ~/.kube/config).", show_default=False),
 ]
 Context = Annotated[
     str | None, typer.Option("--context", "--kube-context", help="kubeconfig context to use.", show_default=False)
@@ -32,6 +33,7 @@ Debug = Annotated[bool, typer.Option("--debug", help="Log helm and API calls to 
 class OutputFormat(str, enum.Enum):
     table = "table"
     wide = "wide"
+    name = "name"
     json = "json"
     yaml = "yaml"
 

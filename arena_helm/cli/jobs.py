@@ -22,6 +22,14 @@ class DetailFormat(str, enum.Enum):
     yaml = "yaml"
 
 
+class GetFormat(str, enum.Enum):
+    table = "table"
+    wide = "wide"
+    name = "name"
+    json = "json"
+    yaml = "yaml"
+
+
 def _complete_names(ctx: typer.Context, incomplete: str) -> list[str]:
     """Shell completion of job names: the releases of our charts in the namespace."""
     try:
@@ -57,8 +65,10 @@ def cluster_for(g: Globals):
     from ..config import load_defaults, resolve_namespace
     from ..helm import Helm, KubeTarget
     from ..kube import KubeReader
+    from ..kubeconfig import load
     from ..reader import Cluster
 
+    load(g.kubeconfig, g.context).check()  # a missing or malformed kubeconfig: one line, before helm runs
     ns = resolve_namespace(g.namespace, g.kubeconfig, g.context, load_defaults())
     helm = Helm(g.helm_binary, KubeTarget(g.kubeconfig, g.context))
     return ns, Cluster(helm, KubeReader(g.kubeconfig, g.context))
@@ -130,13 +140,13 @@ def emit(data, fmt: str) -> None:
 def list_cmd(
     all_namespaces: AllNamespaces = False,
     type_: TypeO = None,
-    output: Annotated[OutputFormat, typer.Option("--output", "-o", help="table, wide, json or yaml.")] =
+    output: Annotated[OutputFormat, typer.Option("--output", "-o", help="table, wide, name, json or yaml.")] =
     OutputFormat.table,
     namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
     helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """List the training jobs (newest first)."""
-    from ..output import jobs_table
+    from ..output import job_name, jobs_table
     from ..reader import kind_of_type, list_jobs
 
     kind = kind_of_type(type_)
@@ -144,6 +154,10 @@ def list_cmd(
     views = list_jobs(c, ns, all_namespaces, kind)
     if output in (OutputFormat.json, OutputFormat.yaml):
         emit([v.to_json() for v in views], output.value)
+        return
+    if output is OutputFormat.name:
+        for v in views:
+            typer.echo(job_name(v))
         return
     typer.echo(jobs_table(views, all_namespaces=all_namespaces, wide=output is OutputFormat.wide))
 
@@ -154,13 +168,14 @@ def get_cmd(
     events: Annotated[bool, typer.Option("--events", "-e", help="Show the events of the job and its pods.")] = False,
     gpus: Annotated[bool, typer.Option("--gpus", "-g", help="GPU utilisation and memory of each instance's "
                                        "GPUs (from Prometheus).")] = False,
-    output: Annotated[DetailFormat, typer.Option("--output", "-o", help="table, json or yaml.")] = DetailFormat.table,
+    output: Annotated[GetFormat, typer.Option("--output", "-o", help="table, wide, name, json or yaml.")] =
+    GetFormat.table,
     prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
     namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
     helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
-    """Show one job: status, instances, TensorBoard, and why it is pending; -g: its GPUs' use."""
-    from ..output import job_detail, job_gpus_detail
+    """Show one job: status (and why), instances, TensorBoard, and why it is pending; -g: its GPUs' use."""
+    from ..output import job_detail, job_gpus_detail, job_name
     from ..reader import get_job, kind_of_type
 
     ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
@@ -170,8 +185,12 @@ def get_cmd(
     if coll is not None:
         metrics = coll.collect(gpus=True, usage=False, namespace=ns)
         Notes().show(metrics)
-    if output is not DetailFormat.table:
+    if output is GetFormat.name:
+        typer.echo(job_name(d.view))
+        return
+    if output in (GetFormat.json, GetFormat.yaml):
         data = d.view.to_json()
+        data["statusReason"] = d.view.reason
         if metrics is not None:
             from ..usage import add_job_json
 
@@ -186,7 +205,8 @@ def get_cmd(
     if metrics is not None:
         typer.echo(job_gpus_detail(d.view, metrics, pending=d.pending, events=d.events))
         return
-    typer.echo(job_detail(d.view, pending=d.pending, events=d.events))
+    typer.echo(job_detail(d.view, pending=d.pending, events=d.events, show_events=events,
+                          wide=output is GetFormat.wide))
 
 
 def logs_cmd(
@@ -383,7 +403,6 @@ def top_node(
     helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """Nodes with their GPUs (total, allocated, unhealthy, utilisation, memory), CPU and memory."""
-    from ..errors import ForbiddenError
     from ..output import as_json, as_yaml, top_nodes_table
     from ..reader import top_nodes_and_pods
     from ..usage import add_node_json, node_pods
@@ -394,10 +413,7 @@ def top_node(
     notes = Notes()
 
     def render() -> str:
-        try:
-            nodes, pods = top_nodes_and_pods(c, names)
-        except ForbiddenError as exc:
-            raise ForbiddenError(f"top node needs permission to list nodes and pods cluster-wide ({exc})") from None
+        nodes, pods = top_nodes_and_pods(c, names)  # a 403 says which permission is missing (arena_helm.failures)
         m = coll.collect(nodes=True)
         notes.show(m)
         pods_on = node_pods(pods)

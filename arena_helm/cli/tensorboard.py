@@ -31,6 +31,8 @@ def start(
     image: Annotated[str | None, typer.Option("--image", help="TensorBoard image.", show_default=False)] = None,
     service_type: Annotated[ServiceType, typer.Option("--service-type", help="How to reach it.")] =
     ServiceType.ClusterIP,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the manifests only (no cluster, no kubeconfig).")]
+    = False,
     namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
     helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
@@ -39,6 +41,14 @@ def start(
 
     values = tensorboard_values(name, logdir=logdir, host_path=host_path, image=image,
                                 service_type=service_type.value)
+    if dry_run:
+        from ..config import load_defaults, resolve_namespace
+        from ..tensorboard import render_tensorboard
+
+        Globals(namespace, kubeconfig, context, helm_binary, debug)
+        ns = resolve_namespace(namespace, kubeconfig, context, load_defaults())
+        typer.echo(render_tensorboard(helm_binary, ns, name, values), nl=False)
+        return
     ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
     url = start_tensorboard(c, ns, name, values)
     typer.echo(f"tensorboard/{name} started in namespace {ns}")
@@ -82,16 +92,23 @@ def list_(
 def open_(
     name: Annotated[str, typer.Argument(help="Job or TensorBoard name.", show_default=False)],
     port: Annotated[int, typer.Option("--port", help="Local port.")] = 6006,
+    timeout: Annotated[str, typer.Option("--timeout", help="How long to wait for the TensorBoard pod to run "
+                                         "(e.g. 90s, 5m).")] = "2m",
     namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
     helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
-    """Run `kubectl port-forward` to a ClusterIP TensorBoard (kubectl must be on PATH)."""
+    """Run `kubectl port-forward` to a ClusterIP TensorBoard once its pod runs (kubectl must be on PATH)."""
     import shutil
     import subprocess
 
-    from ..errors import ArenaHelmError, NotFoundError
-    from ..tensorboard import find_service
+    from ..errors import ArenaHelmError, NotFoundError, UsageError
+    from ..spec import parse_duration
+    from ..tensorboard import find_service, wait_for_tensorboard_pod
 
+    try:
+        wait_seconds = parse_duration(timeout)
+    except ValueError as exc:
+        raise UsageError(f"--timeout: {exc}") from None
     ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
     svc = find_service(c, ns, name)
     if svc is None:
@@ -99,6 +116,7 @@ def open_(
     kubectl = shutil.which("kubectl")
     if kubectl is None:
         raise ArenaHelmError("kubectl not found on PATH: install it to port-forward, or use the URL from get")
+    wait_for_tensorboard_pod(c, ns, name, wait_seconds, notify=lambda m: typer.echo(m, err=True))
     svc_port = (svc["spec"].get("ports") or [{}])[0].get("port", 6006)
     argv = [kubectl, "port-forward", "-n", ns, f"svc/{svc['metadata']['name']}", f"{port}:{svc_port}"]
     if kubeconfig:

@@ -372,7 +372,12 @@ def test_chart_yaml(chart):
         assert deps["tensorboard"]["condition"] == "tensorboard.enabled"
         for name, dep in deps.items():
             dep_meta = yaml.safe_load((CHARTS_DIR / name / "Chart.yaml").read_text(encoding="utf-8"))
-            assert dep["version"] == dep_meta["version"], f"{chart} pins {name} {dep['version']}"
+            # a range (~X.Y.Z: X.Y.Z up to the next minor) that admits the dependency's own version
+            m = re.fullmatch(r"~(\d+)\.(\d+)\.(\d+)", dep["version"])
+            assert m, f"{chart} takes {name} as {dep['version']!r}, not a ~X.Y.Z range"
+            have = tuple(int(x) for x in dep_meta["version"].split("-")[0].split("."))
+            want = tuple(int(x) for x in m.groups())
+            assert have[:2] == want[:2] and have >= want, f"{chart}: {name} {dep_meta['version']} not in {dep['version']}"
     else:
         assert "dependencies" not in meta
 

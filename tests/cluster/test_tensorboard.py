@@ -123,11 +123,23 @@ def test_tensorboard_start_needs_exactly_one_log_source(cli):
     assert res.exit_code == 1 and "no TensorBoard named absent" in res.stderr
 
 
-def test_tensorboard_open_runs_kubectl_port_forward(cli, tmp_path, monkeypatch, namespace, cluster):
-    """`open` runs kubectl port-forward to the job's TensorBoard service (kubectl here records its argv)."""
+def test_tensorboard_open_runs_kubectl_port_forward(cli, tmp_path, monkeypatch, namespace, cluster, kubelet):
+    """`open` runs kubectl port-forward to the job's TensorBoard service once its pod runs (kubectl here
+    records its argv)."""
+    from kubernetes import client
+
     res = cli("submit", "tf", "--name", "viz", "--image", "tf:2", "-d", "logs:/logs", "--tensorboard", "--logdir",
               "/logs/viz", "--", "python", "x.py")
     assert res.exit_code == 0, res.output
+    # the pod the Deployment controller (not run here) would make, run by the kubelet stand-in
+    core = client.CoreV1Api(cluster.api_client())
+    dep = client.AppsV1Api(cluster.api_client()).read_namespaced_deployment("viz-tensorboard", namespace)
+    template = client.ApiClient().sanitize_for_serialization(dep.spec.template)
+    node = f"tbnode-{namespace}"
+    kubelet.add_node(node)
+    core.create_namespaced_pod(namespace, {"metadata": {"name": "viz-tb", "labels": template["metadata"]["labels"]},
+                                           "spec": template["spec"]})
+    kubelet.run_pod(namespace, "viz-tb", node)
     record = tmp_path / "argv.txt"
     fake = tmp_path / "bin" / "kubectl"
     fake.parent.mkdir()
@@ -140,3 +152,5 @@ def test_tensorboard_open_runs_kubectl_port_forward(cli, tmp_path, monkeypatch, 
         "port-forward", "-n", namespace, "svc/viz-tensorboard", "7007:6006", "--kubeconfig",
         str(cluster.admin.kubeconfig)]
     assert "Forwarding http://localhost:7007 to viz-tensorboard" in res.stderr
+    core.delete_node(node)
+    kubelet.nodes.discard(node)

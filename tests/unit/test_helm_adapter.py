@@ -57,7 +57,7 @@ def test_uninstall_and_list_use_pyhelm3s_commands():
 @pytest.mark.parametrize(("stderr", "cls", "text"), [
     (b"Error: INSTALLATION FAILED: cannot re-use a name that is still in use", AlreadyExistsError, "cannot re-use"),
     (b"Error: Kubernetes cluster unreachable: Get \"https://x\": dial tcp: connection refused", ClusterError,
-     "the cluster is unreachable"),
+     "cannot reach the API server at https://x: connection refused"),
     (b"Error: secrets is forbidden: User \"alice\" cannot list", ForbiddenError, "forbidden"),
     (b"Error: uninstall: Release not loaded: job: release: not found", NotFoundError, "release: not found"),
     (b"Error: values don't meet the specifications of the schema(s) in the following chart(s):\ntfjob:\n"

@@ -1,0 +1,153 @@
+"""The CLI's edges that need no cluster, in-process: the root command's help and --version, a missing or
+malformed kubeconfig in every command (one line, the hint), an explicit --kubeconfig as one file, the
+namespace of a merged KUBECONFIG list in --dry-run, and tensorboard start --dry-run."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import yaml
+from edgetools import cli, one_error, write_kubeconfig
+
+from arena_helm.__about__ import __version__
+
+HINT = "give the right one with --kubeconfig FILE (or KUBECONFIG), or use --dry-run to render without a cluster"
+COMMANDS = {
+    "list": ["list"],
+    "get": ["get", "x"],
+    "logs": ["logs", "x"],
+    "delete": ["delete", "x"],
+    "prune": ["prune", "--since", "1h", "-y"],
+    "top-job": ["top", "job"],
+    "top-node": ["top", "node"],
+    "tensorboard-list": ["tensorboard", "list"],
+    "tensorboard-stop": ["tensorboard", "stop", "x"],
+    "tensorboard-open": ["tensorboard", "open", "x"],
+    "tensorboard-start": ["tensorboard", "start", "x", "--logdir", "logs:/a"],
+}
+
+
+@pytest.fixture(autouse=True)
+def _arena_helm_logger_restored():
+    logger = logging.getLogger("arena_helm")
+    saved = (list(logger.handlers), logger.level, logger.propagate)
+    yield
+    logger.handlers[:] = saved[0]
+    logger.setLevel(saved[1])
+    logger.propagate = saved[2]
+
+
+def test_the_root_command_alone_prints_its_help_and_exits_0():
+    res = cli()
+    assert res.exit_code == 0, res.output
+    assert res.stderr == ""
+    assert res.stdout.startswith("Usage: arena-helm [OPTIONS] COMMAND [ARGS]...")
+    assert "  submit " in res.stdout and "  tensorboard " in res.stdout
+    assert cli("--help").stdout == res.stdout
+
+
+def test_a_group_alone_prints_its_help_and_exits_0():
+    res = cli("top")
+    assert res.exit_code == 0 and res.stderr == "", res.output
+    assert res.stdout.startswith("Usage: arena-helm top [OPTIONS] COMMAND [ARGS]...")
+
+
+def test_version_flag():
+    res = cli("--version")
+    assert (res.exit_code, res.stdout, res.stderr) == (0, f"arena-helm {__version__}\n", "")
+
+
+def test_an_unknown_command_is_still_a_usage_error():
+    one_error(cli("bogus"), 2, "No such command 'bogus'")
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_an_explicit_kubeconfig_that_does_not_exist(command, tmp_path, helm_bin):
+    missing = tmp_path / "missing.yaml"
+    res = cli(*COMMANDS[command], "--kubeconfig", str(missing), "--helm-binary", str(helm_bin))
+    one_error(res, 1, f"error: kubeconfig {missing} (from --kubeconfig) does not exist: {HINT}")
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_malformed_kubeconfig_is_one_line(command, tmp_path, helm_bin):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: v1\nkind: Config\nclusters: [\n")
+    res = cli(*COMMANDS[command], "--helm-binary", str(helm_bin), env={"KUBECONFIG": str(bad)})
+    line = one_error(res, 1, f"error: kubeconfig {bad} is malformed", HINT)
+    assert "(line " in line
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_no_kubeconfig_at_all(command, tmp_path, helm_bin):
+    env = {"KUBECONFIG": f"{tmp_path / 'a'}:{tmp_path / 'b'}"}
+    res = cli(*COMMANDS[command], "--helm-binary", str(helm_bin), env=env)
+    one_error(res, 1, f"error: no kubeconfig: none of the files in KUBECONFIG={env['KUBECONFIG']} exists: {HINT}")
+
+
+def test_a_kubeconfig_without_a_current_context_names_its_contexts(tmp_path, helm_bin):
+    path = write_kubeconfig(tmp_path / "k.yaml", clusters=[("c", "https://127.0.0.1:1", None)], users=[("u", "t")],
+                            contexts=[("one", "c", "u", None), ("two", "c", "u", None)])
+    res = cli("top", "node", "--kubeconfig", str(path))
+    one_error(res, 1, f"kubeconfig {path} (from --kubeconfig) has no current-context: pick one with --context NAME "
+                      f"(it has one, two), or {HINT}")
+    res = cli("top", "node", "--kubeconfig", str(path), "--context", "three")
+    one_error(res, 1, f"kubeconfig {path} (from --kubeconfig) has no context 'three' (it has one, two): {HINT}")
+
+
+@pytest.mark.parametrize("helm_kind", ["submit-missing", "submit-malformed"])
+def test_submit_says_the_same_for_a_broken_kubeconfig(helm_kind, tmp_path, helm_bin):
+    """submit's happy path runs helm first: helm's words for the same causes are classified alike."""
+    path = tmp_path / "k.yaml"
+    if helm_kind == "submit-malformed":
+        path.write_text("apiVersion: v1\nkind: Config\nclusters: [\n")
+    res = cli("submit", "tf", "--name", "t", "--image", "i", "--kubeconfig", str(path), "--helm-binary",
+              str(helm_bin), "--", "python", "t.py")
+    if helm_kind == "submit-missing":
+        one_error(res, 1, f"error: kubeconfig {path} ", "does not exist", HINT)
+    else:
+        one_error(res, 1, f"error: kubeconfig {path} is malformed", HINT)
+
+
+def _rendered_namespaces(text: str) -> set:
+    return {d["metadata"].get("namespace") for d in yaml.safe_load_all(text) if d}
+
+
+def test_dry_run_takes_the_namespace_of_the_merged_kubeconfig_list(tmp_path, helm_bin):
+    a = write_kubeconfig(tmp_path / "a.yaml", contexts=[("ctx", "c", "u", "team-a")])
+    b = write_kubeconfig(tmp_path / "b.yaml", clusters=[("c", "https://127.0.0.1:1", None)], users=[("u", "t")],
+                         contexts=[("ctx", "c", "u", "team-b")], current="ctx")
+    env = {"KUBECONFIG": f"{a}:{tmp_path / 'missing'}:{b}"}
+    argv = ["submit", "tf", "--name", "t", "--image", "i", "--dry-run", "--helm-binary", str(helm_bin), "--", "x"]
+    res = cli(*argv, env=env)
+    assert res.exit_code == 0, res.output
+    assert _rendered_namespaces(res.stdout) == {"team-a"}  # a's context wins; the current-context from b
+    env = {"KUBECONFIG": f"{b}:{a}"}
+    assert _rendered_namespaces(cli(*argv, env=env).stdout) == {"team-b"}
+
+
+def test_dry_run_needs_no_kubeconfig(tmp_path, helm_bin):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("{{{")
+    res = cli("submit", "tf", "--name", "t", "--image", "i", "--dry-run", "--helm-binary", str(helm_bin), "--", "x",
+              env={"KUBECONFIG": str(bad)})
+    assert res.exit_code == 0, res.output
+    assert _rendered_namespaces(res.stdout) == {"default"}
+
+
+def test_tensorboard_start_dry_run_prints_the_manifests_without_a_cluster(tmp_path, helm_bin):
+    a = write_kubeconfig(tmp_path / "a.yaml", contexts=[("ctx", "c", "u", "team-a")], current="ctx")
+    res = cli("tensorboard", "start", "tb1", "--logdir", "logs:/run1", "--dry-run", "--helm-binary", str(helm_bin),
+              env={"KUBECONFIG": str(a)})
+    assert res.exit_code == 0, res.output
+    docs = [d for d in yaml.safe_load_all(res.stdout) if d]
+    assert sorted((d["kind"], d["metadata"]["name"], d["metadata"]["namespace"]) for d in docs) == [
+        ("Deployment", "tb1-tensorboard", "team-a"), ("Service", "tb1-tensorboard", "team-a")]
+    dep = next(d for d in docs if d["kind"] == "Deployment")
+    volumes = dep["spec"]["template"]["spec"]["volumes"]
+    assert {"name": "logs", "persistentVolumeClaim": {"claimName": "logs", "readOnly": True}} in volumes or any(
+        (v.get("persistentVolumeClaim") or {}).get("claimName") == "logs" for v in volumes), volumes
+    res = cli("tensorboard", "start", "tb1", "--logdir", "logs:/run1", "--dry-run", "-n", "x", "--helm-binary",
+              str(helm_bin))
+    assert {d["metadata"]["namespace"] for d in yaml.safe_load_all(res.stdout) if d} == {"x"}
+    one_error(cli("tensorboard", "start", "tb1", "--dry-run", "--helm-binary", str(helm_bin)), 2, "--logdir")

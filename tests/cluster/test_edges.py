@@ -1,0 +1,449 @@
+"""The CLI's edges against the real API server, with Helm 3 and Helm 4: kubeconfig lists as kubectl reads
+them, errors classified with one wording for helm- and API-backed commands, every state explained, --debug's
+request log, output forms, and TensorBoard conveniences. Job status is written through the API as the
+training operator writes it (training-operator v1.9.0 condition types)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from arena_helm.jobs import job_values
+from edgetools import cli, fake_kubectl, one_error, write_job_status, write_kubeconfig
+from kubecluster import LIMITED_NAMESPACE
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+from arena_helm.charts import assemble_chart
+from arena_helm.spec import TFJobSpec
+
+pytestmark = pytest.mark.cluster
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _arena_helm_logger_restored():
+    logger = logging.getLogger("arena_helm")
+    saved = (list(logger.handlers), logger.level, logger.propagate)
+    yield
+    logger.handlers[:] = saved[0]
+    logger.setLevel(saved[1])
+    logger.propagate = saved[2]
+
+
+def opts(cluster, namespace, helm_bin, user="admin"):
+    return ["-n", namespace, "--kubeconfig", str(cluster.users[user].kubeconfig), "--helm-binary", str(helm_bin)]
+
+
+def submit(name, *options):
+    return ["submit", "tf", "--name", name, "--image", "tf:2", *options, "--", "python", "train.py"]
+
+
+def ok(res):
+    assert res.exit_code == 0, (res.output, res.exception)
+    return res.stdout
+
+
+def releases(cluster, namespace):
+    core = client.CoreV1Api(cluster.api_client())
+    return sorted(s.metadata.labels.get("name") for s in
+                  core.list_namespaced_secret(namespace, label_selector="owner=helm").items)
+
+
+def tfjob_names(cluster, namespace):
+    custom = client.CustomObjectsApi(cluster.api_client())
+    return sorted(j["metadata"]["name"] for j in
+                  custom.list_namespaced_custom_object("kubeflow.org", "v1", namespace, "tfjobs")["items"])
+
+
+def reason_line(text: str) -> str:
+    return next((ln for ln in text.splitlines() if ln.startswith("Reason:")), "")
+
+
+# ---- kubeconfig lists --------------------------------------------------------------------------------------
+def test_a_kubeconfig_list_is_merged_as_kubectl_merges_it(helm_bin, cluster, namespace, tmp_path):
+    """KUBECONFIG=a:missing:b: the context (and its namespace) from a, the cluster and user from b, b's own
+    current-context and same-named context ignored; helm (given no --kubeconfig) reads the same list."""
+    admin = cluster.admin
+    a = write_kubeconfig(tmp_path / "a.yaml", contexts=[("edge", "test", "admin", namespace)], current="edge")
+    b = write_kubeconfig(tmp_path / "b.yaml", clusters=[("test", cluster.server, cluster.ca_file)],
+                         users=[("admin", admin.token)],
+                         contexts=[("edge", "test", "admin", "default"), ("other", "test", "admin", "default")],
+                         current="other")
+    env = {"KUBECONFIG": f"{a}:{tmp_path / 'missing.yaml'}:{b}"}
+    h = ["--helm-binary", str(helm_bin)]
+
+    out = ok(cli(*submit("merged", *h, "--dry-run"), env=env))
+    namespaces = {d["metadata"].get("namespace") for d in yaml.safe_load_all(out) if d}
+    assert namespaces == {namespace}
+    ok(cli(*submit("merged", *h), env=env))
+    assert releases(cluster, namespace) == ["merged"] and tfjob_names(cluster, namespace) == ["merged"]
+    assert "merged" not in releases(cluster, "default")
+    listed = ok(cli("list", "-o", "name", *h, env=env))
+    assert listed == "tfjob/merged\n"
+    assert json.loads(ok(cli("get", "merged", "-o", "json", *h, env=env)))["namespace"] == namespace
+    # --context picks another context of the merged view (its namespace: default)
+    assert "merged" not in ok(cli("list", "-o", "name", "--context", "other", *h, env=env))
+    ok(cli("delete", "merged", *h, env=env))
+    assert releases(cluster, namespace) == []
+
+
+def test_an_explicit_kubeconfig_is_one_file(helm_bin, cluster, namespace, tmp_path):
+    a = cluster.admin.kubeconfig
+    res = cli("list", "--kubeconfig", f"{a}:{a}", "-n", namespace, "--helm-binary", str(helm_bin))
+    one_error(res, 1, f"kubeconfig {a}:{a} (from --kubeconfig) does not exist", "--kubeconfig", "--dry-run")
+    # --kubeconfig wins over KUBECONFIG
+    res = cli("list", "--kubeconfig", str(a), "-n", namespace, "--helm-binary", str(helm_bin),
+              env={"KUBECONFIG": str(tmp_path / "nope.yaml")})
+    assert res.exit_code == 0, res.output
+
+
+# ---- errors: one classifier, one wording -------------------------------------------------------------------
+CLUSTER_COMMANDS = {
+    "submit": submit("edge"),
+    "list": ["list"],
+    "get": ["get", "edge"],
+    "delete": ["delete", "edge"],
+    "top-job": ["top", "job"],
+    "top-node": ["top", "node"],
+    "tensorboard-list": ["tensorboard", "list"],
+}
+
+
+def with_opts(argv, options):
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i] + options + argv[i:]
+    return argv + options
+
+
+def after_action(line: str) -> str:
+    """The classified part of an error line (what follows "<action>: ")."""
+    m = re.search(r"(cannot reach the API server.*|the API server at .*|forbidden: .*)", line)
+    assert m, line
+    return m.group(1)
+
+
+@pytest.mark.parametrize("command", list(CLUSTER_COMMANDS))
+def test_a_wrong_token_is_401_in_every_command(command, helm_bin, cluster, namespace, tmp_path):
+    bad = write_kubeconfig(tmp_path / "bad-token.yaml", clusters=[("test", cluster.server, cluster.ca_file)],
+                           users=[("admin", "not-the-token")], contexts=[("c", "test", "admin", namespace)],
+                           current="c")
+    res = cli(*with_opts(CLUSTER_COMMANDS[command], ["--kubeconfig", str(bad), "--helm-binary", str(helm_bin)]))
+    line = one_error(res, 1)
+    assert after_action(line) == (
+        f"the API server at {cluster.server} rejected the kubeconfig's credentials (401 Unauthorized): renew the "
+        "token or certificate of the context's user, or pick another context with --context"), line
+    assert releases(cluster, namespace) == []
+
+
+@pytest.mark.parametrize("command", ["list", "delete", "top-node", "submit"])
+def test_unreachable_is_worded_alike_by_helm_and_api_commands(command, helm_bin, cluster, tmp_path):
+    from kubecluster import free_port
+
+    server = f"https://127.0.0.1:{free_port()}"
+    dead = write_kubeconfig(tmp_path / "dead.yaml", clusters=[("dead", server, cluster.ca_file)],
+                            users=[("u", "t")], contexts=[("c", "dead", "u", "default")], current="c")
+    res = cli(*with_opts(CLUSTER_COMMANDS[command], ["--kubeconfig", str(dead), "--helm-binary", str(helm_bin)]))
+    line = one_error(res, 1)
+    assert after_action(line) == f"cannot reach the API server at {server}: connection refused", line
+    assert "cleanup" not in line
+
+
+FORBIDDEN = {
+    # argv (as the limited user), the expected classified part
+    "list-all": (["list", "-A"], 'forbidden: User "alice" cannot list secrets cluster-wide: ask a cluster admin '
+                 "for that permission (RBAC), or stay in one namespace you may use (-n NAMESPACE without -A; top "
+                 "job rather than top node)"),
+    "top-node": (["top", "node"], 'forbidden: User "alice" cannot list nodes cluster-wide: ask a cluster admin '
+                 "for that permission (RBAC), or stay in one namespace you may use (-n NAMESPACE without -A; top "
+                 "job rather than top node)"),
+    "delete-default": (["delete", "x", "-n", "default"], 'forbidden: User "alice" cannot list secrets in '
+                       "namespace default: ask a cluster admin for that permission (RBAC), or work in a namespace "
+                       "where you have it (-n NAMESPACE)"),
+    "get-default": (["get", "x", "-n", "default"], 'forbidden: User "alice" cannot list secrets in namespace '
+                    "default: ask a cluster admin for that permission (RBAC), or work in a namespace where you "
+                    "have it (-n NAMESPACE)"),
+}
+
+
+@pytest.mark.parametrize("case", list(FORBIDDEN))
+def test_forbidden_names_verb_resource_namespace_and_what_to_do(case, helm_bin, cluster):
+    argv, expected = FORBIDDEN[case]
+    res = cli(*argv, "--kubeconfig", str(cluster.limited.kubeconfig), "--helm-binary", str(helm_bin))
+    line = one_error(res, 1)
+    assert line.endswith(expected), line
+
+
+def test_forbidden_submit_is_one_line_and_names_the_secrets(helm_bin, cluster):
+    before = releases(cluster, "default")
+    res = cli(*submit("intruder", "-n", "default", "--kubeconfig", str(cluster.limited.kubeconfig),
+                      "--helm-binary", str(helm_bin)))
+    line = one_error(res, 1, 'forbidden: User "alice" cannot', "in namespace default",
+                     "work in a namespace where you have it (-n NAMESPACE)")
+    assert "cleanup" not in line and "removing what it left" not in line
+    assert releases(cluster, "default") == before
+
+
+@pytest.fixture
+def tfjob_quota(cluster, namespace):
+    """A ResourceQuota allowing no TFJob: the API server refuses the TFJob after helm wrote its record."""
+    import time
+
+    api = cluster.api_client()
+    core = client.CoreV1Api(api)
+    hard = {"count/tfjobs.kubeflow.org": "0"}
+    core.create_namespaced_resource_quota(namespace, {"metadata": {"name": "no-tfjobs"}, "spec": {"hard": hard}})
+    # what the quota controller (not run here) would write
+    core.patch_namespaced_resource_quota_status("no-tfjobs", namespace, {"status": {"hard": hard, "used": {
+        "count/tfjobs.kubeflow.org": "0"}}})
+    probe = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "probe"},
+             "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": {"containers": [
+                 {"name": "tensorflow", "image": "tf:2"}]}}}}}}
+    deadline = time.monotonic() + 20
+    while True:  # until the quota admission (its informer) sees the quota: a server-side dry run is refused
+        try:
+            client.CustomObjectsApi(api).create_namespaced_custom_object(
+                "kubeflow.org", "v1", namespace, "tfjobs", probe, dry_run="All")
+        except ApiException as exc:
+            assert exc.status == 403, exc
+            return "no-tfjobs"
+        assert time.monotonic() < deadline, "the quota never took effect"
+        time.sleep(0.1)
+
+
+def test_a_submit_failing_after_the_release_record_is_one_line_and_leaves_nothing(helm_bin, cluster, namespace,
+                                                                                 tfjob_quota):
+    res = cli(*submit("quota", *opts(cluster, namespace, helm_bin)))
+    line = one_error(res, 1, "forbidden", "quota")
+    assert "cleanup" not in line and "removing what it left" not in line, line
+    assert releases(cluster, namespace) == [] and tfjob_names(cluster, namespace) == []
+
+
+def test_a_failed_release_says_helms_reason(helm_bin, cluster, namespace, tfjob_quota, tmp_path):
+    spec = TFJobSpec(name="hfail", image="tf:2", command="python train.py", namespace=namespace)
+    chart = assemble_chart("tfjob", tmp_path)
+    values = tmp_path / "values.json"
+    values.write_text(json.dumps(job_values(spec)))
+    proc = subprocess.run([str(helm_bin), "install", "hfail", str(chart), "-n", namespace, "-f", str(values),
+                           "--kubeconfig", str(cluster.admin.kubeconfig)], capture_output=True, text=True)
+    assert proc.returncode != 0 and releases(cluster, namespace) == ["hfail"], proc.stderr
+    got = ok(cli("get", "hfail", *opts(cluster, namespace, helm_bin)))
+    assert "Status:      RELEASE-FAILED" in got
+    reason = reason_line(got)
+    assert reason.startswith('Reason:      helm: Release "hfail" failed: '), got
+    assert "no-tfjobs" in reason and "forbidden" in reason, reason
+    assert "Instances:   none (there is no job object)" in got
+    data = json.loads(ok(cli("get", "hfail", "-o", "json", *opts(cluster, namespace, helm_bin))))
+    assert data["statusReason"] == reason.removeprefix("Reason:      ")
+    ok(cli("delete", "hfail", *opts(cluster, namespace, helm_bin)))
+    assert releases(cluster, namespace) == []
+
+
+# ---- states explained ----------------------------------------------------------------------------------------
+def _submit(cluster, namespace, helm_bin, name, *extra):
+    ok(cli(*submit(name, *extra, *opts(cluster, namespace, helm_bin))))
+
+
+def test_restarting_failed_and_events_none(helm_bin, cluster, namespace):
+    api = cluster.api_client()
+    o = opts(cluster, namespace, helm_bin)
+    _submit(cluster, namespace, helm_bin, "rs")
+    # the operator's filterOutCondition: Restarting replaces Running
+    write_job_status(api, "tfjobs", namespace, "rs", [
+        {"type": "Created", "status": "True", "reason": "TFJobCreated", "message": "TFJob rs is created."},
+        {"type": "Restarting", "status": "True", "reason": "TFJobRestarting",
+         "message": "TFJob rs is restarting because 1 Worker replica(s) failed."},
+    ])
+    assert ok(cli("list", *o)).splitlines()[1].split()[:3] == ["rs", "RESTARTING", "TFJOB"]
+    got = ok(cli("get", "rs", "-e", *o))
+    assert reason_line(got) == "Reason:      TFJob rs is restarting because 1 Worker replica(s) failed."
+    assert got.rstrip().endswith("Events:      none"), got
+
+    write_job_status(api, "tfjobs", namespace, "rs", [
+        {"type": "Created", "status": "True", "reason": "TFJobCreated", "message": "TFJob rs is created."},
+        {"type": "Running", "status": "False", "reason": "TFJobRunning", "message": "TFJob rs is running."},
+        {"type": "Failed", "status": "True", "reason": "TFJobFailed",
+         "message": "TFJob rs has failed because 1 Worker replica(s) failed."},
+    ])
+    got = ok(cli("get", "rs", *o))
+    assert "Status:      FAILED" in got
+    assert reason_line(got) == "Reason:      TFJobFailed: TFJob rs has failed because 1 Worker replica(s) failed."
+
+
+def test_suspended_by_the_run_policy(helm_bin, cluster, namespace):
+    api = cluster.api_client()
+    o = opts(cluster, namespace, helm_bin)
+    _submit(cluster, namespace, helm_bin, "sus")
+    client.CustomObjectsApi(api).patch_namespaced_custom_object(
+        "kubeflow.org", "v1", namespace, "tfjobs", "sus", {"spec": {"runPolicy": {"suspend": True}}})
+    got = ok(cli("get", "sus", *o))
+    assert "Status:      SUSPENDED" in got and reason_line(got) == "Reason:      runPolicy.suspend is true"
+    write_job_status(api, "tfjobs", namespace, "sus", [
+        {"type": "Created", "status": "True", "reason": "TFJobCreated", "message": "TFJob sus is created."},
+        {"type": "Running", "status": "False", "reason": "TFJobSuspended", "message": "TFJob sus is suspended."},
+        {"type": "Suspended", "status": "True", "reason": "TFJobSuspended", "message": "TFJob sus is suspended."},
+    ])
+    got = ok(cli("get", "sus", *o))
+    assert reason_line(got) == "Reason:      TFJob sus is suspended. (runPolicy.suspend is true)"
+    assert ok(cli("list", *o)).splitlines()[1].split()[:2] == ["sus", "SUSPENDED"]
+
+
+@pytest.fixture(scope="session")
+def kueue_crd(cluster):
+    try:
+        cluster.create_crd(REPO / "tests/data/kueue/workloads-crd.yaml")
+    except ApiException as exc:
+        if exc.status != 409:
+            raise
+    return "workloads.kueue.x-k8s.io"
+
+
+def test_suspended_by_kueue_names_the_queue_and_why(helm_bin, cluster, namespace, kueue_crd):
+    api = cluster.api_client()
+    o = opts(cluster, namespace, helm_bin)
+    _submit(cluster, namespace, helm_bin, "queued", "--queue", "team-q")
+    custom = client.CustomObjectsApi(api)
+    job = custom.patch_namespaced_custom_object("kubeflow.org", "v1", namespace, "tfjobs", "queued",
+                                                {"spec": {"runPolicy": {"suspend": True}}})
+    assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-q"
+    got = ok(cli("get", "queued", *o))
+    assert reason_line(got) == "Reason:      held by Kueue: waiting in queue team-q"
+    owner = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "name": "queued", "uid": job["metadata"]["uid"],
+             "controller": True}
+    custom.create_namespaced_custom_object("kueue.x-k8s.io", "v1beta1", namespace, "workloads", {
+        "apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "Workload",
+        "metadata": {"name": "tfjob-queued-3f2a1", "ownerReferences": [owner]},
+        "spec": {"queueName": "team-q", "podSets": []}})
+    message = "couldn't assign flavors to pod set worker: insufficient quota for nvidia.com/gpu in flavor default"
+    custom.patch_namespaced_custom_object_status("kueue.x-k8s.io", "v1beta1", namespace, "workloads",
+                                                 "tfjob-queued-3f2a1", {"status": {"conditions": [
+                                                     {"type": "QuotaReserved", "status": "False",
+                                                      "reason": "Pending", "message": message,
+                                                      "lastTransitionTime": "2026-01-02T03:04:05Z"}]}})
+    got = ok(cli("get", "queued", *o))
+    assert reason_line(got) == f"Reason:      held by Kueue: waiting in queue team-q (workload tfjob-queued-3f2a1: " \
+                               f"{message})"
+
+
+def test_a_job_object_deleted_outside_says_how_to_clean_up(helm_bin, cluster, namespace):
+    o = opts(cluster, namespace, helm_bin)
+    _submit(cluster, namespace, helm_bin, "gone")
+    client.CustomObjectsApi(cluster.api_client()).delete_namespaced_custom_object(
+        "kubeflow.org", "v1", namespace, "tfjobs", "gone")
+    got = ok(cli("get", "gone", *o))
+    assert "Status:      JOB-MISSING" in got
+    assert reason_line(got) == (f"Reason:      the TFJob object is gone (deleted outside arena-helm) but its release "
+                                f"gone remains: remove the release with arena-helm delete gone -n {namespace}")
+    assert "Instances:   none (there is no job object)" in got
+    ok(cli("delete", "gone", *o))  # the command the reason gives
+    assert releases(cluster, namespace) == []
+
+
+# ---- --debug -------------------------------------------------------------------------------------------------
+def test_debug_logs_every_api_request_and_helm_call(helm_bin, cluster, namespace):
+    o = opts(cluster, namespace, helm_bin)
+    _submit(cluster, namespace, helm_bin, "dbg")
+    res = cli("get", "dbg", "--debug", *o)
+    assert res.exit_code == 0, res.output
+    api = re.findall(r"^debug: arena_helm\.kube: api: (GET|POST|PUT|PATCH|DELETE) (\S+) (\d{3}) (\d+)ms$",
+                     res.stderr, re.M)
+    paths = [p for _, p, _, _ in api]
+    assert f"/apis/kubeflow.org/v1/namespaces/{namespace}/tfjobs/dbg" in paths, res.stderr
+    assert any(p.startswith(f"/api/v1/namespaces/{namespace}/pods?labelSelector=") for p in paths), paths
+    assert all(s in ("200", "404") for _, _, s, _ in api), api
+    helm_lines = re.findall(r"^debug: arena_helm\.helm: helm: (\S+) list .*", res.stderr, re.M)
+    assert helm_lines == [str(helm_bin)], res.stderr
+    res = cli("get", "dbg", *o)  # the next invocation logs nothing
+    assert res.exit_code == 0 and res.stderr == "", res.stderr
+
+
+def test_debug_logs_the_failing_request_with_its_status(helm_bin, cluster):
+    res = cli("top", "node", "--debug", "--kubeconfig", str(cluster.limited.kubeconfig))
+    assert re.search(r"^debug: arena_helm\.kube: api: GET /api/v1/nodes 403 \d+ms$", res.stderr, re.M), res.stderr
+
+
+# ---- output forms ----------------------------------------------------------------------------------------------
+def test_get_wide_and_name_list_name(helm_bin, cluster, namespace, operator, kubelet):
+    o = opts(cluster, namespace, helm_bin)
+    _submit(cluster, namespace, helm_bin, "forms", "--workers", "2", "--cpu", "2", "--memory", "1Gi")
+    _submit(cluster, namespace, helm_bin, "forms2")
+    assert ok(cli("get", "forms", "-o", "name", *o)) == "tfjob/forms\n"
+    assert ok(cli("list", "-o", "name", *o)) == "tfjob/forms2\ntfjob/forms\n"
+    node = f"n-{namespace}"
+    kubelet.add_node(node)
+    try:
+        operator.create_pods("TFJob", namespace, "forms")
+        kubelet.run_pod(namespace, "forms-worker-0", node)
+        wide = ok(cli("get", "forms", "-o", "wide", *o))
+        assert "Requests:    cpu 4, memory 2Gi" in wide
+        table = wide.split("\n\n", 1)[1].splitlines()
+        assert table[0].split() == ["INSTANCE", "STATUS", "AGE", "TYPE", "IS_CHIEF", "GPU(Requested)", "NODE",
+                                    "NODE_IP"]
+        row = dict(zip(table[0].split(), table[1].split(), strict=True))
+        assert (row["INSTANCE"], row["TYPE"], row["NODE"], row["NODE_IP"]) == ("forms-worker-0", "worker", node,
+                                                                               "127.0.0.1")
+    finally:
+        client.CoreV1Api(cluster.api_client()).delete_node(node)
+        kubelet.nodes.discard(node)
+
+
+# ---- TensorBoard -----------------------------------------------------------------------------------------------
+def test_delete_of_a_standalone_tensorboard_points_to_tensorboard_stop(helm_bin, cluster, namespace):
+    o = opts(cluster, namespace, helm_bin)
+    ok(cli("tensorboard", "start", "tb", "--logdir", "logs:/run1", *o))
+    one_error(cli("delete", "tb", *o), 2,
+              f"tb in namespace {namespace} is a standalone TensorBoard, not a job: stop it with arena-helm "
+              f"tensorboard stop tb -n {namespace}")
+    ok(cli("tensorboard", "stop", "tb", *o))
+    assert releases(cluster, namespace) == []
+
+
+def test_tensorboard_open_waits_for_the_pod_and_gives_up(helm_bin, cluster, namespace, kubelet, tmp_path):
+    o = opts(cluster, namespace, helm_bin)
+    ok(cli("tensorboard", "start", "tbo", "--logdir", "logs:/run1", *o))
+    kubectl = fake_kubectl(tmp_path / "bin")
+    env = {"PATH": f"{kubectl.parent}:/usr/bin:/bin"}
+    # no controller makes the Deployment's pod here: nothing runs, open gives up after --timeout
+    res = cli("tensorboard", "open", "tbo", "--timeout", "2s", *o, env=env)
+    assert res.exit_code == 3, res.output
+    lines = res.stderr.strip().splitlines()
+    assert lines[0] == "waiting for the TensorBoard pod of tbo to run (up to 2s; --timeout)"
+    assert lines[1:] == [f"error: the TensorBoard pod of tbo is not running after 2s (no pod yet): see kubectl get "
+                         f"pods -n {namespace} -l app.kubernetes.io/instance=tbo"], res.stderr
+    assert not (kubectl.parent / "argv.txt").exists()
+
+    # its pod runs (made as the Deployment would, run by the kubelet stand-in): open port-forwards
+    apps = client.AppsV1Api(cluster.api_client())
+    dep = apps.read_namespaced_deployment("tbo-tensorboard", namespace)
+    template = client.ApiClient().sanitize_for_serialization(dep.spec.template)
+    node = f"tb-{namespace}"
+    kubelet.add_node(node)
+    try:
+        client.CoreV1Api(cluster.api_client()).create_namespaced_pod(
+            namespace, {"metadata": {"name": "tbo-pod", "labels": template["metadata"]["labels"]},
+                        "spec": template["spec"]})
+        kubelet.run_pod(namespace, "tbo-pod", node)
+        res = cli("tensorboard", "open", "tbo", "--port", "16006", *o, env=env)
+        assert res.exit_code == 0, res.output
+        argv = (kubectl.parent / "argv.txt").read_text().split()
+        assert argv[:4] == ["port-forward", "-n", namespace, "svc/tbo-tensorboard"]
+        assert argv[4] == "16006:6006"
+    finally:
+        client.CoreV1Api(cluster.api_client()).delete_node(node)
+        kubelet.nodes.discard(node)
+    ok(cli("tensorboard", "stop", "tbo", *o))
+
+
+def test_limited_user_namespace_comes_from_its_context(helm_bin, cluster):
+    """The limited user's kubeconfig context names its namespace: commands use it without -n."""
+    res = cli("list", "--kubeconfig", str(cluster.limited.kubeconfig), "--helm-binary", str(helm_bin))
+    assert res.exit_code == 0, res.output
+    out = ok(cli(*submit("ctxns", "--dry-run", "--kubeconfig", str(cluster.limited.kubeconfig),
+                         "--helm-binary", str(helm_bin))))
+    assert {d["metadata"].get("namespace") for d in yaml.safe_load_all(out) if d} == {LIMITED_NAMESPACE}

@@ -1,0 +1,68 @@
+"""Helpers of the CLI-edge tests: in-process CLI runs, kubeconfig files, job status written through the API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+runner = CliRunner()
+
+
+def cli(*args: str, env: dict | None = None):
+    from arena_helm.cli import app
+
+    return runner.invoke(app, list(args), env=env)
+
+
+def one_error(res, code: int, *texts: str) -> str:
+    """Exit ``code``; stderr is exactly one ``error:`` line holding every text; no traceback. Returns the line."""
+    assert res.exit_code == code, (res.exit_code, res.output, res.exception)
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    assert "Traceback" not in res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    line = lines[0]
+    assert line.startswith("error: "), line
+    for text in texts:
+        assert text in line, (text, line)
+    return line
+
+
+def write_kubeconfig(path: Path, *, clusters=(), users=(), contexts=(), current: str | None = None) -> Path:
+    """A kubeconfig file of these entries: clusters (name, server, ca), users (name, token), contexts (name,
+    cluster, user, namespace)."""
+    doc: dict = {"apiVersion": "v1", "kind": "Config", "preferences": {}}
+    if clusters:
+        doc["clusters"] = [{"name": n, "cluster": {"server": s, **({"certificate-authority": str(ca)} if ca else {})}}
+                           for n, s, ca in clusters]
+    if users:
+        doc["users"] = [{"name": n, "user": {"token": t}} for n, t in users]
+    if contexts:
+        doc["contexts"] = [{"name": n, "context": {"cluster": c, "user": u, **({"namespace": ns} if ns else {})}}
+                           for n, c, u, ns in contexts]
+    if current:
+        doc["current-context"] = current
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def write_job_status(api_client, kind_plural: str, namespace: str, name: str, conditions: list[dict],
+                     version: str = "v1") -> None:
+    """Write the job's status conditions through the API, as the training operator writes them."""
+    from kubernetes import client
+
+    stamp = "2026-01-02T03:04:05Z"
+    conds = [{"lastUpdateTime": stamp, "lastTransitionTime": stamp, **c} for c in conditions]
+    client.CustomObjectsApi(api_client).patch_namespaced_custom_object_status(
+        "kubeflow.org", version, namespace, kind_plural, name, {"status": {"conditions": conds}})
+
+
+def fake_kubectl(directory: Path) -> Path:
+    """A ``kubectl`` that records its argv in ``argv.txt`` next to it and exits 0."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "kubectl"
+    path.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{directory}/argv.txt"\n')
+    path.chmod(0o755)
+    return path
