@@ -233,7 +233,9 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
         typer.echo(render(spec, Helm(g.helm_binary), values=values, sources=sources), nl=False)
         return
     from ..kube import Kube
+    from ..kubeconfig import load
 
+    load(g.kubeconfig, g.context).check()  # a missing or malformed kubeconfig: one line, before helm runs
     helm = Helm(g.helm_binary, KubeTarget(kubeconfig=g.kubeconfig, context=g.context))
     kube = Kube(g.kubeconfig, g.context)
     result = submit(spec, helm, kube, values=values, sources=sources,
