@@ -301,6 +301,9 @@ def run_policy() -> dict:
                                                "never.", nullable=True),
             "activeDeadlineSeconds": integer("Fail the job after this many seconds of running; null = no "
                                              "deadline.", minimum=1, nullable=True),
+            "suspend": {"type": ["boolean", "null"],
+                        "description": "Suspend the job: the operator deletes its pods (true) and recreates them "
+                        "(false); arena-helm suspend/resume set it. null = not set (not suspended)."},
             "schedulingPolicy": obj(
                 "Gang-scheduling policy (Volcano or scheduler-plugins), passed through.",
                 {

@@ -496,7 +496,7 @@ def test_values_contract(chart):
     assert set(values["codeSync"]) == set(props["codeSync"]["properties"]) == {
         "enabled", "repo", "ref", "root", "linkName", "image", "secretName", "depth", "resources"}
     assert set(values["runPolicy"]) == set(props["runPolicy"]["properties"]) == {
-        "cleanPodPolicy", "backoffLimit", "ttlSecondsAfterFinished", "activeDeadlineSeconds", "schedulingPolicy"}
+        "cleanPodPolicy", "backoffLimit", "ttlSecondsAfterFinished", "activeDeadlineSeconds", "suspend", "schedulingPolicy"}
     assert set(props["runPolicy"]["properties"]["schedulingPolicy"]["properties"]) == {
         "minAvailable", "queue", "priorityClass", "minResources", "scheduleTimeoutSeconds"}
     assert values["securityContext"]["allowPrivilegeEscalation"] is False
