@@ -74,7 +74,8 @@ def job_detail(v: JobView, *, pending: str, events: list[dict]) -> str:
     lines.append("")
     rows = [[i.name, i.status, i.age, str(i.is_chief).lower(), str(i.gpus), i.node] for i in v.instances]
     lines.append(table(["INSTANCE", "STATUS", "AGE", "IS_CHIEF", "GPU(Requested)", "NODE"], rows)
-                 if rows else "Instances:   none yet (the operator has not created the pods)")
+                 if rows else f"Instances:   none (the job is suspended; arena-helm resume {v.name} recreates them)"
+                 if v.status == "SUSPENDED" else "Instances:   none yet (the operator has not created the pods)")
     if events:
         lines += ["", table(["LAST SEEN", "TYPE", "OBJECT", "REASON", "MESSAGE"], [
             [e.get("lastTimestamp") or e.get("eventTime") or "", e.get("type", ""),
