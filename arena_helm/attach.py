@@ -66,16 +66,16 @@ def pick_target(c: Cluster, namespace: str, name: str, instance: str | None, con
 
 
 def _handshake_error(exc, pod: str) -> ArenaHelmError:
-    """kubernetes.stream turns a refused upgrade into ApiException(status=0, reason="Handshake status 400
-    ... -+-+- b'{status json}'"): keep the API server's own message."""
+    """kubernetes.stream turns a refused upgrade into ApiException(status=0, reason="Handshake status 404
+    Not Found -+-+- {headers} -+-+- {status JSON}"): keep the API server's own message."""
     text = str(getattr(exc, "reason", "") or exc)
-    m = re.search(r"b'(\{.*\})'", text, re.S)
-    message = ""
-    if m:
-        try:
-            message = json.loads(m.group(1).encode().decode("unicode_escape")).get("message", "")
-        except ValueError:
-            message = ""
+    body = text.rsplit("-+-+-", 1)[-1].strip()
+    if body.startswith(("b'", 'b"')):  # older websocket-client versions print the body as bytes
+        body = body[2:-1].encode().decode("unicode_escape")
+    try:
+        message = json.loads(body).get("message", "")
+    except (ValueError, AttributeError):
+        message = ""
     status = re.search(r"Handshake status (\d+)", text)
     code = int(status.group(1)) if status else 0
     message = message or text.splitlines()[0]
@@ -102,6 +102,12 @@ def open_exec(c: Cluster, namespace: str, target: Target, command: list[str], tt
                       _preload_content=False, binary=True)
     except ApiException as exc:
         raise _handshake_error(exc, target.pod) from None
+    except AttributeError as exc:
+        # the client's ApiClient decodes ``e.body`` of the handshake's ApiException, which is None: the
+        # ApiException with the API server's answer is the context of that AttributeError
+        if isinstance(exc.__context__, ApiException):
+            raise _handshake_error(exc.__context__, target.pod) from None
+        raise
     except OSError as exc:
         raise ClusterError(f"exec in pod {target.pod}: cannot reach the API server at {c.kube.server}: "
                            f"{exc}") from None

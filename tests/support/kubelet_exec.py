@@ -207,7 +207,7 @@ def serve_exec(handler, records: list[ExecRecord]) -> None:
     if protocol is None:
         handler.send_error(400, f"none of the subprotocols {offered} is supported (want one of {PROTOCOLS})")
         return
-    record = ExecRecord(parts[1], parts[2], parts[3], parse_qs(url.query), protocol)
+    record = ExecRecord(parts[1], parts[2], parts[3], parse_qs(url.query, keep_blank_values=True), protocol)
     records.append(record)
     key = handler.headers["Sec-WebSocket-Key"]
     accept = base64.b64encode(hashlib.sha1((key + GUID).encode()).digest()).decode()  # noqa: S324 - RFC 6455
