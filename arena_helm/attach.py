@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import re
 import select
 import sys
 from dataclasses import dataclass
@@ -65,54 +64,6 @@ def pick_target(c: Cluster, namespace: str, name: str, instance: str | None, con
     return Target(pod_name, container or containers[0], k)
 
 
-def _handshake_error(exc, pod: str) -> ArenaHelmError:
-    """kubernetes.stream turns a refused upgrade into ApiException(status=0, reason="Handshake status 404
-    Not Found -+-+- {headers} -+-+- {status JSON}"): keep the API server's own message."""
-    text = str(getattr(exc, "reason", "") or exc)
-    body = text.rsplit("-+-+-", 1)[-1].strip()
-    if body.startswith(("b'", 'b"')):  # older websocket-client versions print the body as bytes
-        body = body[2:-1].encode().decode("unicode_escape")
-    try:
-        message = json.loads(body).get("message", "")
-    except (ValueError, AttributeError):
-        message = ""
-    status = re.search(r"Handshake status (\d+)", text)
-    code = int(status.group(1)) if status else 0
-    message = message or text.splitlines()[0]
-    if code == 403:
-        from .errors import ForbiddenError
-
-        return ForbiddenError(f"exec in pod {pod}: forbidden: {message}")
-    if code == 404:
-        return NotFoundError(f"exec in pod {pod}: {message}")
-    return ClusterError(f"exec in pod {pod}: {message}")
-
-
-def open_exec(c: Cluster, namespace: str, target: Target, command: list[str], tty: bool):
-    """The websocket client (kubernetes.stream.ws_client.WSClient, binary) of one exec."""
-    from kubernetes import client
-    from kubernetes.client.rest import ApiException
-    from kubernetes.stream import stream
-
-    core = client.CoreV1Api(c.kube.api)
-    c.kube.requests += 1
-    try:
-        return stream(core.connect_get_namespaced_pod_exec, target.pod, namespace, container=target.container,
-                      command=command, stdin=True, stdout=True, stderr=not tty, tty=tty,
-                      _preload_content=False, binary=True)
-    except ApiException as exc:
-        raise _handshake_error(exc, target.pod) from None
-    except AttributeError as exc:
-        # the client's ApiClient decodes ``e.body`` of the handshake's ApiException, which is None: the
-        # ApiException with the API server's answer is the context of that AttributeError
-        if isinstance(exc.__context__, ApiException):
-            raise _handshake_error(exc.__context__, target.pod) from None
-        raise
-    except OSError as exc:
-        raise ClusterError(f"exec in pod {target.pod}: cannot reach the API server at {c.kube.server}: "
-                           f"{exc}") from None
-
-
 def exit_code(status: bytes, pod: str) -> int:
     """The remote exit code from the status channel's metav1.Status."""
     if not status.strip():
@@ -137,33 +88,27 @@ def _stdin_fd(stream) -> int | None:
         return None
 
 
-def pump(ws, pod: str, stdin, stdout, stderr, *, tty: bool = False) -> int:
-    """Copy stdin to the remote process and its output to stdout/stderr until it ends; its exit code."""
-    from websocket import ABNF, WebSocketConnectionClosedException
-
-    sock = ws.sock.sock
-    v5 = ws.subprotocol == "v5.channel.k8s.io"
+def pump(ch, pod: str, stdin, stdout, stderr, *, tty: bool = False) -> int:
+    """Copy stdin to the remote process and its output to stdout/stderr until it ends; its exit code.
+    ``ch`` is a ``kube.ExecChannel``."""
     fd = _stdin_fd(stdin)
     stdin_open = True
     status = b""
-    resize = _ResizeWatcher(ws, fd) if tty and fd is not None else None
+    resize = _ResizeWatcher(ch, fd) if tty and fd is not None else None
 
     def send_stdin(data: bytes) -> None:
         nonlocal stdin_open
-        try:
-            if data:
-                ws.write_channel(STDIN, data)
-            else:
-                stdin_open = False
-                if v5:
-                    ws.close_channel(STDIN)
-        except (WebSocketConnectionClosedException, OSError):
+        if not data:
+            stdin_open = False
+            if ch.v5:
+                ch.close_stdin()
+        elif not ch.send(STDIN, data):
             stdin_open = False
 
     try:
         while True:
-            pending = getattr(sock, "pending", lambda: 0)()
-            watch = [sock] + ([fd] if stdin_open and fd is not None else [])
+            pending = ch.pending()
+            watch = [ch.sock] + ([fd] if stdin_open and fd is not None else [])
             timeout = 0 if pending or (stdin_open and fd is None) else (0.5 if resize else None)
             readable, _, _ = select.select(watch, [], [], timeout)
             if resize:
@@ -172,18 +117,12 @@ def pump(ws, pod: str, stdin, stdout, stderr, *, tty: bool = False) -> int:
                 send_stdin(stdin.read(65536) or b"")
             elif fd is not None and fd in readable:
                 send_stdin(os.read(fd, 65536))
-            if not pending and sock not in readable:
+            if not pending and ch.sock not in readable:
                 continue
-            try:
-                op, frame = ws.sock.recv_data_frame(True)
-            except (WebSocketConnectionClosedException, OSError):
+            msg = ch.recv()
+            if msg is None:
                 break
-            if op == ABNF.OPCODE_CLOSE:
-                break
-            data = frame.data or b""
-            if not data:
-                continue
-            channel, body = data[0], data[1:]
+            channel, body = msg
             if channel == STDOUT:
                 stdout.write(body)
                 stdout.flush()
@@ -195,20 +134,17 @@ def pump(ws, pod: str, stdin, stdout, stderr, *, tty: bool = False) -> int:
     finally:
         if resize:
             resize.stop()
-        try:
-            ws.close()
-        except Exception:  # noqa: BLE001 - the remote side may be gone already
-            pass
+        ch.close()
     return exit_code(status, pod)
 
 
 class _ResizeWatcher:
     """Sends the terminal's size on channel 4 at start and whenever it changes (SIGWINCH sets a flag)."""
 
-    def __init__(self, ws, fd: int):
+    def __init__(self, ch, fd: int):
         import signal
 
-        self.ws, self.fd, self.changed, self.last = ws, fd, True, None
+        self.ch, self.fd, self.changed, self.last = ch, fd, True, None
         self._old = signal.signal(signal.SIGWINCH, self._on_winch)
         self.check()
 
@@ -225,10 +161,7 @@ class _ResizeWatcher:
             return
         if (size.columns, size.lines) != self.last:
             self.last = (size.columns, size.lines)
-            try:
-                self.ws.write_channel(RESIZE, json.dumps({"Width": size.columns, "Height": size.lines}).encode())
-            except OSError:
-                pass
+            self.ch.send(RESIZE, json.dumps({"Width": size.columns, "Height": size.lines}).encode())
 
     def stop(self) -> None:
         import signal
@@ -236,7 +169,7 @@ class _ResizeWatcher:
         signal.signal(signal.SIGWINCH, self._old)
 
 
-def run_attached(ws, pod: str, *, tty: bool) -> int:
+def run_attached(ch, pod: str, *, tty: bool) -> int:
     """Run with this process's stdin/stdout/stderr; with ``tty``, the local terminal in raw mode."""
     stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
     fd = _stdin_fd(stdin)
@@ -248,7 +181,7 @@ def run_attached(ws, pod: str, *, tty: bool) -> int:
         saved = termios.tcgetattr(fd)
         ttymod.setraw(fd)
     try:
-        return pump(ws, pod, stdin, sys.stdout.buffer, sys.stderr.buffer, tty=tty)
+        return pump(ch, pod, stdin, sys.stdout.buffer, sys.stderr.buffer, tty=tty)
     finally:
         if saved is not None:
             import termios

@@ -59,7 +59,8 @@ def attach_cmd(
     """Open a shell (or run one command after --) in a job's pod; exits with the command's exit code."""
     import sys
 
-    from ..attach import open_exec, pick_target, run_attached
+    from ..attach import pick_target, run_attached
+    from ..kube import open_exec
     from ..reader import kind_of_type
 
     kind = kind_of_type(type_)
@@ -68,7 +69,7 @@ def attach_cmd(
     argv = list(command or []) or ["sh"]
     if tty is None:
         tty = not command and sys.stdin.isatty() and sys.stdout.isatty()
-    ws = open_exec(c, ns, target, argv, tty)
-    code = run_attached(ws, target.pod, tty=tty)
+    ch = open_exec(c.kube, ns, target.pod, target.container, argv, tty)
+    code = run_attached(ch, target.pod, tty=tty)
     if code:
         raise typer.Exit(code)

@@ -127,16 +127,11 @@ def test_bad_targets_are_one_line_errors(ctx, cluster, operator, kubelet, runnin
 
 def test_the_api_server_refusal_is_one_line(ctx, cluster, kubelet, running, namespace):
     """A pod deleted between the check and the exec: the API server's own answer, in one line."""
-    from arena_helm.attach import Target, open_exec
-    from arena_helm.helm import Helm
-    from arena_helm.kube import KubeReader
-    from arena_helm.reader import Cluster
-
-    c = Cluster(Helm(ctx.base[3]), KubeReader(str(cluster.admin.kubeconfig)))
     from arena_helm.errors import NotFoundError
+    from arena_helm.kube import KubeReader, open_exec
 
     with pytest.raises(NotFoundError) as err:
-        open_exec(c, namespace, Target("gone-0", "pytorch", "PyTorchJob"), ["echo"], False)
+        open_exec(KubeReader(str(cluster.admin.kubeconfig)), namespace, "gone-0", "pytorch", ["echo"], False)
     assert str(err.value) == 'exec in pod gone-0: pods "gone-0" not found'
 
 

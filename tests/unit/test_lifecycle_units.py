@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from arena_helm.attach import _handshake_error, exit_code
+from arena_helm.attach import exit_code
 from arena_helm.data import claim_view, claims_of_job
 from arena_helm.errors import ClusterError, ForbiddenError, NotFoundError
+from arena_helm.kube import exec_handshake_error as _handshake_error
 from arena_helm.views import job_suspended, job_view
 
 NOW = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
