@@ -206,3 +206,25 @@ def test_suspend_needs_a_crd_with_run_policy_suspend(ctx, cluster, tmp_path, nam
         assert json.loads(ok(ctx("get", "hvd", "-o", "json")))["release"]["revision"] == 1
     finally:
         cluster.swap_mpi_crd("v2beta1")
+
+
+def test_a_namespace_limited_user_can_suspend_and_resume(helm_bin, cluster, suspender):
+    """The dry run and the upgrade need only the namespace's permissions (no CRD read, nothing cluster-wide)."""
+    import uuid
+
+    ns = cluster.limited.namespace
+    name = f"mine-{uuid.uuid4().hex[:6]}"
+    base = ["--kubeconfig", str(cluster.limited.kubeconfig), "--helm-binary", str(helm_bin)]
+    res = runner.invoke(app, ["submit", "tf", "--name", name, "--image", "img:1", *base, "--", "true"])
+    assert res.exit_code == 0, res.output
+    try:
+        res = runner.invoke(app, ["suspend", name, *base])
+        assert res.stdout == f"tfjob/{name} suspended: the operator deletes its pods (release {name} revision 2, " \
+                             f"namespace {ns})\n", res.output
+        assert suspender.reconcile("TFJob", ns, name) == "suspended"
+        res = runner.invoke(app, ["list", "-o", "json", *base])
+        assert {j["name"]: j["status"] for j in json.loads(res.stdout)}[name] == "SUSPENDED"
+        res = runner.invoke(app, ["resume", name, *base])
+        assert res.exit_code == 0 and "revision 3" in res.stdout, res.output
+    finally:
+        assert runner.invoke(app, ["delete", name, *base]).exit_code == 0
