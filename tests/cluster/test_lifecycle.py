@@ -181,6 +181,26 @@ def test_suspend_refuses_unknown_finished_and_foreign_jobs(ctx, cluster, operato
             {"name": "tensorflow", "image": "img:1"}]}}}}}})
     fails(ctx("suspend", "handmade"), 1, f"tfjob/handmade in namespace {ns} has no helm release (it was not "
           "submitted by arena-helm): set spec.runPolicy.suspend on it with kubectl patch instead")
+    # a release of another version of the chart (installed with plain helm): the upgrade would change the chart
+    import tempfile
+    from pathlib import Path
+
+    from arena_helm.charts import assemble_chart
+
+    with tempfile.TemporaryDirectory() as tmp:
+        chart = assemble_chart("tfjob", Path(tmp))
+        meta = yaml.safe_load((chart / "Chart.yaml").read_text())
+        shipped = meta["version"]
+        meta["version"] = "0.0.9"
+        (chart / "Chart.yaml").write_text(yaml.safe_dump(meta))
+        subprocess.run([str(ctx.helm_bin), "install", "older", str(chart), "-n", ns, "--values", "-", "--kubeconfig",
+                        str(cluster.admin.kubeconfig)], input=json.dumps({"image": "img:1"}), text=True, check=True,
+                       capture_output=True)
+    fails(ctx("suspend", "older"), 1, f"release older uses chart tfjob-0.0.9 and this arena-helm ships tfjob-{shipped}: "
+          "suspend would also change the chart; use the arena-helm that submitted it, or helm upgrade older "
+          "--reuse-values --set runPolicy.suspend=true with that chart")
+    assert "suspend" not in job_of(cluster, ns, "tf", "older")["spec"]["runPolicy"] or \
+        job_of(cluster, ns, "tf", "older")["spec"]["runPolicy"]["suspend"] is False
     # a pending job (no pods yet) can be suspended
     ok(ctx("submit", "tf", "--name", "queued", "--image", "img:1", "--", "true"))
     assert ok(ctx("suspend", "queued")).startswith("tfjob/queued suspended")
