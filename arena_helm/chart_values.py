@@ -333,8 +333,9 @@ class RunPolicy(ValuesModel):
                                                    "after it finishes; null = keep it.")
     active_deadline_seconds: int | None = Field(None, ge=1, description="Fail the job after this many seconds of "
                                                 "running (1 or more); null = no deadline.")
-    suspend: bool = Field(False, description="Suspend the job: its pods are deleted (or never created) until "
-                          "it is resumed.")
+    suspend: bool | None = Field(None, description="Suspend the job: the operator deletes its pods (true) and "
+                                 "recreates them (false); arena-helm suspend/resume set it through a helm upgrade. "
+                                 "null = not set (not suspended).")
     scheduling_policy: SchedulingPolicy = Field(
         default_factory=SchedulingPolicy,
         description="Gang-scheduling (Volcano / scheduler-plugins): minAvailable, queue, priorityClass, "

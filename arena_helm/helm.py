@@ -333,3 +333,19 @@ class Helm:
                             "merging the chart values")
         docs = [d for d in yaml.safe_load_all(out.decode()) if d is not None]
         return docs[0] if docs and isinstance(docs[0], dict) else {}
+    # ---- upgrade (suspend/resume) -----------------------------------------------------------------
+    def upgrade(self, release: str, chart: Path, values: dict[str, Any], namespace: str, *,
+                reuse_values: bool = False, timeout: str = "5m") -> dict:
+        """``helm upgrade`` of an existing release (never ``--install``): values on stdin as JSON.
+
+        With ``reuse_values`` the release's stored values are kept and ``values`` merged over them
+        (``--reuse-values``): what suspend/resume use to flip one value. Returns helm's release JSON.
+        """
+        self.version()  # a missing or too old helm fails here, with one clear line
+        argv = ["upgrade", release, str(chart), "--namespace", namespace, "--values", "-",
+                "--output", "json", "--timeout", timeout]
+        if reuse_values:
+            argv.append("--reuse-values")
+        out = self._run(self.command.run(argv, json.dumps(values, ensure_ascii=False).encode()),
+                        f"upgrading release {release}")
+        return json.loads(out[out.index(b"{") :])

@@ -8,7 +8,7 @@ import logging
 from typing import Any
 
 from . import stats
-from .errors import ArenaHelmError, KubeconfigError, NotFoundError
+from .errors import ArenaHelmError, ClusterError, ForbiddenError, KubeconfigError, NotFoundError
 from .kinds import BY_KIND, GROUPS
 
 log = logging.getLogger(__name__)
@@ -165,7 +165,7 @@ def _log_requests(api) -> None:
 PART_OF = "app.kubernetes.io/part-of=arena-helm"
 
 
-def _ns_path(namespace: str | None) -> str:
+def ns_path(namespace: str | None) -> str:
     return f"/namespaces/{namespace}" if namespace else ""
 
 
@@ -181,7 +181,7 @@ class KubeReader(Kube):
 
     def list_jobs(self, kind: str, version: str, namespace: str | None) -> list[dict]:
         info = BY_KIND[kind]
-        items = self.list_path(f"/apis/{info.group}/{version}{_ns_path(namespace)}/{info.plural}",
+        items = self.list_path(f"/apis/{info.group}/{version}{ns_path(namespace)}/{info.plural}",
                                f"listing {info.plural}", labelSelector=PART_OF)
         for item in items:  # LIST items carry no kind
             item.setdefault("kind", kind)
@@ -189,11 +189,11 @@ class KubeReader(Kube):
         return items
 
     def list_pods(self, namespace: str | None, selector: str = PART_OF, field_selector: str = "") -> list[dict]:
-        return self.list_path(f"/api/v1{_ns_path(namespace)}/pods", "listing pods", labelSelector=selector,
+        return self.list_path(f"/api/v1{ns_path(namespace)}/pods", "listing pods", labelSelector=selector,
                               fieldSelector=field_selector)
 
     def list_services(self, namespace: str | None, selector: str) -> list[dict]:
-        return self.list_path(f"/api/v1{_ns_path(namespace)}/services", "listing services", labelSelector=selector)
+        return self.list_path(f"/api/v1{ns_path(namespace)}/services", "listing services", labelSelector=selector)
 
     def list_events(self, namespace: str) -> list[dict]:
         return self.list_path(f"/api/v1/namespaces/{namespace}/events", "listing events")
@@ -223,3 +223,106 @@ class KubeReader(Kube):
             yield from resp.stream(4096, decode_content=True)
         finally:
             resp.release_conn()
+
+
+# ---- exec (attach) ---------------------------------------------------------------------------------
+class ExecChannel:
+    """One ``pods/exec`` websocket (kubernetes.stream's WSClient, binary): channel messages in and out.
+
+    ``recv()`` returns ``(channel, data)``, or None once the remote side closed; ``sock`` is the socket to
+    ``select`` on, ``pending()`` what its TLS layer already holds (``select`` does not see that)."""
+
+    def __init__(self, ws):
+        self.ws = ws
+        self.sock = ws.sock.sock
+        self.v5 = ws.subprotocol == "v5.channel.k8s.io"
+
+    def pending(self) -> int:
+        return getattr(self.sock, "pending", lambda: 0)()
+
+    def recv(self) -> tuple[int, bytes] | None:
+        from websocket import ABNF, WebSocketException
+
+        try:
+            op, frame = self.ws.sock.recv_data_frame(True)
+        except (WebSocketException, OSError):
+            return None
+        if op == ABNF.OPCODE_CLOSE:
+            return None
+        data = frame.data or b""
+        return (data[0], data[1:]) if data else (-1, b"")
+
+    def send(self, channel: int, data: bytes) -> bool:
+        """False once the connection is gone."""
+        from websocket import WebSocketException
+
+        try:
+            self.ws.write_channel(channel, data)
+            return True
+        except (WebSocketException, OSError):
+            return False
+
+    def close_stdin(self) -> None:
+        """The v5 CLOSE signal for stdin (v4 has no way to say it)."""
+        from websocket import WebSocketException
+
+        try:
+            self.ws.close_channel(0)
+        except (WebSocketException, OSError):
+            pass
+
+    def close(self) -> None:
+        try:
+            self.ws.close()
+        except Exception:  # noqa: BLE001 - the remote side may be gone already
+            pass
+
+
+def exec_handshake_error(exc, pod: str) -> ArenaHelmError:
+    """kubernetes.stream turns a refused upgrade into ApiException(status=0, reason="Handshake status 404
+    Not Found -+-+- {headers} -+-+- {status JSON}"): keep the API server's own message."""
+    import re
+
+    text = str(getattr(exc, "reason", "") or exc)
+    body = text.rsplit("-+-+-", 1)[-1].strip()
+    if body.startswith(("b'", 'b"')):  # older websocket-client versions print the body as bytes
+        body = body[2:-1].encode().decode("unicode_escape")
+    try:
+        message = json.loads(body).get("message", "")
+    except (ValueError, AttributeError):
+        message = ""
+    status = re.search(r"Handshake status (\d+)", text)
+    code = int(status.group(1)) if status else 0
+    message = message or text.splitlines()[0]
+    if code == 403:
+        return ForbiddenError(f"exec in pod {pod}: forbidden: {message}")
+    if code == 404:
+        return NotFoundError(f"exec in pod {pod}: {message}")
+    return ClusterError(f"exec in pod {pod}: {message}")
+
+
+def open_exec(kube: Kube, namespace: str, pod: str, container: str, command: list[str], tty: bool) -> ExecChannel:
+    """Start ``command`` in the pod's container through the API server's pods/exec (stdin, stdout, and
+    stderr unless ``tty``: a terminal has one output stream)."""
+    from kubernetes import client
+    from kubernetes.client.rest import ApiException
+    from kubernetes.stream import stream
+
+    core = client.CoreV1Api(kube.api)
+    kube.requests += 1
+    stats.count("api_requests")
+    log.debug("exec: %s/%s -c %s: %s", namespace, pod, container, command)
+    try:
+        ws = stream(core.connect_get_namespaced_pod_exec, pod, namespace, container=container, command=command,
+                    stdin=True, stdout=True, stderr=not tty, tty=tty, _preload_content=False, binary=True)
+    except ApiException as exc:
+        raise exec_handshake_error(exc, pod) from None
+    except AttributeError as exc:
+        # the client's ApiClient decodes ``e.body`` of the handshake's ApiException, which is None: the
+        # ApiException with the API server's answer is the context of that AttributeError
+        if isinstance(exc.__context__, ApiException):
+            raise exec_handshake_error(exc.__context__, pod) from None
+        raise
+    except OSError as exc:
+        raise ClusterError(f"exec in pod {pod}: cannot reach the API server at {kube.server}: {exc}") from None
+    return ExecChannel(ws)

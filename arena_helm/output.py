@@ -99,6 +99,8 @@ def job_detail(v: JobView, *, pending: str, events: list[dict], show_events: boo
         lines.append(table(headers, rows))
     elif v.status in ("JOB-MISSING", "RELEASE-FAILED"):
         lines.append("Instances:   none (there is no job object)")
+    elif v.status == "SUSPENDED":
+        lines.append(f"Instances:   none (the job is suspended; arena-helm resume {v.name} recreates them)")
     elif v.finished:
         lines.append("Instances:   none (the job's pods are gone)")
     else:

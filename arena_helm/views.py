@@ -255,6 +255,15 @@ def state_reason(status: str, *, job: dict | None, kind: str, name: str, namespa
         msg = " ".join(str(c.get("message") or "").split())
         return f"{msg} (runPolicy.suspend is true)" if msg else "runPolicy.suspend is true"
     return ""
+def job_suspended(job: dict) -> bool:
+    """Whether the job is suspended: its ``spec.runPolicy.suspend`` when set (the intent, which
+    ``arena-helm suspend/resume`` set), else the operator's ``Suspended`` condition (training-operator
+    v1.9.0 sets it, and sets ``Running`` to False, once it has deleted the pods)."""
+    suspend = ((job.get("spec") or {}).get("runPolicy") or {}).get("suspend")
+    if isinstance(suspend, bool):
+        return suspend
+    conds = {c.get("type"): c.get("status") for c in (job.get("status") or {}).get("conditions") or []}
+    return conds.get("Suspended") == "True"
 
 
 def replica_specs(job: dict) -> dict[str, dict]:
@@ -377,6 +386,8 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
         if phase == "Running" and any(p.status.startswith(("Pending", "Init:")) or p.status in (
                 "ContainerCreating", "ImagePullBackOff", "ErrImagePull") for p in instances):
             status = "PENDING"
+        if phase not in ("Succeeded", "Failed") and job_suspended(job):
+            status = "SUSPENDED"
         if rinfo.get("status") == "failed":
             status = "RELEASE-FAILED"
     finished = status in ("SUCCEEDED", "FAILED")

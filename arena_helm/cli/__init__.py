@@ -233,6 +233,11 @@ COMMANDS: dict[str, Entry] = {
     "del": ("jobs", "delete_cmd", "Delete jobs: uninstall each job's release (job, TensorBoard and all).", True, {}),
     "prune": ("jobs", "prune_cmd", "Uninstall the releases of jobs that finished long enough ago.", False, {}),
     "top": ("jobs", "top_app", "GPU (and CPU/memory) use of jobs and nodes.", False, {}),
+    "suspend": ("lifecycle", "suspend_cmd", "Suspend a job (its pods are deleted) through a helm upgrade of its release.",
+                False, {}),
+    "resume": ("lifecycle", "resume_cmd", "Resume a suspended job (its pods are recreated).", False, {}),
+    "attach": ("lifecycle", "attach_cmd", "Open a shell (or run a command) in a job's pod.", False, {}),
+    "data": ("data", "app", "Data volumes (PVCs) jobs can mount: data list.", False, {}),
     "tensorboard": ("tensorboard", "app", "Standalone TensorBoards (start, stop, list, open).", False, {}),
     "version": ("version", "version", "Print the arena-helm version and the helm version it uses.", False, {}),
 }

@@ -168,6 +168,7 @@ class KubeletSim:
         self.core = client.CoreV1Api(api_client)
         self.logs = _LogStore()
         self.requests: list[str] = []
+        self.execs: list = []  # kubelet_exec.ExecRecord of every exec served
         self.nodes: set[str] = set()
         self._stop = threading.Event()
         self._tmp = tempfile.TemporaryDirectory(prefix="kubelet-sim-")
@@ -328,6 +329,12 @@ class KubeletSim:
             def do_GET(self):  # noqa: N802
                 url = urlparse(self.path)
                 parts = url.path.strip("/").split("/")
+                if parts[0] == "exec":  # the API server proxies pods/exec here (tests/support/kubelet_exec.py)
+                    from kubelet_exec import serve_exec
+
+                    sim.requests.append(self.path)
+                    serve_exec(self, sim.execs)
+                    return
                 if len(parts) != 4 or parts[0] != "containerLogs":
                     sim.requests.append(self.path)
                     self.send_error(404)

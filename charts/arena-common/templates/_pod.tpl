@@ -127,7 +127,8 @@ template}".
 
 {{/*
 arena-common.runPolicy: the body of the job's runPolicy. Unset (null) integers are left out so the
-operator's defaults apply; 0 is kept (backoffLimit: 0 means no retry).
+operator's defaults apply; 0 is kept (backoffLimit: 0 means no retry). suspend is rendered once set
+(true or false; arena-helm suspend/resume set it), left out while null.
 */}}
 {{- define "arena-common.runPolicy" -}}
 {{- $rp := .Values.runPolicy | default dict -}}
@@ -137,6 +138,9 @@ cleanPodPolicy: {{ $rp.cleanPodPolicy | default "Running" }}
 {{- if not (kindIs "invalid" $n) }}
 {{ $key }}: {{ int64 $n }}
 {{- end }}
+{{- end }}
+{{- if not (kindIs "invalid" $rp.suspend) }}
+suspend: {{ $rp.suspend }}
 {{- end }}
 {{- with $rp.schedulingPolicy }}
 schedulingPolicy:

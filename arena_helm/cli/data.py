@@ -1,0 +1,63 @@
+"""``data list``: the PersistentVolumeClaims a job can mount with ``--data CLAIM:PATH``; and the shell
+completion of ``--data`` (``complete_claims``, for the submit commands)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from . import new_app
+from .common import Context, Debug, Globals, HelmBinary, Kubeconfig, Namespace
+from .jobs import AllNamespaces, DetailFormat, emit
+
+app = new_app(help="Data volumes (PersistentVolumeClaims) jobs can mount.")
+
+
+@app.callback()
+def _data() -> None:
+    """Data volumes (PersistentVolumeClaims) jobs can mount."""
+
+
+def complete_claims(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Shell completion of ``-d/--data CLAIM:PATH``: the claim names of the namespace (``-n`` or the
+    kubeconfig's), while the claim part is typed; nothing once a ``:`` is in (the path is the user's)."""
+    if ":" in incomplete:
+        return []
+    try:
+        from ..config import load_defaults, resolve_namespace
+        from ..kube import KubeReader
+
+        p = ctx.params
+        ns = resolve_namespace(p.get("namespace"), p.get("kubeconfig"), p.get("context"), load_defaults())
+        items = KubeReader(p.get("kubeconfig"), p.get("context")).list_path(
+            f"/api/v1/namespaces/{ns}/persistentvolumeclaims", "listing persistentvolumeclaims")
+        names = sorted((i.get("metadata") or {}).get("name", "") for i in items)
+        return [n for n in names if n.startswith(incomplete)]
+    except Exception:  # noqa: BLE001 - completion must never fail loudly
+        return []
+
+
+@app.command("list")
+def list_cmd(
+    all_namespaces: AllNamespaces = False,
+    output: Annotated[DetailFormat, typer.Option("--output", "-o", help="table, json or yaml.")] = DetailFormat.table,
+    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
+    helm_binary: HelmBinary = None, debug: Debug = False,
+) -> None:
+    """The PVCs of the namespace: status, capacity, access modes, storage class, the jobs that mount them."""
+    from ..config import load_defaults, resolve_namespace
+    from ..data import claims_table, list_claims
+    from ..kube import KubeReader
+
+    Globals(namespace, kubeconfig, context, helm_binary, debug)
+    ns = resolve_namespace(namespace, kubeconfig, context, load_defaults())
+    claims = list_claims(KubeReader(kubeconfig, context), None if all_namespaces else ns)
+    if output is not DetailFormat.table:
+        emit([c.to_json() for c in claims], output.value)
+        return
+    if not claims:
+        where = "any namespace" if all_namespaces else f"namespace {ns}"
+        typer.echo(f"no PersistentVolumeClaims in {where}")
+        return
+    typer.echo(claims_table(claims, all_namespaces=all_namespaces))

@@ -1,0 +1,75 @@
+"""``suspend``, ``resume`` and ``attach``: pause a job (through its release), open a shell in one of its pods."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from .common import Context, Debug, Globals, HelmBinary, Kubeconfig, Namespace
+from .jobs import JobName, TypeO, cluster_for
+
+
+def _set_suspend(name: str, suspend: bool, type_, g: Globals) -> None:
+    from ..lifecycle import set_suspend
+    from ..reader import kind_of_type
+
+    kind = kind_of_type(type_)
+    ns, c = cluster_for(g)
+    r = set_suspend(c, ns, name, suspend, kind)
+    what = "suspended: the operator deletes its pods" if suspend else "resumed: the operator recreates its pods"
+    typer.echo(f"{r.kind.lower()}/{r.name} {what} (release {r.name} revision {r.revision}, namespace {r.namespace})")
+
+
+def suspend_cmd(
+    name: JobName,
+    type_: TypeO = None,
+    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
+    helm_binary: HelmBinary = None, debug: Debug = False,
+) -> None:
+    """Suspend a job: a helm upgrade of its release with runPolicy.suspend=true (the operator deletes its pods)."""
+    _set_suspend(name, True, type_, Globals(namespace, kubeconfig, context, helm_binary, debug))
+
+
+def resume_cmd(
+    name: JobName,
+    type_: TypeO = None,
+    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
+    helm_binary: HelmBinary = None, debug: Debug = False,
+) -> None:
+    """Resume a suspended job: a helm upgrade with runPolicy.suspend=false (the operator recreates its pods)."""
+    _set_suspend(name, False, type_, Globals(namespace, kubeconfig, context, helm_binary, debug))
+
+
+def attach_cmd(
+    name: JobName,
+    command: Annotated[list[str] | None, typer.Argument(help="Command to run (after --); default: sh.",
+                                                        show_default=False)] = None,
+    instance: Annotated[str | None, typer.Option("--instance", "-i", help="Pod to enter (default: the chief, "
+                                                 "master or launcher).", show_default=False)] = None,
+    container: Annotated[str | None, typer.Option("--container", "-c", help="Container (default: the pod's "
+                                                  "first).", show_default=False)] = None,
+    tty: Annotated[bool | None, typer.Option("--tty/--no-tty", help="Give the command a terminal (default: "
+                                             "yes for the shell when stdin and stdout are terminals).",
+                                             show_default=False)] = None,
+    type_: TypeO = None,
+    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
+    helm_binary: HelmBinary = None, debug: Debug = False,
+) -> None:
+    """Open a shell (or run one command after --) in a job's pod; exits with the command's exit code."""
+    import sys
+
+    from ..attach import pick_target, run_attached
+    from ..kube import open_exec
+    from ..reader import kind_of_type
+
+    kind = kind_of_type(type_)
+    ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
+    target = pick_target(c, ns, name, instance, container, kind)
+    argv = list(command or []) or ["sh"]
+    if tty is None:
+        tty = not command and sys.stdin.isatty() and sys.stdout.isatty()
+    ch = open_exec(c.kube, ns, target.pod, target.container, argv, tty)
+    code = run_attached(ch, target.pod, tty=tty)
+    if code:
+        raise typer.Exit(code)

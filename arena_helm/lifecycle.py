@@ -1,0 +1,96 @@
+"""Suspend and resume a job through its Helm release.
+
+``suspend`` is a ``helm upgrade --reuse-values`` of the job's release with ``runPolicy.suspend: true``
+(``resume``: false), with the chart arena-helm ships: helm's record stays the truth (``get`` shows the new
+revision, ``helm rollback`` works) and the operator does the rest (training-operator v1.7+ and
+mpi-operator v0.4+ delete the pods of a suspended job and recreate them on resume).
+
+Like ``kubectl rollout pause`` / ``resume``, suspending a suspended job (or resuming one that is not) is an
+error, not a silent no-op; so is a finished job, a job without a release and a cluster whose CRD has no
+``runPolicy.suspend`` (found by a server-side dry-run patch, which needs no cluster-wide permission).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from .errors import ArenaHelmError, ClusterError, UsageError
+from .kinds import BY_KIND
+from .reader import Cluster, find_job
+from .views import chart_kind, job_phase, job_suspended, release_info
+
+
+class LifecycleError(ArenaHelmError):
+    """The job cannot be suspended or resumed in its present state (exit 1)."""
+
+
+@dataclass
+class SuspendResult:
+    kind: str
+    name: str
+    namespace: str
+    revision: int
+
+
+def shipped_chart_version(chart: str) -> str:
+    from .charts import chart_source
+
+    meta = yaml.safe_load((chart_source(chart) / "Chart.yaml").read_text(encoding="utf-8")) or {}
+    return str(meta.get("version", ""))
+
+
+def _dry_run_suspend(c: Cluster, kind: str, version: str, namespace: str, name: str) -> bool:
+    """Whether the API server keeps ``spec.runPolicy.suspend`` (a CRD without it prunes the field)."""
+    info = BY_KIND[kind]
+    path = f"/apis/{info.group}/{version}/namespaces/{namespace}/{info.plural}/{name}"
+    resp = c.kube.call(
+        c.kube.api.call_api, path, "PATCH", query_params=[("dryRun", "All")],
+        header_params={"Content-Type": "application/merge-patch+json", "Accept": "application/json"},
+        body={"spec": {"runPolicy": {"suspend": True}}}, auth_settings=["BearerToken"], _preload_content=False,
+        _return_http_data_only=True, action=f"checking that {kind} {name} can be suspended",
+    )
+    job = json.loads(resp.data)
+    return ((job.get("spec") or {}).get("runPolicy") or {}).get("suspend") is True
+
+
+def set_suspend(c: Cluster, namespace: str, name: str, suspend: bool, kind: str | None = None) -> SuspendResult:
+    """Suspend (``suspend=True``) or resume the job ``name`` through a helm upgrade of its release."""
+    verb, done = ("suspend", "suspended") if suspend else ("resume", "resumed")
+    k, version, job, release = find_job(c, namespace, name, kind)
+    ref = f"{k.lower()}/{name}"
+    if release is None:
+        raise LifecycleError(f"{ref} in namespace {namespace} has no helm release (it was not submitted by "
+                             f"arena-helm): set spec.runPolicy.suspend on it with kubectl patch instead")
+    if not chart_kind(release):
+        raise UsageError(f"release {name} in namespace {namespace} is not an arena-helm job "
+                         f"(chart {release.get('chart')})")
+    if job is None:
+        raise LifecycleError(f"{ref}: the release exists but its {k} is missing from namespace {namespace} "
+                             f"(see arena-helm get {name} -n {namespace})")
+    phase = job_phase(job)
+    if phase in ("Succeeded", "Failed"):
+        raise LifecycleError(f"{ref} already {phase.lower()}: only a pending or running job can be {done}")
+    if job_suspended(job) == suspend:
+        raise LifecycleError(f"{ref} is already suspended" if suspend else f"{ref} is not suspended")
+    if suspend and not _dry_run_suspend(c, k, version, namespace, name):
+        raise ClusterError(f"the cluster's {k} ({BY_KIND[k].group}/{version}) has no runPolicy.suspend: install "
+                           f"{BY_KIND[k].operator} to suspend jobs")
+    chart = BY_KIND[k].chart
+    info = release_info(release)
+    shipped = shipped_chart_version(chart)
+    if info.get("chartVersion") != shipped:
+        raise LifecycleError(
+            f"release {name} uses chart {chart}-{info.get('chartVersion')} and this arena-helm ships "
+            f"{chart}-{shipped}: {verb} would also change the chart; use the arena-helm that submitted it, or "
+            f"helm upgrade {name} --reuse-values --set runPolicy.suspend={str(suspend).lower()} with that chart")
+    from .charts import assemble_chart
+
+    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
+        chart_dir = assemble_chart(chart, Path(tmp))
+        out = c.helm.upgrade(name, chart_dir, {"runPolicy": {"suspend": suspend}}, namespace, reuse_values=True)
+    return SuspendResult(k, name, namespace, int(out.get("version", 0) or 0))
