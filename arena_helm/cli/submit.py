@@ -97,6 +97,16 @@ def _default_note(default: Any) -> str:
     return f" [default: {default.value if isinstance(default, enum.Enum) else default}]"
 
 
+def _complete_claims(ctx, incomplete: str) -> list[str]:
+    from .data import complete_claims
+
+    return complete_claims(ctx, incomplete)
+
+
+# shell completion of a field's values
+COMPLETERS = {"data": _complete_claims}
+
+
 def spec_options(spec_cls) -> tuple[list[inspect.Parameter], list[FieldOption]]:
     """Typer parameters for every CLI field of ``spec_cls`` (Arena's hidden spellings included)."""
     from ..spec import flag_info
@@ -120,7 +130,8 @@ def spec_options(spec_cls) -> tuple[list[inspect.Parameter], list[FieldOption]]:
             else:
                 base = list[ptype] if repeatable else ptype  # type: ignore[valid-type]
                 annotation = Annotated[base | None, typer.Option(  # type: ignore[operator]
-                    *flags, help=help_text, hidden=hidden, show_default=False, metavar=meta.get("metavar"))]
+                    *flags, help=help_text, hidden=hidden, show_default=False, metavar=meta.get("metavar"),
+                    autocompletion=COMPLETERS.get(name))]
                 pdefault = None
             params.append(inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, default=pdefault,
                                             annotation=annotation))

@@ -45,3 +45,14 @@ def test_submit_offers_every_kind_and_alias():
             assert f"  {alias} " not in out  # aliases work but are not listed
             res = CliRunner().invoke(app, ["submit", alias, "--help"])
             assert res.exit_code == 0 and f"Submit {info.summary}." in res.stdout
+
+
+def test_data_completion_is_wired_into_every_submit_command():
+    import typing
+
+    from arena_helm.cli.submit import _complete_claims, spec_options
+
+    for info in kinds.KINDS:
+        params, _ = spec_options(info.spec_class())
+        data = next(p for p in params if p.name == "data")
+        assert typing.get_args(data.annotation)[1].autocompletion is _complete_claims
