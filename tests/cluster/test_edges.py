@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from arena_helm.jobs import job_values
+from arena_helm.submission import job_values
 from edgetools import cli, fake_kubectl, one_error, write_job_status, write_kubeconfig
 from kubecluster import LIMITED_NAMESPACE
 from kubernetes import client
