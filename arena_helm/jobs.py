@@ -84,6 +84,9 @@ def submit(spec: JobSpec, helm: Helm | None = None, kube: Kube | None = None, *,
     if values is None:
         values = job_values(spec)
     token = uuid.uuid4().hex
+    from .preflight import check_priority_class
+
+    check_priority_class(kube, getattr(spec, "priority_class", None))
     with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
         chart = assemble_chart(CHART_OF[spec.kind], Path(tmp))
         for attempt in (1, 2):

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: sets up what the tests need (virtualenv with the test extras, helm 3 and 4, the
-# kube-apiserver 1.20 build), then runs the whole suite. Idempotent; a warm run skips the set-up.
+# Kubernetes 1.20 control-plane build, the Kubeflow training SDK's own virtualenv), then runs the whole
+# suite. Idempotent; a warm run skips the set-up.
 #   scripts/test.sh [pytest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,5 +14,6 @@ if ! "$VENV/bin/python" -c "import arena_helm, pytest, yamale, kubernetes_valida
 fi
 PYTHON="$VENV/bin/python" bash scripts/install-helm.sh --bin "$VENV/bin" >/dev/null
 bash scripts/build-kube-apiserver.sh >/dev/null
+bash scripts/sdk-venv.sh >/dev/null
 export PATH="$PWD/$VENV/bin:$PATH"
 exec "$VENV/bin/python" -m pytest "$@"
