@@ -369,7 +369,8 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
 # tainttoleration/taint_toleration.go, volumebinding/volume_binding.go).
 SCHEDULER_VERDICTS = (
     ("Insufficient ", "gpu", "not enough GPUs"),
-    ("didn't match node selector", "", "no node matches its node selector"),
+    ("didn't match node selector", "", "no node matches its node selector or affinity"),
+    ("didn't match Pod's node affinity", "", "no node matches its node selector or affinity"),  # 1.20+
     ("had taint", "", "a node taint it does not tolerate"),
     ("persistentvolumeclaim", "", "a PVC is missing or unbound"),
 )

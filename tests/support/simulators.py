@@ -686,6 +686,11 @@ class KubeletSim:
             },
         }
         self.core.patch_node_status(name, {"status": status})
+        if ready:
+            # The TaintNodesByCondition admission gave the new node node.kubernetes.io/not-ready:NoSchedule;
+            # the node lifecycle controller (not run here: it would evict pods of nodes without heartbeats)
+            # lifts it once the node reports Ready.
+            self.core.patch_node(name, {"spec": {"taints": taints or None}})
         self.nodes.add(name)
 
     def set_allocatable_gpus(self, name: str, gpus: int) -> None:
