@@ -12,7 +12,7 @@ user, which the API server's bootstrap RBAC binds to the ``system:kube-scheduler
   selectors, taints and tolerations, PriorityClasses and preemption) and writes the real
   ``FailedScheduling`` messages.
 - The controller-manager runs the namespace, garbage-collector, service-account, pod-GC, deployment,
-  replicaset, job and statefulset controllers.
+  replicaset, job, statefulset and PersistentVolume binder controllers.
 - The API server enables the ``Priority`` admission plugin (a pod naming a missing PriorityClass is
   refused) and ``PodNodeSelector``: each test namespace carries ``scheduler.alpha.kubernetes.io/
   node-selector: arena-helm.test/pool=<namespace>``, so its pods go only to the nodes a test adds for that
@@ -50,7 +50,7 @@ SCHEDULER_USER = "system:kube-scheduler"
 POOL_LABEL = "arena-helm.test/pool"
 NODE_SELECTOR_ANNOTATION = "scheduler.alpha.kubernetes.io/node-selector"
 CONTROLLERS = ("namespace", "garbagecollector", "serviceaccount", "serviceaccount-token", "podgc", "deployment",
-               "replicaset", "job", "statefulset")
+               "replicaset", "job", "statefulset", "persistentvolume-binder")
 
 
 def pool_namespace(name: str) -> dict:
