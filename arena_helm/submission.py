@@ -91,6 +91,9 @@ def submit(spec: JobSpec, helm: Helm | None = None, kube: Kube | None = None, *,
     if values is None:
         values = job_values(spec)
     token = uuid.uuid4().hex
+    from .preflight import check_priority_class
+
+    check_priority_class(kube, spec.priority)
     with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
         chart = assemble_chart(info.chart, Path(tmp))
         for attempt in (1, 2):

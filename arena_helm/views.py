@@ -17,6 +17,7 @@ CHIEF_TYPES = tuple(dict.fromkeys(k.main_types[0] for k in KINDS))  # chief, mas
 FINISHED_PODS = ("Succeeded", "Failed")
 JOB_NAME_LABEL = "training.kubeflow.org/job-name"
 REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
+JOB_ROLE_LABEL = "training.kubeflow.org/job-role"
 
 
 def parse_time(value: str | None) -> dt.datetime | None:
@@ -138,7 +139,13 @@ def pod_allocates(pod: dict) -> bool:
 
 
 def pod_replica_type(pod: dict) -> str:
-    return ((pod.get("metadata") or {}).get("labels") or {}).get(REPLICA_TYPE_LABEL, "")
+    """The replica-type label; the mpi-operator (MPIJob v2beta1, v0.8.0) sets none and puts the replica type
+    in the job-role label instead (``launcher`` or ``worker``)."""
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    if labels.get(REPLICA_TYPE_LABEL):
+        return labels[REPLICA_TYPE_LABEL]
+    role = labels.get(JOB_ROLE_LABEL, "")
+    return role if role in ("launcher", "worker") else ""
 
 
 def chief_first(instances: list[Instance], pods: list[dict]) -> list[Instance]:
@@ -426,17 +433,41 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
     )
 
 
+# What the kube-scheduler's FailedScheduling message says per node, and how ``get`` words it
+# (kubernetes 1.20 pkg/scheduler/framework/plugins: noderesources/fit.go, nodeaffinity/node_affinity.go,
+# tainttoleration/taint_toleration.go, volumebinding/volume_binding.go).
+SCHEDULER_VERDICTS = (
+    ("Insufficient ", "gpu", "not enough GPUs"),
+    ("didn't match node selector", "", "no node matches its node selector or affinity"),
+    ("didn't match Pod's node affinity", "", "no node matches its node selector or affinity"),  # 1.20+
+    ("had taint", "", "a node taint it does not tolerate"),
+    ("persistentvolumeclaim", "", "a PVC is missing or unbound"),
+)
+
+
+def scheduler_verdict(msg: str) -> str:
+    """'not enough GPUs', 'no node matches its node selector', ... for each reason the message gives."""
+    found = []
+    for part in msg.split(":", 1)[-1].split(","):
+        for marker, also, words in SCHEDULER_VERDICTS:
+            if marker in part and also in part.lower() and words not in found:
+                found.append(words)
+    return "; ".join(found)
+
+
 def pending_reason(pods: list[dict], events: list[dict]) -> str:
     """One line saying why a job waits: unschedulable (e.g. not enough GPUs), image pulls, a missing PVC."""
     for pod in pods:
-        for cond in (pod.get("status") or {}).get("conditions") or []:
+        status = pod.get("status") or {}
+        name = pod["metadata"]["name"]
+        if status.get("nominatedNodeName") and not (pod.get("spec") or {}).get("nodeName"):
+            return f"pod {name} is preempting lower-priority pods on node {status['nominatedNodeName']}"
+        for cond in status.get("conditions") or []:
             if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
                 msg = cond.get("message") or cond.get("reason") or "unschedulable"
-                name = pod["metadata"]["name"]
-                if "nvidia.com/gpu" in msg or "gpu" in msg.lower():
-                    return f"pod {name} cannot be scheduled: not enough GPUs ({msg})"
-                if "persistentvolumeclaim" in msg.lower():
-                    return f"pod {name} cannot be scheduled: a PVC is missing or unbound ({msg})"
+                verdict = scheduler_verdict(msg)
+                if verdict:
+                    return f"pod {name} cannot be scheduled: {verdict} ({msg})"
                 return f"pod {name} cannot be scheduled: {msg}"
     for pod in pods:
         status = pod_status(pod)

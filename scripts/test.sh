@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: sets up what the tests need (virtualenv with the test extras, helm 3 and 4, the
-# kube-apiserver 1.20 build, Debian's Prometheus for the metrics tests), then runs the whole suite.
-# Idempotent; a warm run skips the set-up.
+# kube-apiserver 1.20 build with the scheduler and controllers, Debian's Prometheus for the metrics
+# tests, the Kubeflow training SDK's own virtualenv), then runs the whole suite. Idempotent; a warm run
+# skips the set-up.
 #   scripts/test.sh [pytest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,5 +16,6 @@ fi
 PYTHON="$VENV/bin/python" bash scripts/install-helm.sh --bin "$VENV/bin" >/dev/null
 bash scripts/build-kube-apiserver.sh >/dev/null
 bash scripts/install-prometheus.sh >/dev/null
+bash scripts/sdk-venv.sh >/dev/null
 export PATH="$PWD/$VENV/bin:$PATH"
 exec "$VENV/bin/python" -m pytest "$@"

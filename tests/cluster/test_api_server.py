@@ -101,12 +101,12 @@ def test_both_mpijob_crds_can_be_served(cluster, namespace):
 
 def test_pod_logs_come_through_the_api_server_from_the_kubelet_simulator(cluster, kubelet, namespace):
     core = client.CoreV1Api(cluster.api_client())
-    kubelet.add_node(f"node-{namespace}", gpus=2) if f"node-{namespace}" not in kubelet.nodes else None
+    kubelet.add_node(f"node-{namespace}", pool=namespace, gpus=2)
     core.create_namespaced_pod(
         namespace,
         {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "main", "image": "busybox"}]}},
     )
-    kubelet.run_pod(namespace, "p", f"node-{namespace}")
+    assert kubelet.run_pod(namespace, "p") == f"node-{namespace}"  # bound by the real scheduler
     kubelet.write_log(namespace, "p", "main", "epoch 1\nepoch 2\nepoch 3")
     before = len(kubelet.requests)
 
@@ -132,6 +132,7 @@ def test_pod_logs_come_through_the_api_server_from_the_kubelet_simulator(cluster
     reader.join(10)
     assert not reader.is_alive()
     assert b"".join(got).decode() == "epoch 1\nepoch 2\nepoch 3\nepoch 4\n"
+    kubelet.remove_node(f"node-{namespace}")
 
 
 def test_the_limited_user_is_confined_to_its_namespace(cluster):

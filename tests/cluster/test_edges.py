@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from arena_helm.submission import job_values
 from edgetools import cli, fake_kubectl, one_error, write_job_status, write_kubeconfig
 from kubecluster import LIMITED_NAMESPACE
 from kubernetes import client
@@ -21,6 +20,7 @@ from kubernetes.client.rest import ApiException
 
 from arena_helm.charts import assemble_chart
 from arena_helm.spec import TFJobSpec
+from arena_helm.submission import job_values
 
 pytestmark = pytest.mark.cluster
 REPO = Path(__file__).resolve().parents[2]

@@ -48,10 +48,9 @@ def ctx(helm_bin, cluster, namespace):
 @pytest.fixture
 def gpu_node(kubelet, namespace):
     name = f"gpu-{namespace}"
-    kubelet.add_node(name, gpus=4, labels={"node-role.kubernetes.io/gpu": ""})
+    kubelet.add_node(name, pool=namespace, gpus=4, labels={"node-role.kubernetes.io/gpu": ""})
     yield name
-    client.CoreV1Api(kubelet.api_client).delete_node(name)
-    kubelet.nodes.discard(name)
+    kubelet.remove_node(name)
 
 
 def ok(res):
@@ -68,12 +67,14 @@ def test_list_and_get_follow_a_job_through_its_life(ctx, operator, kubelet, gpu_
         "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE\n"
         "train PENDING TFJOB 0s 2 0 N/A\n"
     )
+    kubelet.set_allocatable_gpus(gpu_node, 1)  # room for one of the two 1-GPU workers
     pods = operator.create_pods("TFJob", ns, "train")
     assert sorted(pods) == ["train-ps-0", "train-worker-0", "train-worker-1"]
-    kubelet.mark_unschedulable(ns, "train-worker-1", "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.")
-    operator.set_condition("TFJob", ns, "train", "Running")
     kubelet.run_pod(ns, "train-ps-0", gpu_node)
-    kubelet.run_pod(ns, "train-worker-0", gpu_node)
+    kubelet.run_pod(ns, "train-worker-0", gpu_node)  # created first, so the scheduler placed it first
+    # the real scheduler's verdict on the other worker
+    assert kubelet.wait_unschedulable(ns, "train-worker-1") == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+    operator.set_condition("TFJob", ns, "train", "Running")
 
     # running job, one pod still pending -> PENDING, with the reason in get
     data = json.loads(ok(ctx("list", "-o", "json")))
@@ -94,6 +95,7 @@ def test_list_and_get_follow_a_job_through_its_life(ctx, operator, kubelet, gpu_
         "train-worker-1 Pending 0s false 1 N/A\n"
     )
 
+    kubelet.set_allocatable_gpus(gpu_node, 4)  # the scheduler retries on the node update
     kubelet.run_pod(ns, "train-worker-1", gpu_node)
     out = ok(ctx("list"))
     assert mask(out) == mask(
@@ -191,7 +193,7 @@ def test_logs_of_an_initialising_pod_show_the_git_sync_container(ctx, operator, 
     ok(ctx("submit", "tf", "--name", "synced", "--image", "tf:2", "--sync-source", "https://git.example.com/a/b.git",
            "--", "python", "code/b/train.py"))
     (pod,) = operator.create_pods("TFJob", ns, "synced")
-    kubelet.bind(ns, pod, gpu_node)
+    assert kubelet.wait_scheduled(ns, pod) == gpu_node
     kubelet.core.patch_namespaced_pod_status(pod, ns, {"status": {
         "phase": "Pending",
         "initContainerStatuses": [{"name": "git-sync", "image": "git-sync", "imageID": "", "ready": False,
@@ -257,26 +259,28 @@ def test_prune_removes_only_jobs_finished_long_enough_ago(ctx, operator, namespa
 
 
 def test_top_node_shows_gpus_cpu_memory_roles_and_unhealthy(ctx, kubelet, operator, cluster, namespace):
-    core = client.CoreV1Api(cluster.api_client())
     for node in list(kubelet.nodes):  # a known node set for exact totals
-        core.delete_node(node)
-        kubelet.nodes.discard(node)
-    kubelet.add_node("node-a", gpus=8, allocatable_gpus=7, cpu="64", memory="256Gi",
+        kubelet.remove_node(node)
+    # node-a has 5 of its 8 GPUs allocatable and node-b 4: each fits exactly one 3-GPU worker, so the real
+    # scheduler must put one worker on each (which one goes where is its choice)
+    kubelet.add_node("node-a", pool=namespace, gpus=8, allocatable_gpus=5, cpu="64", memory="256Gi",
                      labels={"node-role.kubernetes.io/gpu": ""})
-    kubelet.add_node("node-b", gpus=4, cpu="32", memory="128Gi", labels={"node-role.kubernetes.io/worker": ""})
-    kubelet.add_node("node-c", cpu="16", memory="64Gi", labels={"node-role.kubernetes.io/control-plane": ""})
+    kubelet.add_node("node-b", pool=namespace, gpus=4, cpu="32", memory="128Gi",
+                     labels={"node-role.kubernetes.io/worker": ""})
+    kubelet.add_node("node-c", pool=namespace, cpu="16", memory="64Gi",
+                     labels={"node-role.kubernetes.io/control-plane": ""})
     try:
         ok(ctx("submit", "tf", "--name", "big", "--image", "tf:2", "--workers", "2", "--gpus", "3", "--cpu", "4",
                "--memory", "8Gi", "--", "python", "x.py"))
         pods = operator.create_pods("TFJob", namespace, "big")
-        kubelet.run_pod(namespace, pods[0], "node-a")
-        kubelet.run_pod(namespace, pods[1], "node-b")
+        placed = {kubelet.run_pod(namespace, pod): pod for pod in pods}
+        assert sorted(placed) == ["node-a", "node-b"]
         out = ok(ctx("top", "node"))
         assert out == (  # no Prometheus in this test: the metric columns read N/A
             "NAME    IPADDRESS  ROLE           STATUS  GPU(Total)  GPU(Allocated)  UNHEALTHY  GPU(Util)  "
             "GPU_MEMORY(Used/Total)  CPU(Requested/Allocatable)  CPU(Usage)  MEMORY(Requested/Allocatable)  "
             "MEMORY(Usage)\n"
-            "node-a  127.0.0.1  gpu            Ready   8           3               1          N/A        N/A                     "
+            "node-a  127.0.0.1  gpu            Ready   8           3               3          N/A        N/A                     "
             "4/64                        N/A         8Gi/256Gi                      N/A\n"
             "node-b  127.0.0.1  worker         Ready   4           3               0          N/A        N/A                     "
             "4/32                        N/A         8Gi/128Gi                      N/A\n"
@@ -284,14 +288,14 @@ def test_top_node_shows_gpus_cpu_memory_roles_and_unhealthy(ctx, kubelet, operat
             "0/16                        N/A         0/64Gi                         N/A\n"
             "\n"
             "Allocated/Total GPUs In Cluster: 6/12 (50.0%)\n"
-            "Unhealthy/Total GPUs In Cluster: 1/12\n"
+            "Unhealthy/Total GPUs In Cluster: 3/12\n"
         )
         details = ok(ctx("top", "node", "node-a", "-d"))
-        assert f"node-a GPU pods:\nNAMESPACE  POD           GPU\n{namespace}  {pods[0]}  3" in details.replace(
-            " " * (len(namespace) - 9), "") or pods[0] in details
+        assert f"NAMESPACE POD GPU\n{namespace} {placed['node-a']} 3\n\n" in re.sub(" +", " ", details)
+        assert placed["node-b"] not in details
         data = json.loads(ok(ctx("top", "node", "-o", "json")))
         assert (data["totalGPUs"], data["allocatedGPUs"]) == (12, 6)
-        assert [n["unhealthyGPUs"] for n in data["nodes"]] == [1, 0, 0]
+        assert [n["unhealthyGPUs"] for n in data["nodes"]] == [3, 0, 0]
         inst = ok(ctx("top", "job", "big"))
         assert inst.splitlines()[0].split() == ["INSTANCE", "STATUS", "TYPE", "IS_CHIEF", "GPU(Requested)", "NODE",
                                                 "NODE_IP", "CPU(Usage)", "MEMORY(Usage)", "GPU(DeviceIndex)",
@@ -299,8 +303,7 @@ def test_top_node_shows_gpus_cpu_memory_roles_and_unhealthy(ctx, kubelet, operat
         assert sorted(line.split()[5] for line in inst.splitlines()[1:]) == ["node-a", "node-b"]
     finally:
         for node in ("node-a", "node-b", "node-c"):
-            core.delete_node(node)
-            kubelet.nodes.discard(node)
+            kubelet.remove_node(node)
 
 
 def test_the_limited_user_works_in_its_namespace_and_is_told_what_it_may_not_do(helm_bin, cluster, operator, kubelet):
@@ -309,7 +312,7 @@ def test_the_limited_user_works_in_its_namespace_and_is_told_what_it_may_not_do(
     lim = Ctx(helm_bin, cluster, LIMITED_NAMESPACE, user="alice")
     ok(lim("submit", "tf", "--name", "mine", "--image", "tf:2", "--", "python", "x.py"))
     node = f"lim-node-{helm_bin.parent.name}"
-    kubelet.add_node(node)
+    kubelet.add_node(node, pool=LIMITED_NAMESPACE)
     try:
         assert [j["name"] for j in json.loads(ok(lim("list", "-o", "json")))] == ["mine"]
         assert json.loads(ok(lim("get", "mine", "-o", "json")))["status"] == "PENDING"
@@ -377,7 +380,7 @@ def test_get_says_why_a_job_waits_and_shows_events(ctx, operator, kubelet, gpu_n
     ns = namespace
     ok(ctx("submit", "tf", "--name", "img", "--image", "no-such/image:1", "--", "python", "x.py"))
     (pod,) = operator.create_pods("TFJob", ns, "img")
-    kubelet.bind(ns, pod, gpu_node)
+    assert kubelet.wait_scheduled(ns, pod) == gpu_node
     kubelet.set_pod_state(ns, pod, "Pending", waiting_reason="ImagePullBackOff",
                           message="Back-off pulling image no-such/image:1")
     got = ok(ctx("get", "img"))
@@ -385,23 +388,23 @@ def test_get_says_why_a_job_waits_and_shows_events(ctx, operator, kubelet, gpu_n
 
     ok(ctx("submit", "tf", "--name", "pvc", "--image", "tf:2", "-d", "missing-claim:/data", "--", "python", "x.py"))
     (pod,) = operator.create_pods("TFJob", ns, "pvc")
+    # the real scheduler's verdict and its FailedScheduling event
+    verdict = '0/1 nodes are available: 1 persistentvolumeclaim "missing-claim" not found.'
+    assert kubelet.wait_unschedulable(ns, pod) == verdict
     core = client.CoreV1Api(cluster.api_client())
-    core.create_namespaced_event(ns, {
-        "metadata": {"name": "pvc-missing"},
-        "involvedObject": {"kind": "Pod", "name": pod, "namespace": ns},
-        "type": "Warning", "reason": "FailedScheduling",
-        "message": 'persistentvolumeclaim "missing-claim" not found',
-        "lastTimestamp": "2026-01-01T00:00:00Z", "source": {"component": "default-scheduler"},
-    })
+    deadline = time.monotonic() + 30
+    while not core.list_namespaced_event(ns, field_selector=f"involvedObject.name={pod}").items:
+        assert time.monotonic() < deadline, "no FailedScheduling event"
+        time.sleep(0.1)
     got = ok(ctx("get", "pvc", "-e"))
-    assert ("Pending:     pvc-chief-0: a PVC is missing: persistentvolumeclaim \"missing-claim\" not found"
-            in got)
-    assert mask(got.split("\n\n")[-1]) == mask(
-        "LAST SEEN TYPE OBJECT REASON MESSAGE\n"
-        '2026-01-01T00:00:00Z Warning pod/pvc-chief-0 FailedScheduling persistentvolumeclaim "missing-claim" not found\n'
-    )
+    assert f"Pending:     pod pvc-chief-0 cannot be scheduled: a PVC is missing or unbound ({verdict})" in got
+    header, *lines = mask(got.split("\n\n")[-1]).splitlines()
+    assert header == "LAST SEEN TYPE OBJECT REASON MESSAGE"
+    # one event per scheduling attempt (the scheduler retries): all alike but for the time
+    assert {re.sub(r"^\S+", "<when>", line) for line in lines} == {
+        f"<when> Warning pod/pvc-chief-0 FailedScheduling {verdict}"}
     data = json.loads(ok(ctx("get", "pvc", "-e", "-o", "json")))
-    assert data["events"][0]["reason"] == "FailedScheduling" and "missing-claim" in data["pendingReason"]
+    assert data["events"][-1]["reason"] == "FailedScheduling" and "missing-claim" in data["pendingReason"]
 
 
 def test_get_never_shows_secret_values(ctx, cluster, namespace):

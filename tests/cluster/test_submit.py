@@ -298,6 +298,11 @@ def test_flag_renders_with_dry_run(case, helm_bin, values_file):
 def test_flag_reaches_the_api_server(case, helm_bin, cluster, namespace, values_file):
     cid, kind, args, check = case
     name = "job-" + cid
+    if "-p" in args:  # submit checks that the PriorityClass exists (the Priority admission would refuse the pods)
+        pc = args[args.index("-p") + 1]
+        sched = client.SchedulingV1Api(cluster.api_client())
+        if pc not in {c.metadata.name for c in sched.list_priority_class().items}:
+            sched.create_priority_class({"metadata": {"name": pc}, "value": 1000})
     res = run(*case_args(kind, args, name, values_file, "-n", namespace, "--kubeconfig",
                          str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin)))
     assert res.exit_code == 0, res.output

@@ -83,7 +83,7 @@ def test_dry_run_with_tensorboard_renders_job_deployment_and_service(helm_bin):
 @pytest.mark.parametrize("stype", ["ClusterIP", "NodePort", "LoadBalancer"])
 def test_standalone_tensorboard_url_for_each_service_type(cli, cluster, kubelet, namespace, stype):
     node = f"tb-{namespace}-{stype.lower()}"
-    kubelet.add_node(node)
+    kubelet.add_node(node, pool=namespace)
     try:
         res = cli("tensorboard", "start", "tb", "--logdir", "training-logs:/runs/7", "--service-type", stype)
         assert res.exit_code == 0, res.output

@@ -1,10 +1,24 @@
-"""A real Kubernetes control plane for the tests: etcd + kube-apiserver + kube-controller-manager.
+"""A real Kubernetes control plane for the tests: etcd + kube-apiserver + kube-controller-manager +
+kube-scheduler.
 
-Binaries: etcd from Debian's ``etcd-server``; kube-apiserver and kube-controller-manager 1.20 built from
-Debian's ``kubernetes`` source package by ``scripts/build-kube-apiserver.sh`` (cached outside the clone).
-Everything listens on 127.0.0.1 on free ports, with certificates made at start, token authentication
-(an admin and a namespace-limited user) and RBAC. There is no scheduler, kubelet or training operator:
-``tests/support/simulators.py`` plays those parts through the API.
+Binaries: etcd from Debian's ``etcd-server``; kube-apiserver, kube-controller-manager and kube-scheduler
+1.20 built from Debian's ``kubernetes`` source package by ``scripts/build-kube-apiserver.sh`` (cached
+outside the clone). Everything listens on 127.0.0.1 on free ports, with certificates made at start, token
+authentication (an admin, a namespace-limited user, and the scheduler's own ``system:kube-scheduler``
+user, which the API server's bootstrap RBAC binds to the ``system:kube-scheduler`` and
+``system:volume-scheduler`` roles) and RBAC.
+
+- The scheduler is the real one: it binds pods (extended resources such as ``nvidia.com/gpu``, node
+  selectors, taints and tolerations, PriorityClasses and preemption) and writes the real
+  ``FailedScheduling`` messages.
+- The controller-manager runs the namespace, garbage-collector, service-account, pod-GC, deployment,
+  replicaset, job, statefulset and PersistentVolume binder controllers.
+- The API server enables the ``Priority`` admission plugin (a pod naming a missing PriorityClass is
+  refused) and ``PodNodeSelector``: each test namespace carries ``scheduler.alpha.kubernetes.io/
+  node-selector: arena-helm.test/pool=<namespace>``, so its pods go only to the nodes a test adds for that
+  namespace (``KubeletSim.add_node(pool=...)``) and tests never place pods on each other's nodes.
+
+There is no kubelet or training operator: ``tests/support/simulators.py`` plays those parts through the API.
 """
 
 from __future__ import annotations
@@ -32,6 +46,16 @@ CRD_DIR = REPO / "tests" / "data" / "crds"
 TRAINING_OPERATOR_CRDS = ("kubeflow.org_tfjobs.yaml", "kubeflow.org_pytorchjobs.yaml")
 LIMITED_USER = "alice"
 LIMITED_NAMESPACE = "team-limited"
+SCHEDULER_USER = "system:kube-scheduler"
+POOL_LABEL = "arena-helm.test/pool"
+NODE_SELECTOR_ANNOTATION = "scheduler.alpha.kubernetes.io/node-selector"
+CONTROLLERS = ("namespace", "garbagecollector", "serviceaccount", "serviceaccount-token", "podgc", "deployment",
+               "replicaset", "job", "statefulset", "persistentvolume-binder")
+
+
+def pool_namespace(name: str) -> dict:
+    """A Namespace body whose pods may only go to the nodes of pool ``name`` (see PodNodeSelector above)."""
+    return {"metadata": {"name": name, "annotations": {NODE_SELECTOR_ANNOTATION: f"{POOL_LABEL}={name}"}}}
 
 
 def free_port() -> int:
@@ -97,11 +121,12 @@ class TestCluster:
         self._start_apiserver()
         self._wait_ready()
         self._start_controller_manager()
+        self._start_scheduler()
         self._setup_rbac()
         self.install_crds()
 
     def stop(self) -> None:
-        for name in ("kube-controller-manager", "kube-apiserver", "etcd"):
+        for name in ("kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"):
             proc = self.procs.pop(name, None)
             if proc is None:
                 continue
@@ -155,16 +180,19 @@ class TestCluster:
     def _write_tokens(self) -> None:
         admin_token = os.urandom(16).hex()
         limited_token = os.urandom(16).hex()
+        scheduler_token = os.urandom(16).hex()
         (self.workdir / "tokens.csv").write_text(
             f'{admin_token},admin,uid-admin,"system:masters"\n'
             f'{limited_token},{LIMITED_USER},uid-{LIMITED_USER},"team"\n'
+            f'{scheduler_token},{SCHEDULER_USER},uid-kube-scheduler\n'
         )
         self.port = self.port or free_port()
         for name, token, ns in (
             ("admin", admin_token, "default"),
             (LIMITED_USER, limited_token, LIMITED_NAMESPACE),
+            (SCHEDULER_USER, scheduler_token, "default"),
         ):
-            path = self.workdir / f"{name}.kubeconfig"
+            path = self.workdir / f"{name.replace(':', '-')}.kubeconfig"
             self.users[name] = User(name, token, path, ns)
             self._write_kubeconfig(self.users[name])
 
@@ -231,6 +259,7 @@ class TestCluster:
                 f"--tls-private-key-file={w / 'apiserver-key.pem'}",
                 f"--token-auth-file={w / 'tokens.csv'}",
                 "--authorization-mode=RBAC",
+                "--enable-admission-plugins=Priority,PodNodeSelector",
                 "--endpoint-reconciler-type=none",
                 f"--service-account-key-file={w / 'sa.pub'}",
                 f"--service-account-signing-key-file={w / 'sa.key'}",
@@ -277,13 +306,29 @@ class TestCluster:
             [
                 str(self.bin_dir / "kube-controller-manager"),
                 f"--kubeconfig={self.admin.kubeconfig}",
-                "--controllers=namespace,garbagecollector,serviceaccount,serviceaccount-token",
+                f"--controllers={','.join(CONTROLLERS)}",
                 f"--service-account-private-key-file={w / 'sa.key'}",
                 f"--root-ca-file={self.ca_file}",
                 "--port=0",
                 "--secure-port=0",
                 "--leader-elect=false",
                 "--use-service-account-credentials=false",
+                "--logtostderr=true",
+                "--v=1",
+            ],
+        )
+
+    def _start_scheduler(self) -> None:
+        """The real kube-scheduler, as its own RBAC user; no serving ports (nothing scrapes it)."""
+        self._spawn(
+            "kube-scheduler",
+            [
+                str(self.bin_dir / "kube-scheduler"),
+                f"--kubeconfig={self.users[SCHEDULER_USER].kubeconfig}",
+                "--port=0",
+                "--secure-port=0",
+                "--leader-elect=false",
+                "--profiling=false",
                 "--logtostderr=true",
                 "--v=1",
             ],
@@ -305,7 +350,7 @@ class TestCluster:
 
         api = self.api_client()
         core = client.CoreV1Api(api)
-        core.create_namespace({"metadata": {"name": LIMITED_NAMESPACE}})
+        core.create_namespace(pool_namespace(LIMITED_NAMESPACE))
         rbac = client.RbacAuthorizationV1Api(api)
         rbac.create_namespaced_role(
             LIMITED_NAMESPACE,
@@ -349,7 +394,7 @@ class TestCluster:
     def create_namespace(self, name: str) -> None:
         from kubernetes import client
 
-        client.CoreV1Api(self.api_client()).create_namespace({"metadata": {"name": name}})
+        client.CoreV1Api(self.api_client()).create_namespace(pool_namespace(name))
         self._wait_service_account(name)
 
     # ---- CRDs ------------------------------------------------------------------------------------

@@ -1,0 +1,211 @@
+"""`get`'s pending reason and `top node` against the real kube-scheduler (1.20): it decides where every pod
+goes and writes every FailedScheduling message asserted here; nothing here binds a pod or writes a
+scheduler message by hand. Each test starts from a cluster holding only the nodes it adds."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+from typer.testing import CliRunner
+
+from arena_helm.cli import app
+
+pytestmark = pytest.mark.cluster
+runner = CliRunner()
+
+
+class Cli:
+    def __init__(self, helm_bin, cluster, namespace):
+        self.base = ["--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "-n", namespace]
+
+    def __call__(self, *args):
+        cmd = list(args)
+        if "--" in cmd:  # options go before a submit's command words
+            i = cmd.index("--")
+            cmd = cmd[:i] + self.base + cmd[i:]
+        else:
+            cmd = cmd + self.base
+        return runner.invoke(app, cmd)
+
+    def ok(self, *args) -> str:
+        res = self(*args)
+        assert res.exit_code == 0, res.output
+        return res.stdout
+
+
+@pytest.fixture
+def cli(helm_bin, cluster, namespace):
+    return Cli(helm_bin, cluster, namespace)
+
+
+@pytest.fixture
+def only_my_nodes(cluster, kubelet, namespace):
+    """No node but the ones this test adds (so the scheduler's "0/N nodes" counts are exact)."""
+    core = client.CoreV1Api(cluster.api_client())
+    for node in core.list_node().items:
+        kubelet.remove_node(node.metadata.name)
+    added: list[str] = []
+
+    def add(name: str, **kw) -> str:
+        kubelet.add_node(name, pool=namespace, **kw)
+        added.append(name)
+        return name
+
+    yield add
+    for name in added:
+        kubelet.remove_node(name)
+
+
+def rows(table: str) -> list[list[str]]:
+    return [line.split() for line in table.strip().splitlines()]
+
+
+def node_row(cli, node: str) -> list[str]:
+    """`top node`'s row for ``node``: NAME IPADDRESS ROLE STATUS GPU(Total) GPU(Allocated) ..."""
+    out = cli.ok("top", "node")
+    return next(r for r in rows(out) if r and r[0] == node)
+
+
+def pending_line(cli, job: str) -> str:
+    out = cli.ok("get", job)
+    return next(line for line in out.splitlines() if line.startswith("Pending:")).split(None, 1)[1]
+
+
+def test_not_enough_gpus(cli, operator, kubelet, only_my_nodes, namespace):
+    node = only_my_nodes(f"{namespace}-gpu", gpus=2, labels={"node-role.kubernetes.io/gpu": ""})
+    cli.ok("submit", "tf", "--name", "big", "--image", "tf:2", "--gpus", "4", "--", "python", "x.py")
+    (pod,) = operator.create_pods("TFJob", namespace, "big")
+    verdict = kubelet.wait_unschedulable(namespace, pod)
+    assert verdict == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+    assert pending_line(cli, "big") == f"pod big-chief-0 cannot be scheduled: not enough GPUs ({verdict})"
+    assert node_row(cli, node)[:6] == [node, "127.0.0.1", "gpu", "Ready", "2", "0"]
+
+    # a job that fits is placed by the scheduler on that node, and top node counts its GPUs
+    cli.ok("submit", "tf", "--name", "small", "--image", "tf:2", "--gpus", "2", "--", "python", "x.py")
+    (small,) = operator.create_pods("TFJob", namespace, "small")
+    assert kubelet.run_pod(namespace, small) == node
+    assert node_row(cli, node)[:6] == [node, "127.0.0.1", "gpu", "Ready", "2", "2"]
+    assert json.loads(cli.ok("get", "small", "-o", "json"))["allocatedGPUs"] == 2
+    # the big job still waits, now with both GPUs taken
+    assert pending_line(cli, "big").startswith("pod big-chief-0 cannot be scheduled: not enough GPUs (")
+
+
+def test_a_selector_no_node_matches(cli, operator, kubelet, only_my_nodes, namespace):
+    node = only_my_nodes(f"{namespace}-v100", gpus=4, labels={"accelerator": "v100"})
+    cli.ok("submit", "tf", "--name", "picky", "--image", "tf:2", "--gpus", "1", "--selector", "accelerator=a100",
+           "--", "python", "x.py")
+    (pod,) = operator.create_pods("TFJob", namespace, "picky")
+    verdict = kubelet.wait_unschedulable(namespace, pod)
+    assert verdict == "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity."  # 1.20's words
+    assert pending_line(cli, "picky") == (
+        f"pod picky-chief-0 cannot be scheduled: no node matches its node selector or affinity ({verdict})")
+    assert node_row(cli, node)[4:6] == ["4", "0"]
+    # once a node carries the label, the scheduler (woken by the node update) places the pod there
+    client.CoreV1Api(kubelet.api_client).patch_node(node, {"metadata": {"labels": {"accelerator": "a100"}}})
+    assert kubelet.run_pod(namespace, pod) == node
+    assert node_row(cli, node)[4:6] == ["4", "1"]
+
+
+def test_an_untolerated_taint(cli, operator, kubelet, only_my_nodes, namespace):
+    taint = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+    node = only_my_nodes(f"{namespace}-tainted", gpus=4, taints=[taint])
+    cli.ok("submit", "tf", "--name", "plain", "--image", "tf:2", "--gpus", "1", "--", "python", "x.py")
+    (pod,) = operator.create_pods("TFJob", namespace, "plain")
+    verdict = kubelet.wait_unschedulable(namespace, pod)
+    assert verdict == ("0/1 nodes are available: 1 node(s) had taint {nvidia.com/gpu: present}, "
+                       "that the pod didn't tolerate.")
+    # the taint's key names a GPU, but the reason is the taint, not the GPUs
+    assert pending_line(cli, "plain") == (
+        f"pod plain-chief-0 cannot be scheduled: a node taint it does not tolerate ({verdict})")
+
+    cli.ok("submit", "tf", "--name", "tolerant", "--image", "tf:2", "--gpus", "1", "--toleration",
+           "nvidia.com/gpu=present:NoSchedule", "--", "python", "x.py")
+    (tolerant,) = operator.create_pods("TFJob", namespace, "tolerant")
+    assert kubelet.run_pod(namespace, tolerant) == node
+    assert node_row(cli, node)[4:6] == ["4", "1"]
+    assert pending_line(cli, "plain").endswith(f"({verdict})")
+
+
+@pytest.fixture
+def priority_classes(cluster):
+    sched = client.SchedulingV1Api(cluster.api_client())
+    names = []
+    for name, value in (("arena-low", 100), ("arena-high", 1000)):
+        try:
+            sched.create_priority_class({"metadata": {"name": name}, "value": value})
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+        names.append(name)
+    yield names
+    for name in names:
+        sched.delete_priority_class(name)
+
+
+def test_preemption_by_a_higher_priority(cli, operator, kubelet, only_my_nodes, priority_classes, cluster,
+                                         namespace):
+    node = only_my_nodes(f"{namespace}-gpu", gpus=4)
+    cli.ok("submit", "tf", "--name", "low", "--image", "tf:2", "--gpus", "4", "-p", "arena-low", "--",
+           "python", "x.py")
+    (low,) = operator.create_pods("TFJob", namespace, "low")
+    assert kubelet.run_pod(namespace, low) == node
+    operator.reconcile("TFJob", namespace, "low")
+    assert json.loads(cli.ok("get", "low", "-o", "json"))["status"] == "RUNNING"
+
+    cli.ok("submit", "tf", "--name", "high", "--image", "tf:2", "--gpus", "4", "-p", "arena-high", "--",
+           "python", "x.py")
+    (high,) = operator.create_pods("TFJob", namespace, "high")
+    # the scheduler evicts the low-priority pod (the kubelet stand-in confirms the deletion) and binds
+    assert kubelet.run_pod(namespace, high) == node
+    assert node_row(cli, node)[4:6] == ["4", "4"]
+    details = re.sub(" +", " ", cli.ok("top", "node", node, "-d"))
+    assert f"{namespace} {high} 4" in details and low not in details
+
+    # the operator creates the evicted pod again; it now waits for the GPUs the high-priority job holds
+    core = client.CoreV1Api(cluster.api_client())
+    deadline = time.monotonic() + 30
+    while any(p.metadata.name == low for p in core.list_namespaced_pod(namespace).items):
+        assert time.monotonic() < deadline, "the preempted pod was never removed"
+        time.sleep(0.1)
+    operator.reconcile("TFJob", namespace, "low")
+    verdict = kubelet.wait_unschedulable(namespace, low)
+    assert verdict == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+    operator.reconcile("TFJob", namespace, "low")
+    got = cli.ok("get", "low", "-e")
+    assert f"Pending:     pod {low} cannot be scheduled: not enough GPUs ({verdict})" in got
+    # the scheduler's own record of the preemption, on the evicted pod
+    events = rows(got.split("\n\n")[-1])
+    assert [r[1:5] for r in events if r[3] == "Preempted"] == [["Normal", f"pod/{low}", "Preempted", "Preempted"]]
+    assert f"Preempted by {namespace}/{high} on node {node}" in got
+    assert json.loads(cli.ok("get", "high", "-o", "json"))["priority"] == "arena-high"
+
+
+def test_a_missing_priority_class_is_refused_before_anything_is_installed(cli, cluster, namespace):
+    res = cli("submit", "tf", "--name", "vip", "--image", "tf:2", "-p", "no-such-class", "--", "python", "x.py")
+    assert res.exit_code == 2
+    assert res.stderr == ("error: --priority no-such-class: the cluster has no PriorityClass named no-such-class "
+                          "(kubectl get priorityclasses lists them)\n")
+    core = client.CoreV1Api(cluster.api_client())
+    assert [s.metadata.name for s in core.list_namespaced_secret(namespace).items
+            if s.metadata.name.startswith("sh.helm")] == []
+    custom = client.CustomObjectsApi(cluster.api_client())
+    assert custom.list_namespaced_custom_object("kubeflow.org", "v1", namespace, "tfjobs")["items"] == []
+
+
+def test_the_priority_admission_refuses_the_pods_of_a_job_made_elsewhere(cli, operator, cluster, namespace):
+    """A job not submitted by arena-helm (here: created through the API) names a missing PriorityClass: the
+    API server's Priority admission refuses its pods, and `get` says so from the operator's event."""
+    custom = client.CustomObjectsApi(cluster.api_client())
+    custom.create_namespaced_custom_object("kubeflow.org", "v1", namespace, "tfjobs", {
+        "apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "elsewhere"},
+        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": {
+            "priorityClassName": "no-such-class", "containers": [{"name": "tensorflow", "image": "tf:2"}]}}}}}})
+    assert operator.create_pods("TFJob", namespace, "elsewhere") == []
+    assert pending_line(cli, "elsewhere") == (
+        'elsewhere: FailedCreatePod: Error creating: pods "elsewhere-worker-0" is forbidden: '
+        "no PriorityClass with name no-such-class was found")
