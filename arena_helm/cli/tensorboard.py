@@ -102,7 +102,7 @@ def open_(
     import subprocess
 
     from ..errors import ArenaHelmError, NotFoundError, UsageError
-    from ..spec import parse_duration
+    from ..k8s import parse_duration
     from ..tensorboard import find_service, wait_for_tensorboard_pod
 
     try:
