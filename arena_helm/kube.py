@@ -11,7 +11,7 @@ from typing import Any
 from .errors import ArenaHelmError, ClusterError, ForbiddenError, NotFoundError
 
 log = logging.getLogger(__name__)
-STATS = {"api_requests": 0}  # API requests made by this process (benchmarks print it)
+STATS = {"api_requests": 0, "list_pages": 0}  # API requests (and LIST pages among them) of this process
 
 GROUP = "kubeflow.org"
 # kind -> (plural, versions we can use, operator to install when it is not served)
@@ -183,6 +183,7 @@ class KubeReader(Kube):
             if token:
                 params.append(("continue", token))
             page = self._get_page(path, params, accept, action)
+            STATS["list_pages"] += 1
             for item in page.get("items") or []:
                 kept = slim(item) if slim else item
                 if kept is not None:
@@ -229,15 +230,21 @@ class KubeReader(Kube):
         return self.list_path(f"/api/v1{_ns_path(namespace)}/pods", "listing pods", slim=slim,
                               labelSelector=selector, fieldSelector=field_selector)
 
-    def list_release_metadata(self, resource: str, namespace: str | None, selector: str = "owner=helm") -> list[dict]:
+    def list_release_metadata(self, resource: str, namespace: str | None, selector: str = "owner=helm", *,
+                              cached: bool = True) -> list[dict]:
         """The ``metadata`` of helm's storage records (``resource``: secrets or configmaps), without their
-        payloads: a metadata-only LIST (PartialObjectMetadataList), Secrets narrowed to helm's type."""
+        payloads: a metadata-only LIST (PartialObjectMetadataList), Secrets narrowed to helm's type.
+
+        ``cached``: served from the API server's watch cache (``resourceVersion=0``, as informers LIST),
+        which spares the server reading every record's payload from etcd (10x faster at 2,000 releases); the
+        cache may lag etcd by a moment, and a 1.20 server answers it in one response (a few hundred bytes per
+        record: the payloads are what it leaves out). ``cached=False`` reads etcd, paged."""
         from .releases import METADATA_ACCEPT, SECRET_TYPE
 
         fields = f"type={SECRET_TYPE}" if resource == "secrets" else ""
         return self.list_path(f"/api/v1{_ns_path(namespace)}/{resource}", "listing helm releases",
                               slim=_record_metadata, accept=METADATA_ACCEPT, labelSelector=selector,
-                              fieldSelector=fields)
+                              fieldSelector=fields, resourceVersion="0" if cached else "")
 
     def release_records_full(self, resource: str, namespace: str, name: str) -> list[dict]:
         """The storage records of release ``name``, payloads included (one release, for a full read)."""

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import logging
 import os
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from .errors import ArenaHelmError, ForbiddenError, NotFoundError, UsageError
-from .helm import Helm
 from .kube import JOB_KINDS, KubeReader
 from .releases import (
     LISTED_STATES,
@@ -45,6 +47,9 @@ from .views import (
     node_view,
     pending_reason,
 )
+
+if TYPE_CHECKING:
+    from .helm import Helm
 
 log = logging.getLogger(__name__)
 TB_SELECTOR = "app.kubernetes.io/component=tensorboard"
@@ -111,10 +116,19 @@ def tensorboard_urls(kube: KubeReader, namespace: str | None) -> dict[tuple[str,
 
 
 # ---- list ----------------------------------------------------------------------------------------
-@dataclass
 class Cluster:
-    helm: Helm
-    kube: KubeReader
+    """The helm and API adapters of one command. ``helm`` may be a factory: it is built on first use, so
+    that the commands which read through the API only (list, get, top) need no helm binary."""
+
+    def __init__(self, helm: Helm | Callable[[], Helm], kube: KubeReader):
+        self._helm = helm
+        self.kube = kube
+
+    @property
+    def helm(self) -> Helm:
+        if callable(self._helm):  # a factory (a Helm is not callable)
+            self._helm = self._helm()
+        return self._helm
 
 
 def release_resource() -> str | None:
@@ -147,7 +161,7 @@ def _recheck(c: Cluster, keys: list[tuple[str, str]]) -> dict[tuple[str, str], R
     for ns, names in sorted(by_ns.items()):
         for i in range(0, len(names), 50):
             selector = f"owner=helm,name in ({','.join(sorted(names[i:i + 50]))})"
-            items = c.kube.list_release_metadata(resource, ns, selector)
+            items = c.kube.list_release_metadata(resource, ns, selector, cached=False)
             records += [m for m in (record_meta(it["metadata"]) for it in items) if m]
     return latest_releases(records)
 
@@ -180,9 +194,22 @@ class Row:
     kind: str
 
 
-def job_rows(c: Cluster, namespace: str, all_namespaces: bool = False, kind: str | None = None) -> list[Row]:
+def _concurrently(calls: dict[str, Callable[[], Any]]) -> dict[str, Any]:
+    """Run independent LISTs side by side (the API server, not this process, is what they wait for)."""
+    if len(calls) <= 1:
+        return {key: fn() for key, fn in calls.items()}
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(len(calls), 4), thread_name_prefix="arena-helm-list") as pool:
+        futures = {key: pool.submit(fn) for key, fn in calls.items()}
+        return {key: f.result() for key, f in futures.items()}
+
+
+def job_rows(c: Cluster, namespace: str, all_namespaces: bool = False, kind: str | None = None, *,
+             extra: dict[str, Callable[[], Any]] | None = None) -> tuple[list[Row], dict[str, Any]]:
     """Every training job in view, newest first: each job object (made by helm or not) with its release,
-    and the releases of arena-helm's job charts whose job object is missing.
+    and the releases of arena-helm's job charts whose job object is missing. ``extra`` LISTs (pods, ...)
+    run alongside the job LISTs; their results come back as the second value.
 
     The release index is read before the job objects: a job uninstalled meanwhile then shows with its
     release (uninstalling, JOB-MISSING) rather than as a job without one; a job whose release was
@@ -191,10 +218,14 @@ def job_rows(c: Cluster, namespace: str, all_namespaces: bool = False, kind: str
     ns = None if all_namespaces else namespace
     index = release_index(c, namespace, all_namespaces)
     served = c.kube.served_job_versions()
-    jobs: list[dict] = []
+    calls: dict[str, Callable[[], Any]] = {}
     for k, versions in served.items():
         if kind in (None, k):
-            jobs += c.kube.list_jobs(k, versions[0], ns, selector="", slim=slim_job)
+            calls[f"kind:{k}"] = functools.partial(c.kube.list_jobs, k, versions[0], ns, selector="", slim=slim_job)
+    calls.update(extra or {})
+    c.kube.api  # noqa: B018 - the API client, built once before the threads share it
+    results = _concurrently(calls)
+    jobs: list[dict] = [job for key in calls if key.startswith("kind:") for job in results.pop(key)]
     joined = join(index, jobs)
     if joined.orphans:
         index.update(_recheck(c, joined.orphans))
@@ -210,26 +241,25 @@ def job_rows(c: Cluster, namespace: str, all_namespaces: bool = False, kind: str
         if k is not None and kind in (None, k):
             rows.append(Row(rel, None, k))
     rows.sort(key=lambda r: sort_key(r.release, r.job), reverse=True)
-    return rows
+    return rows, results
 
 
 def list_jobs(c: Cluster, namespace: str, all_namespaces: bool = False, kind: str | None = None) -> list[JobView]:
     ns = None if all_namespaces else namespace
-    rows = job_rows(c, namespace, all_namespaces, kind)
-    wanted = {(r.job or {}).get("metadata", {}).get("namespace", "") + "/" + (r.job or {}).get("metadata", {}).get(
-        "name", "") for r in rows if r.job}
-
-    def keep(pod: dict) -> dict | None:
-        meta = pod.get("metadata") or {}
-        job_name = (meta.get("labels") or {}).get(JOB_NAME_LABEL)
-        return slim_pod(pod) if f"{meta.get('namespace', '')}/{job_name}" in wanted else None
-
+    rows, extra = job_rows(c, namespace, all_namespaces, kind, extra={
+        "pods": functools.partial(c.kube.list_pods, ns, selector=JOB_NAME_LABEL, slim=slim_pod),
+        "tensorboards": functools.partial(tensorboard_urls, c.kube, ns),
+    })
+    wanted = {(meta.get("namespace", ""), meta.get("name", "")) for meta in
+              ((r.job or {}).get("metadata") or {} for r in rows if r.job)}
     pods: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    if wanted:
-        for pod in c.kube.list_pods(ns, selector=JOB_NAME_LABEL, slim=keep):
-            meta = pod["metadata"]
-            pods[(meta["namespace"], meta["labels"][JOB_NAME_LABEL])].append(pod)
-    tb = tensorboard_urls(c.kube, ns) if rows else {}
+    for pod in extra["pods"]:
+        meta = pod["metadata"]
+        key = (meta["namespace"], meta["labels"].get(JOB_NAME_LABEL, ""))
+        if key in wanted:
+            pods[key].append(pod)
+    del extra["pods"]
+    tb = extra["tensorboards"]
     now = now_utc()
     views = []
     for r in rows:
@@ -245,8 +275,8 @@ def list_jobs(c: Cluster, namespace: str, all_namespaces: bool = False, kind: st
 
 def job_names(c: Cluster, namespace: str) -> list[str]:
     """The names ``list`` would show in ``namespace`` (shell completion): no pods, no services read."""
-    return sorted({(r.job or {}).get("metadata", {}).get("name") or r.release.name
-                   for r in job_rows(c, namespace)})
+    rows, _ = job_rows(c, namespace)
+    return sorted({(r.job or {}).get("metadata", {}).get("name") or r.release.name for r in rows})
 
 
 # ---- get -----------------------------------------------------------------------------------------

@@ -71,7 +71,8 @@ def _print_stats() -> None:
     kube = sys.modules.get("arena_helm.kube")
     calls = helm.STATS["helm_calls"] if helm else 0
     requests = kube.STATS["api_requests"] if kube else 0
-    typer.echo(f"stats: helm_calls={calls} api_requests={requests}", err=True)
+    pages = kube.STATS.get("list_pages", 0) if kube else 0
+    typer.echo(f"stats: helm_calls={calls} api_requests={requests} list_pages={pages}", err=True)
 
 
 def new_app(**kwargs) -> typer.Typer:

@@ -43,12 +43,15 @@ JobName = Annotated[str, typer.Argument(help="Job name.", metavar="NAME", autoco
 def cluster_for(g: Globals):
     """(namespace, Cluster) for a command: resolved namespace, helm and API adapters."""
     from ..config import load_defaults, resolve_namespace
-    from ..helm import Helm, KubeTarget
     from ..kube import KubeReader
     from ..reader import Cluster
 
+    def helm():  # built when a command needs helm (delete, prune): list, get and top read the API only
+        from ..helm import Helm, KubeTarget
+
+        return Helm(g.helm_binary, KubeTarget(g.kubeconfig, g.context))
+
     ns = resolve_namespace(g.namespace, g.kubeconfig, g.context, load_defaults())
-    helm = Helm(g.helm_binary, KubeTarget(g.kubeconfig, g.context))
     return ns, Cluster(helm, KubeReader(g.kubeconfig, g.context))
 
 
