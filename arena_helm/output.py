@@ -35,10 +35,23 @@ def gpu_alloc(v: JobView) -> str:
     return "N/A" if v.allocated_gpus is None else str(v.allocated_gpus)
 
 
+def release_column(views: list[JobView]) -> bool:
+    """A RELEASE column is shown when some job has no helm release (made with kubectl or the Kubeflow
+    SDK): its cell says ``-``. With a release for every job, the tables stay as they were."""
+    return any(not v.release for v in views)
+
+
+def release_cell(v: JobView) -> str:
+    return (v.release.get("name") or "-") if v.release else "-"
+
+
 def jobs_table(views: list[JobView], *, all_namespaces: bool, wide: bool) -> str:
     headers = ["NAME", "STATUS", "TRAINER", "DURATION", "GPU(Requested)", "GPU(Allocated)", "NODE"]
     if wide:
         headers += ["CPU(Requested)", "MEMORY(Requested)", "REVISION", "CHART"]
+    with_release = release_column(views)
+    if with_release:
+        headers.append("RELEASE")
     if all_namespaces:
         headers = ["NAMESPACE", *headers]
     rows = []
@@ -48,6 +61,8 @@ def jobs_table(views: list[JobView], *, all_namespaces: bool, wide: bool) -> str
             chart = f"{v.release.get('chart', '')}-{v.release.get('chartVersion', '')}" if v.release else "N/A"
             row += [fmt_cpu(v.requested_cpu), fmt_mem(v.requested_memory), str(v.release.get("revision", "N/A")),
                     chart]
+        if with_release:
+            row.append(release_cell(v))
         if all_namespaces:
             row = [v.namespace, *row]
         rows.append(row)
@@ -127,6 +142,9 @@ def top_jobs_table(views: list[JobView], *, all_namespaces: bool, metrics: Metri
     headers = ["NAME", "STATUS", "TRAINER", "GPU(Requested)", "GPU(Allocated)", "GPU(Util)",
                "GPU_MEMORY(Used/Total)", "CPU(Requested)", "CPU(Usage)", "MEMORY(Requested)", "MEMORY(Usage)",
                "NODE"]
+    with_release = release_column(views)
+    if with_release:
+        headers.append("RELEASE")
     if all_namespaces:
         headers = ["NAMESPACE", *headers]
     rows = []
@@ -134,6 +152,8 @@ def top_jobs_table(views: list[JobView], *, all_namespaces: bool, metrics: Metri
         util, gmem, cpu, mem = job_metric_cells(m, v)
         row = [v.name, v.status, v.trainer.upper(), str(v.requested_gpus), gpu_alloc(v), util, gmem,
                fmt_cpu(v.requested_cpu), cpu, fmt_mem(v.requested_memory), mem, v.node]
+        if with_release:
+            row.append(release_cell(v))
         rows.append([v.namespace, *row] if all_namespaces else row)
     running = [v for v in views if v.status in ("RUNNING", "PENDING")]
     alloc = sum(v.allocated_gpus or 0 for v in running)

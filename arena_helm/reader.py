@@ -1,20 +1,44 @@
 """The read side: join helm releases, job objects and pods into views (list, get, top), and delete/prune.
 
-Request counts are constant in the number of jobs: ``list`` makes one ``helm list`` call, the API
-discovery of kubeflow.org, one LIST per served job kind, one LIST of pods and one of TensorBoard services.
+``list`` (and ``top job``, ``prune``, completion) reads no release payload and starts no helm: the release
+index comes from a metadata-only LIST of helm's storage records (``releases.py``), then the API discovery of
+kubeflow.org, a LIST per served job kind, one of the jobs' pods and one of TensorBoard services; every
+LIST is paged (``kube.PAGE_SIZE``) and cut down as it arrives (``slim.py``), so requests grow with the
+number of pages only and memory with what the rows keep. ``get`` and ``delete`` read one release in full.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
-import re
+import functools
+import logging
+import os
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from .errors import ArenaHelmError, ForbiddenError, NotFoundError, UsageError
 from .helm import Helm
 from .kinds import BY_KIND, lookup
 from .kube import KubeReader
+from .releases import (
+    LISTED_STATES,
+    ReleaseMeta,
+    decode_payload,
+    from_list_item,
+    job_release_key,
+    join,
+    latest_record,
+    latest_releases,
+    needs_full_read,
+    record_meta,
+    release_item,
+    sort_key,
+    storage_resource,
+)
+from .slim import slim_job, slim_pod
 from .views import (
     JOB_CHARTS,
     JOB_NAME_LABEL,
@@ -29,6 +53,10 @@ from .views import (
     state_reason,
 )
 
+if TYPE_CHECKING:
+    from .helm import Helm
+
+log = logging.getLogger(__name__)
 TB_SELECTOR = "app.kubernetes.io/component=tensorboard"
 def kind_of_type(value: str | None) -> str | None:
     """``-T/--type`` (a kind's CLI name or alias) -> its Kubernetes kind."""
@@ -82,57 +110,167 @@ def tensorboard_urls(kube: KubeReader, namespace: str | None) -> dict[tuple[str,
 
 
 # ---- list ----------------------------------------------------------------------------------------
-@dataclass
 class Cluster:
-    helm: Helm
-    kube: KubeReader
+    """The helm and API adapters of one command. ``helm`` may be a factory: it is built on first use, so
+    that the commands which read through the API only (list, get, top) need no helm binary."""
+
+    def __init__(self, helm: Helm | Callable[[], Helm], kube: KubeReader):
+        self._helm = helm
+        self.kube = kube
+
+    @property
+    def helm(self) -> Helm:
+        if callable(self._helm):  # a factory (a Helm is not callable)
+            self._helm = self._helm()
+        return self._helm
 
 
-def our_releases(helm: Helm, namespace: str | None, all_namespaces: bool) -> list[dict]:
-    return [r for r in helm.list(namespace, all_namespaces) if chart_kind(r)]
+def release_resource() -> str | None:
+    """Where helm keeps its records for this process's ``HELM_DRIVER`` (secrets or configmaps), or None
+    (memory, sql: only helm can read those)."""
+    return storage_resource(os.environ.get("HELM_DRIVER"))
+
+
+def release_index(c: Cluster, namespace: str, all_namespaces: bool = False) -> dict[tuple[str, str], ReleaseMeta]:
+    """(namespace, name) -> the latest revision of every listed release, from the storage records'
+    metadata (one metadata-only LIST, paged). ``helm list`` only for drivers outside the API."""
+    resource = release_resource()
+    if resource is None:
+        return {(r["namespace"], r["name"]): from_list_item(r) for r in c.helm.list(namespace, all_namespaces)}
+    ns = None if all_namespaces else namespace
+    records = [m for m in (record_meta(it["metadata"]) for it in c.kube.list_release_metadata(resource, ns)) if m]
+    return latest_releases(records)
+
+
+def _recheck(c: Cluster, keys: list[tuple[str, str]]) -> dict[tuple[str, str], ReleaseMeta]:
+    """The releases ``keys`` (namespace, name) read again: job objects that name a release the index had
+    not seen yet (installed while the index was read). One metadata LIST per namespace and 50 names."""
+    resource = release_resource()
+    if resource is None:
+        return {}
+    by_ns: dict[str, list[str]] = defaultdict(list)
+    for ns, name in keys:
+        by_ns[ns].append(name)
+    records: list[ReleaseMeta] = []
+    for ns, names in sorted(by_ns.items()):
+        for i in range(0, len(names), 50):
+            selector = f"owner=helm,name in ({','.join(sorted(names[i:i + 50]))})"
+            items = c.kube.list_release_metadata(resource, ns, selector, cached=False)
+            records += [m for m in (record_meta(it["metadata"]) for it in items) if m]
+    return latest_releases(records)
+
+
+def read_release(c: Cluster, namespace: str, name: str) -> dict | None:
+    """Release ``name`` read in full (only its own records), as a ``helm list -o json`` item with the
+    chart and helm's description; None when no listed release has that name."""
+    resource = release_resource()
+    if resource is None:
+        return next((r for r in c.helm.list(namespace) if r.get("name") == name), None)
+    record = latest_record(c.kube.release_records_full(resource, namespace, name))
+    if record is None:
+        return None
+    meta = record_meta(record.get("metadata") or {})
+    if meta is None or meta.status not in LISTED_STATES:
+        return None
+    try:
+        item = release_item(decode_payload((record.get("data") or {}).get("release", ""), resource))
+    except (ValueError, OSError, EOFError, TypeError) as exc:  # not helm's format: say so, keep the labels' view
+        log.debug("release %s/%s: cannot decode its record: %s", namespace, name, exc)
+        item = meta.item()
+    item.setdefault("namespace", namespace)
+    return item
+
+
+@dataclass
+class Row:
+    release: ReleaseMeta | None
+    job: dict | None
+    kind: str
+
+
+def _concurrently(calls: dict[str, Callable[[], Any]]) -> dict[str, Any]:
+    """Run independent LISTs side by side (the API server, not this process, is what they wait for)."""
+    if len(calls) <= 1:
+        return {key: fn() for key, fn in calls.items()}
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(len(calls), 4), thread_name_prefix="arena-helm-list") as pool:
+        futures = {key: pool.submit(fn) for key, fn in calls.items()}
+        return {key: f.result() for key, f in futures.items()}
+
+
+def job_rows(c: Cluster, namespace: str, all_namespaces: bool = False, kind: str | None = None, *,
+             extra: dict[str, Callable[[], Any]] | None = None) -> tuple[list[Row], dict[str, Any]]:
+    """Every training job in view, newest first: each job object (made by helm or not) with its release,
+    and the releases of arena-helm's job charts whose job object is missing. ``extra`` LISTs (pods, ...)
+    run alongside the job LISTs; their results come back as the second value.
+
+    The release index is read before the job objects: a job uninstalled meanwhile then shows with its
+    release (uninstalling, JOB-MISSING) rather than as a job without one; a job whose release was
+    installed meanwhile is looked up again.
+    """
+    ns = None if all_namespaces else namespace
+    index = release_index(c, namespace, all_namespaces)
+    served = c.kube.served_job_versions()
+    calls: dict[str, Callable[[], Any]] = {}
+    for k, versions in served.items():
+        if kind in (None, k):
+            calls[f"kind:{k}"] = functools.partial(c.kube.list_jobs, k, versions[0], ns, selector="", slim=slim_job)
+    calls.update(extra or {})
+    c.kube.api  # noqa: B018 - the API client, built once before the threads share it
+    results = _concurrently(calls)
+    jobs: list[dict] = [job for key in calls if key.startswith("kind:") for job in results.pop(key)]
+    joined = join(index, jobs)
+    if joined.orphans:
+        index.update(_recheck(c, joined.orphans))
+        joined = join(index, jobs)
+    rows = [Row(rel, job, job.get("kind", "")) for rel, job in joined.pairs]
+    for rel in joined.unjoined:
+        if needs_full_read(rel):
+            item = read_release(c, rel.namespace, rel.name)
+            if item is None:  # uninstalled since the index was read
+                continue
+            rel = dataclasses.replace(rel, chart=item.get("chart", ""), status=item.get("status", rel.status))
+        k = chart_kind({"chart": rel.chart})
+        if k is not None and kind in (None, k):
+            rows.append(Row(rel, None, k))
+    rows.sort(key=lambda r: sort_key(r.release, r.job), reverse=True)
+    return rows, results
 
 
 def list_jobs(c: Cluster, namespace: str, all_namespaces: bool = False, kind: str | None = None) -> list[JobView]:
     ns = None if all_namespaces else namespace
-    releases = [r for r in our_releases(c.helm, namespace, all_namespaces) if kind in (None, chart_kind(r))]
-    served = c.kube.served_job_versions()
-    jobs: dict[tuple[str, str, str], dict] = {}
-    for k, versions in served.items():
-        if kind not in (None, k):
-            continue
-        for job in c.kube.list_jobs(k, versions[0], ns):
-            meta = job["metadata"]
-            jobs[(meta["namespace"], k, meta["name"])] = job
+    rows, extra = job_rows(c, namespace, all_namespaces, kind, extra={
+        "pods": functools.partial(c.kube.list_pods, ns, selector=JOB_NAME_LABEL, slim=slim_pod),
+        "tensorboards": functools.partial(tensorboard_urls, c.kube, ns),
+    })
+    wanted = {(meta.get("namespace", ""), meta.get("name", "")) for meta in
+              ((r.job or {}).get("metadata") or {} for r in rows if r.job)}
     pods: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for pod in c.kube.list_pods(ns):
+    for pod in extra["pods"]:
         meta = pod["metadata"]
-        job_name = (meta.get("labels") or {}).get(JOB_NAME_LABEL)
-        if job_name:
-            pods[(meta["namespace"], job_name)].append(pod)
-    tb = tensorboard_urls(c.kube, ns)
+        key = (meta["namespace"], meta["labels"].get(JOB_NAME_LABEL, ""))
+        if key in wanted:
+            pods[key].append(pod)
+    del extra["pods"]
+    tb = extra["tensorboards"]
     now = now_utc()
     views = []
-    for r in releases:
-        k = chart_kind(r)
-        rns, name = r["namespace"], r["name"]
-        views.append(job_view(release=r, job=jobs.get((rns, k, name)), pods=pods.get((rns, name), []), now=now,
-                              kind=k, tensorboard=tb.get((rns, name), "")))
-    # newest first: the release time has sub-second precision (object timestamps have whole seconds)
-    views.sort(key=lambda v: (_release_ts(v) or v.created_ts, v.created_ts, v.name), reverse=True)
+    for r in rows:
+        meta = (r.job or {}).get("metadata") or {}
+        rns = meta.get("namespace") or r.release.namespace
+        name = meta.get("name") or r.release.name
+        rname = r.release.name if r.release else name
+        views.append(job_view(release=r.release.item() if r.release else None, job=r.job,
+                              pods=pods.get((rns, name), []), now=now, kind=r.kind,
+                              tensorboard=tb.get((rns, rname), "")))
     return views
 
 
-_HELM_TIME = re.compile(r"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(\.\d+)?")
-
-
-def _release_ts(v: JobView) -> float:
-    """helm list's "updated" ("2026-01-02 15:04:05.123456789 +0000 UTC") as a UTC timestamp."""
-    m = _HELM_TIME.match(str(v.release.get("updated", "")))
-    if not m:
-        return 0.0
-    frac = (m.group(3) or ".0")[:7]
-    stamp = dt.datetime.fromisoformat(f"{m.group(1)}T{m.group(2)}{frac}+00:00")
-    return stamp.timestamp()
+def job_names(c: Cluster, namespace: str) -> list[str]:
+    """The names ``list`` would show in ``namespace`` (shell completion): no pods, no services read."""
+    rows, _ = job_rows(c, namespace)
+    return sorted({(r.job or {}).get("metadata", {}).get("name") or r.release.name for r in rows})
 
 
 # ---- get -----------------------------------------------------------------------------------------
@@ -147,30 +285,40 @@ class JobDetail:
     pending: str
 
 
-def find_job(c: Cluster, namespace: str, name: str, kind: str | None = None) -> tuple[str, str, dict | None, dict | None]:
-    """(kind, version, job object, release) of the job ``name``; clear errors for none or several kinds."""
-    releases = [r for r in c.helm.list(namespace) if r.get("name") == name]
-    release = releases[0] if releases else None
-    served = c.kube.served_job_versions()
+def jobs_named(c: Cluster, namespace: str, name: str, kind: str | None = None) -> dict[str, tuple[str, dict]]:
+    """kind -> (version, job object) of every served kind having a job ``name`` in ``namespace``."""
     found: dict[str, tuple[str, dict]] = {}
-    for k, versions in served.items():
+    for k, versions in c.kube.served_job_versions().items():
         if kind not in (None, k):
             continue
         job = c.kube.get_job(k, versions[0], namespace, name)
         if job is not None:
             found[k] = (versions[0], job)
-    rkind = chart_kind(release) if release else None
-    if release and not rkind and not found:
-        raise UsageError(f"release {name} in namespace {namespace} is not an arena-helm job "
-                         f"(chart {release.get('chart')})")
+    return found
+
+
+def find_job(c: Cluster, namespace: str, name: str, kind: str | None = None) -> tuple[str, str, dict | None, dict | None]:
+    """(kind, version, job object, release) of the job ``name``; clear errors for none or several kinds.
+
+    The release is read in full (that release's records only); a job object is paired with it only when
+    helm's annotations say the release made it (a job made with kubectl has no release, whatever its name).
+    """
+    found = jobs_named(c, namespace, name, kind)
     if len(found) > 1:
         raise UsageError(f"{name} exists as {' and '.join(sorted(found))} in namespace {namespace}: "
                          "pick one with -T/--type")
     if found:
         k, (version, job) = next(iter(found.items()))
+        key = job_release_key(job)
+        release = read_release(c, key[0], key[1]) if key else None
         return k, version, job, release
+    release = read_release(c, namespace, name)
+    rkind = chart_kind(release) if release else None
+    if release and not rkind:
+        raise UsageError(f"release {name} in namespace {namespace} is not an arena-helm job "
+                         f"(chart {release.get('chart')})")
     if rkind and kind in (None, rkind):
-        versions = served.get(rkind) or list(BY_KIND[rkind].versions)
+        versions = c.kube.served_job_versions().get(rkind) or list(BY_KIND[rkind].versions)
         return rkind, versions[0], None, release
     what = f"{kind} " if kind else "job "
     raise NotFoundError(f"no {what}named {name} in namespace {namespace} (see arena-helm list)")
@@ -248,25 +396,58 @@ def top_nodes_and_pods(c: Cluster, names: list[str] | None = None) -> tuple[list
         if missing:
             raise NotFoundError(f"no node named {missing[0]}")
         nodes = [n for n in nodes if n["metadata"]["name"] in names]
-    pods = c.kube.list_pods(None, selector="", field_selector="status.phase!=Succeeded,status.phase!=Failed")
+    pods = c.kube.list_pods(None, selector="", field_selector="status.phase!=Succeeded,status.phase!=Failed",
+                            slim=slim_pod)
     return [node_view(n, pods) for n in sorted(nodes, key=lambda n: n["metadata"]["name"])], pods
 
 
 # ---- delete / prune ------------------------------------------------------------------------------
+def no_release_message(kind: str, namespace: str, name: str) -> str:
+    """What to do with a job object that has no helm release (made with kubectl or the Kubeflow SDK)."""
+    return (f"{kind.lower()}/{name} in namespace {namespace} has no helm release (it was made without helm, "
+            f"e.g. with kubectl or the Kubeflow SDK): delete the job object with "
+            f"'arena-helm delete {name} --object -n {namespace}' or "
+            f"'kubectl delete {BY_KIND[kind].plural}.{BY_KIND[kind].group} {name} -n {namespace}'")
+
+
 def delete_job(c: Cluster, namespace: str, name: str) -> str:
     """``helm uninstall`` of the job's release (job, TensorBoard and all). Returns the chart kind."""
-    releases = [r for r in c.helm.list(namespace) if r.get("name") == name]
-    if not releases:
+    release = read_release(c, namespace, name)
+    if release is None:
+        found = jobs_named(c, namespace, name)
+        if found:
+            raise UsageError(no_release_message(sorted(found)[0], namespace, name))
         raise NotFoundError(f"no job named {name} in namespace {namespace}")
-    kind = chart_kind(releases[0])
-    if not kind and str(releases[0].get("chart", "")).rpartition("-")[0] == "tensorboard":
+    kind = chart_kind(release)
+    if not kind and str(release.get("chart", "")).rpartition("-")[0] == "tensorboard":
         raise UsageError(f"{name} in namespace {namespace} is a standalone TensorBoard, not a job: stop it with "
                          f"arena-helm tensorboard stop {name} -n {namespace}")
     if not kind:
         raise UsageError(f"release {name} in namespace {namespace} is not an arena-helm job "
-                         f"(chart {releases[0].get('chart')}); use helm uninstall for it")
+                         f"(chart {release.get('chart')}); use helm uninstall for it")
     c.helm.uninstall(name, namespace)
     return kind
+
+
+def delete_object(c: Cluster, namespace: str, name: str, kind: str | None = None) -> str:
+    """Delete a job object that has no helm release (its pods go with it). Returns its kind."""
+    found = jobs_named(c, namespace, name, kind)
+    if not found:
+        what = f"{kind} " if kind else "job object "
+        raise NotFoundError(f"no {what}named {name} in namespace {namespace}")
+    if len(found) > 1:
+        raise UsageError(f"{name} exists as {' and '.join(sorted(found))} in namespace {namespace}: "
+                         "pick one with -T/--type")
+    k, (version, job) = next(iter(found.items()))
+    key = job_release_key(job)
+    if key and read_release(c, key[0], key[1]) is not None:
+        raise UsageError(f"{k.lower()}/{name} belongs to helm release {key[1]}: delete it without --object "
+                         f"(arena-helm delete {key[1]} -n {key[0]} uninstalls the release and all it made)")
+    try:
+        c.kube.delete_job(k, version, namespace, name)
+    except NotFoundError:
+        raise NotFoundError(f"no {k} named {name} in namespace {namespace} (deleted meanwhile)") from None
+    return k
 
 
 def finished_before(views: list[JobView], cutoff: dt.datetime) -> list[JobView]:
@@ -281,4 +462,5 @@ def finished_before(views: list[JobView], cutoff: dt.datetime) -> list[JobView]:
     return out
 
 
-__all__ = ["JOB_CHARTS", "Cluster", "delete_job", "finished_before", "get_job", "list_jobs", "top_nodes"]
+__all__ = ["JOB_CHARTS", "Cluster", "delete_job", "delete_object", "finished_before", "get_job", "job_names",
+           "job_rows", "list_jobs", "read_release", "release_index", "top_nodes"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 _COUNTS: Counter[str] = Counter()
-NAMES = ("helm_calls", "api_requests", "prometheus_queries")
+NAMES = ("helm_calls", "api_requests", "list_pages", "prometheus_queries")
 
 
 def count(name: str, n: int = 1) -> None:

@@ -31,16 +31,15 @@ class GetFormat(str, enum.Enum):
 
 
 def _complete_names(ctx: typer.Context, incomplete: str) -> list[str]:
-    """Shell completion of job names: the releases of our charts in the namespace."""
+    """Shell completion of job names: what ``list`` shows in the namespace (release metadata and job
+    objects only, no helm process)."""
     try:
-        from ..config import load_defaults, resolve_namespace
-        from ..helm import Helm, KubeTarget
-        from ..views import chart_kind
+        from ..reader import job_names
 
         p = ctx.params
-        ns = resolve_namespace(p.get("namespace"), p.get("kubeconfig"), p.get("context"), load_defaults())
-        helm = Helm(p.get("helm_binary"), KubeTarget(p.get("kubeconfig"), p.get("context")))
-        return [r["name"] for r in helm.list(ns) if chart_kind(r) and r["name"].startswith(incomplete)]
+        ns, c = cluster_for(Globals(p.get("namespace"), p.get("kubeconfig"), p.get("context"), p.get("helm_binary"),
+                                    False))
+        return [n for n in job_names(c, ns) if n.startswith(incomplete)]
     except Exception:  # noqa: BLE001 - completion must never fail loudly
         return []
 
@@ -63,14 +62,18 @@ JobName = Annotated[str, typer.Argument(help="Job name.", metavar="NAME", autoco
 def cluster_for(g: Globals):
     """(namespace, Cluster) for a command: resolved namespace, helm and API adapters."""
     from ..config import load_defaults, resolve_namespace
-    from ..helm import Helm, KubeTarget
     from ..kube import KubeReader
     from ..kubeconfig import load
     from ..reader import Cluster
 
     load(g.kubeconfig, g.context).check()  # a missing or malformed kubeconfig: one line, before helm runs
+
+    def helm():  # built when a command needs helm (delete, prune): list, get and top read the API only
+        from ..helm import Helm, KubeTarget
+
+        return Helm(g.helm_binary, KubeTarget(g.kubeconfig, g.context))
+
     ns = resolve_namespace(g.namespace, g.kubeconfig, g.context, load_defaults())
-    helm = Helm(g.helm_binary, KubeTarget(g.kubeconfig, g.context))
     return ns, Cluster(helm, KubeReader(g.kubeconfig, g.context))
 
 
@@ -287,23 +290,34 @@ def logs_cmd(
 def delete_cmd(
     names: Annotated[list[str], typer.Argument(help="Job names.", autocompletion=_complete_names,
                                                show_default=False)],
+    job_object: Annotated[bool, typer.Option("--object", help="Delete the job object itself, for a job that has "
+                                             "no helm release (made with kubectl or the Kubeflow SDK); its pods "
+                                             "go with it.")] = False,
+    type_: TypeO = None,
     namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
     helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """Delete jobs: helm uninstall of each job's release (the job, its TensorBoard and all it made)."""
     from ..errors import ArenaHelmError
-    from ..reader import delete_job
+    from ..reader import delete_job, delete_object, kind_of_type
 
+    kind = kind_of_type(type_)
     ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
     code = 0
     for name in names:
         try:
-            kind = delete_job(c, ns, name)
+            if job_object:
+                deleted = delete_object(c, ns, name, kind)
+            else:
+                deleted = delete_job(c, ns, name)
         except ArenaHelmError as exc:
             typer.echo(f"error: {exc}", err=True)
             code = max(code, exc.exit_code)
             continue
-        typer.echo(f"{kind.lower()}/{name} deleted (release {name} uninstalled from namespace {ns})")
+        if job_object:
+            typer.echo(f"{deleted.lower()}/{name} deleted (the job object, from namespace {ns}; it had no helm release)")
+        else:
+            typer.echo(f"{deleted.lower()}/{name} deleted (release {name} uninstalled from namespace {ns})")
     if code:
         raise typer.Exit(code)
 
@@ -322,6 +336,7 @@ def prune_cmd(
     from ..errors import UsageError
     from ..k8s import parse_duration
     from ..reader import finished_before, list_jobs
+    from ..views import JOB_CHARTS
 
     try:
         age = parse_duration(since)
@@ -329,7 +344,13 @@ def prune_cmd(
         raise UsageError(f"--since: {exc}") from None
     ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
     cutoff = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=age)
-    doomed = finished_before(list_jobs(c, ns, all_namespaces), cutoff)
+    finished = finished_before(list_jobs(c, ns, all_namespaces), cutoff)
+    doomed = [v for v in finished if v.release and v.release.get("chart") in JOB_CHARTS]
+    others = [v for v in finished if v not in doomed]
+    if others:  # prune uninstalls releases of arena-helm's job charts only
+        typer.echo(f"note: not pruning {len(others)} finished job(s) without an arena-helm release: "
+                   f"{', '.join(f'{v.namespace}/{v.name}' for v in others[:5])}{' ...' if len(others) > 5 else ''} "
+                   "(arena-helm delete NAME --object deletes a job object that has no release)", err=True)
     if not doomed:
         typer.echo(f"nothing to prune: no job finished more than {since} ago")
         return

@@ -413,12 +413,8 @@ def test_api_server_stopped_during_submit_wait(helm_bin, cluster, namespace):
 
 
 # ---- 3. helm missing or too old ---------------------------------------------------------------------------
-HELM_COMMANDS = {
+HELM_COMMANDS = {  # list, get and top read the API only: they need no helm (test_reads_need_no_helm)
     "submit": submit_argv("nohelm"),
-    "list": ["list"],
-    "get": ["get", "nohelm"],
-    "delete": ["delete", "nohelm"],
-    "top-job": ["top", "job"],
 }
 INSTALL_HINT = "install helm 3.8+ or 4"
 
@@ -439,6 +435,17 @@ def test_helm_not_on_an_empty_path(command, cluster, namespace):
     assert leftovers(cluster, namespace) == {}
 
 
+@pytest.mark.parametrize("env", [{"PATH": "", "ARENA_HELM_HELM": None}, {"ARENA_HELM_HELM": "/nonexistent"}],
+                         ids=["empty-path", "missing-binary"])
+def test_reads_need_no_helm(env, cluster, namespace):
+    options = ["-n", namespace, "--kubeconfig", str(cluster.admin.kubeconfig)]
+    for argv in (["list"], ["top", "job"]):
+        res = cli(*argv, *options, env=env)
+        assert res.exit_code == 0 and res.stderr == "", res.output
+    res = cli("get", "nohelm", *options, env=env)
+    one_error(res, 1, f"no job named nohelm in namespace {namespace}")
+
+
 @pytest.fixture
 def old_helm(tmp_path) -> Path:
     """A stand-in helm that says it is v3.2.0 (whatever it is asked)."""
@@ -456,14 +463,28 @@ def test_helm_too_old_stops_submit_and_says_how_to_install_helm(old_helm, cluste
     assert leftovers(cluster, namespace) == {}
 
 
-@pytest.mark.parametrize("argv", [["list"], ["delete", "oldhelm"], submit_argv("oldhelm", "--dry-run")],
-                         ids=["list", "delete", "submit-dry-run"])
+@pytest.mark.parametrize("argv", [submit_argv("oldhelm", "--dry-run")], ids=["submit-dry-run"])
 def test_helm_too_old_for_the_other_commands_is_one_line(argv, old_helm, cluster, namespace):
     res = cli(*with_options(argv, target(cluster, namespace, old_helm)))
     assert leftovers(cluster, namespace) == {}
     expect(res.exception is None or isinstance(res.exception, SystemExit), f"crashed: {res.exception!r}")
     expect(res.exit_code == 1, f"exit {res.exit_code}: {res.output}")
     one_error(res, 1, "is too old")
+
+
+def test_list_needs_no_helm_and_delete_checks_its_version(old_helm, helm_bin, cluster, namespace):
+    """list reads release metadata through the API (no helm process); delete runs helm uninstall."""
+    res = cli(*submit_argv("oldhelm", *target(cluster, namespace, helm_bin)))
+    assert res.exit_code == 0, res.output
+    res = cli("list", "-o", "json", *target(cluster, namespace, old_helm))
+    assert res.exit_code == 0, res.output
+    assert [(j["name"], j["release"]["status"]) for j in json.loads(res.stdout)] == [("oldhelm", "deployed")]
+    res = cli("delete", "oldhelm", *target(cluster, namespace, old_helm))
+    one_error(res, 1, "is too old")
+    assert [s.metadata.name for s in release_secrets(cluster, namespace, "oldhelm")] == ["sh.helm.release.v1.oldhelm.v1"]
+    res = cli("delete", "oldhelm", *target(cluster, namespace, helm_bin))
+    assert res.exit_code == 0, res.output
+    assert release_secrets(cluster, namespace, "oldhelm") == []
 
 
 # ---- 4. the training operator's CRD is not installed ------------------------------------------------------

@@ -419,9 +419,11 @@ def test_get_never_shows_secret_values(ctx, cluster, namespace):
 
 
 def test_debug_logs_the_helm_calls_on_stderr(ctx):
-    res = ctx("list", "--debug")
+    # list reads release metadata through the API (no helm); delete runs helm uninstall
+    ok(ctx("submit", "tf", "--name", "dbg", "--image", "tf:2", "--", "python", "x.py"))
+    res = ctx("delete", "dbg", "--debug")
     assert res.exit_code == 0, res.output
-    assert "debug: arena_helm.helm: helm: " in res.stderr and " list " in res.stderr
+    assert "debug: arena_helm.helm: helm: " in res.stderr and " uninstall dbg " in res.stderr
 
 
 def test_shell_completion_offers_job_names(helm_bin, cluster, namespace, ctx):

@@ -142,7 +142,8 @@ def tfjob(name, workers, gpus):
 @pytest.fixture
 def job():
     pods = [pod("train-worker-0", "n1", 2, index="0"), pod("train-worker-1", "n1", 2, index="1")]
-    return job_view(release=None, job=tfjob("train", 2, 2), pods=pods, now=NOW), pods
+    release = {"name": "train", "namespace": "team-a", "status": "deployed", "chart": "tfjob-0.1.0", "revision": 1}
+    return job_view(release=release, job=tfjob("train", 2, 2), pods=pods, now=NOW), pods
 
 
 @pytest.fixture

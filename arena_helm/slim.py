@@ -1,0 +1,124 @@
+"""Objects of a LIST cut down to what ``list``/``top``/``prune`` read, as each page arrives. Pure.
+
+A TFJob or a pod as the API returns it carries managedFields, the whole pod template (commands, env,
+volumes, images), annotations such as kubectl's last-applied-configuration and container statuses with
+image IDs: several KB each, none of which a job row shows. Keeping only the fields below bounds the
+memory of ``list -A`` to a few hundred bytes per object plus one page. ``get`` of one job reads it whole.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from .releases import RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION
+from .views import REPLICA_KEYS
+
+_intern = sys.intern
+_KEEP_ANNOTATIONS = (RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION)
+
+
+def _labels(labels: dict | None) -> dict:
+    # keys and values repeat across thousands of objects: share one string object for each
+    return {_intern(k): _intern(v) for k, v in (labels or {}).items()}
+
+
+def _meta(meta: dict, *, annotations: bool) -> dict:
+    out = {
+        "name": meta.get("name", ""),
+        "namespace": _intern(meta.get("namespace", "")),
+        "labels": _labels(meta.get("labels")),
+        "creationTimestamp": meta.get("creationTimestamp", ""),
+    }
+    if meta.get("resourceVersion"):
+        out["resourceVersion"] = meta["resourceVersion"]
+    if meta.get("deletionTimestamp"):
+        out["deletionTimestamp"] = meta["deletionTimestamp"]
+    if annotations:
+        ann = {k: v for k, v in (meta.get("annotations") or {}).items() if k in _KEEP_ANNOTATIONS}
+        if ann:
+            out["annotations"] = ann
+    return out
+
+
+def _containers(containers: list | None) -> list[dict]:
+    out = []
+    for c in containers or []:
+        kept = {"name": _intern(c.get("name", ""))}
+        res = c.get("resources")
+        if res:
+            kept["resources"] = {k: res[k] for k in ("requests", "limits") if res.get(k)}
+        out.append(kept)
+    return out
+
+
+def slim_job(job: dict) -> dict:
+    """A TFJob/PyTorchJob/MPIJob: metadata (name, namespace, labels, helm's release annotations, times),
+    the whole status (conditions, replica statuses, start/completion times) and of the spec only what
+    requests resources: replicas, priority class and the containers' resources, and runPolicy."""
+    spec = job.get("spec") or {}
+    out_spec: dict = {}
+    for key in REPLICA_KEYS:
+        if key not in spec:
+            continue
+        replicas = {}
+        for rtype, rspec in (spec.get(key) or {}).items():
+            rspec = rspec or {}
+            pod_spec = ((rspec.get("template") or {}).get("spec")) or {}
+            kept_pod = {"containers": _containers(pod_spec.get("containers"))}
+            if pod_spec.get("priorityClassName"):
+                kept_pod["priorityClassName"] = pod_spec["priorityClassName"]
+            kept = {"template": {"spec": kept_pod}}
+            if "replicas" in rspec:
+                kept["replicas"] = rspec["replicas"]
+            replicas[_intern(rtype)] = kept
+        out_spec[key] = replicas
+    for key in ("runPolicy", "slotsPerWorker", "suspend"):  # small, and what says a job is held
+        if key in spec:
+            out_spec[key] = spec[key]
+    out = {"metadata": _meta(job.get("metadata") or {}, annotations=True), "spec": out_spec,
+           "status": job.get("status") or {}}
+    for key in ("apiVersion", "kind"):
+        if key in job:
+            out[key] = _intern(job[key])
+    return out
+
+
+def _container_status(cs: dict) -> dict:
+    kept = {"name": _intern(cs.get("name", ""))}
+    state = cs.get("state") or {}
+    if state:
+        slim_state = {}
+        for phase, detail in state.items():
+            detail = detail or {}
+            slim_state[phase] = {k: detail[k] for k in ("reason", "exitCode", "startedAt", "finishedAt")
+                                 if k in detail}
+        kept["state"] = slim_state
+    for key in ("ready", "restartCount"):
+        if key in cs:
+            kept[key] = cs[key]
+    return kept
+
+
+def slim_pod(pod: dict) -> dict:
+    """A pod: metadata (name, namespace, labels, times), node, containers' resources and names, and the
+    status fields the STATUS column and the GPU counts read (phase, host IP, conditions, container
+    states)."""
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    out_spec: dict = {"containers": _containers(spec.get("containers"))}
+    if spec.get("nodeName"):
+        out_spec["nodeName"] = _intern(spec["nodeName"])
+    if spec.get("initContainers"):
+        out_spec["initContainers"] = _containers(spec["initContainers"])
+    out_status: dict = {}
+    for key in ("phase", "hostIP", "reason"):
+        if status.get(key):
+            out_status[key] = _intern(status[key])
+    if status.get("conditions"):
+        out_status["conditions"] = [{k: c[k] for k in ("type", "status", "reason", "message") if k in c}
+                                    for c in status["conditions"]]
+    for key in ("initContainerStatuses", "containerStatuses"):
+        if status.get(key):
+            out_status[key] = [_container_status(cs) for cs in status[key]]
+    return {"metadata": _meta(pod.get("metadata") or {}, annotations=False), "spec": out_spec,
+            "status": out_status}

@@ -1,0 +1,252 @@
+"""list/top/prune from helm's release metadata, paged LISTs, and every training job in view (jobs made with
+kubectl have no release: listed with RELEASE -, deleted with --object), against the real API server with the
+real helm 3 and 4 and kubectl. Tables are asserted exactly; durations and ages are masked."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+from helmtools import kubectl_path
+from kubernetes import client
+from typer.testing import CliRunner
+
+from arena_helm import helm as helm_mod
+from arena_helm import kube as kube_mod
+from arena_helm import reader as reader_mod
+from arena_helm.cli import app
+
+pytestmark = pytest.mark.cluster
+runner = CliRunner()
+REPO = Path(__file__).resolve().parents[2]
+
+
+def mask(text: str) -> str:
+    import re
+
+    return re.sub(r" +", " ", re.sub(r"(?<=\s)\d+(s|m|h|d|y|h\d+m)(?=\s|$)", "<t>", text, flags=re.M))
+
+
+class Ctx:
+    def __init__(self, helm_bin, cluster, namespace):
+        self.base = ["--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "-n", namespace]
+        self.ns = namespace
+
+    def __call__(self, *args, env=None):
+        cmd = list(args)
+        if cmd[0] == "submit":
+            i = cmd.index("--")
+            cmd = cmd[:i] + self.base + cmd[i:]
+        else:
+            cmd = cmd + self.base
+        return runner.invoke(app, cmd, env=env)
+
+
+@pytest.fixture
+def ctx(helm_bin, cluster, namespace):
+    return Ctx(helm_bin, cluster, namespace)
+
+
+def ok(res):
+    assert res.exit_code == 0, res.output
+    return res.stdout
+
+
+def kubectl_tfjob(name: str, workers: int, gpus: int) -> str:
+    """A TFJob as a user writes it for ``kubectl apply`` (or the Kubeflow SDK creates it): no helm."""
+    return json.dumps({
+        "apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": name, "labels": {"team": "nlp"}},
+        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": workers, "template": {"spec": {"containers": [
+            {"name": "tensorflow", "image": "tf:2", "command": ["python", "train.py"],
+             "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}]}}}}},
+    })
+
+
+def kubectl(cluster, *args: str, stdin: str | None = None) -> str:
+    proc = subprocess.run([str(kubectl_path()), "--kubeconfig", str(cluster.admin.kubeconfig), *args], input=stdin,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.fixture
+def gpu_node(kubelet, namespace):
+    name = f"gpu-{namespace}"
+    kubelet.add_node(name, gpus=8)
+    yield name
+    client.CoreV1Api(kubelet.api_client).delete_node(name)
+    kubelet.nodes.discard(name)
+
+
+def test_jobs_made_without_helm_are_in_view_and_deleted_as_objects(ctx, cluster, operator, kubelet, gpu_node, namespace):
+    ns = namespace
+    ok(ctx("submit", "tf", "--name", "viahelm", "--image", "tf:2", "--workers", "2", "--gpus", "1", "--",
+           "python", "x.py"))
+    kubectl(cluster, "apply", "-n", ns, "-f", "-", stdin=kubectl_tfjob("viakubectl", 2, 2))
+    for job in ("viahelm", "viakubectl"):
+        for pod in operator.create_pods("TFJob", ns, job):
+            kubelet.run_pod(ns, pod, gpu_node)
+        operator.set_condition("TFJob", ns, job, "Running")
+
+    assert mask(ok(ctx("list"))) == mask(
+        "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE RELEASE\n"
+        f"viakubectl RUNNING TFJOB 0s 4 4 {gpu_node} -\n"
+        f"viahelm RUNNING TFJOB 0s 2 2 {gpu_node} viahelm\n"
+    )
+    assert mask(ok(ctx("top", "job"))) == mask(
+        "NAME STATUS TRAINER GPU(Requested) GPU(Allocated) CPU(Requested) MEMORY(Requested) NODE RELEASE\n"
+        f"viakubectl RUNNING TFJOB 4 4 0 0 {gpu_node} -\n"
+        f"viahelm RUNNING TFJOB 2 2 0 0 {gpu_node} viahelm\n\n"
+        "Total Allocated/Requested GPUs of Training Jobs: 6/6\n"
+    )
+    # top node counts the same pods: the node's allocated GPUs are the jobs' allocated GPUs
+    nodes = {n["name"]: n for n in json.loads(ok(ctx("top", "node", "-o", "json")))["nodes"]}
+    assert nodes[gpu_node]["allocatedGPUs"] == 6
+    assert sorted((p["name"], p["gpus"]) for p in nodes[gpu_node]["gpuPods"]) == [
+        ("viahelm-worker-0", 1), ("viahelm-worker-1", 1), ("viakubectl-worker-0", 2), ("viakubectl-worker-1", 2)]
+    data = {j["name"]: j for j in json.loads(ok(ctx("list", "-o", "json")))}
+    assert data["viakubectl"]["release"] == {} and data["viahelm"]["release"]["chart"] == "tfjob"
+    got = ok(ctx("get", "viakubectl"))
+    assert "Release:     N/A (the job has no helm release)" in got
+
+    # delete explains itself and names both ways to delete the object
+    res = ctx("delete", "viakubectl")
+    assert res.exit_code == 2 and res.stdout == ""
+    assert res.stderr == (
+        f"error: tfjob/viakubectl in namespace {ns} has no helm release (it was made without helm, e.g. with kubectl "
+        f"or the Kubeflow SDK): delete the job object with 'arena-helm delete viakubectl --object -n {ns}' or "
+        f"'kubectl delete tfjobs.kubeflow.org viakubectl -n {ns}'\n")
+    res = ctx("delete", "viahelm", "--object")
+    assert res.exit_code == 2 and res.stderr == (
+        f"error: tfjob/viahelm belongs to helm release viahelm: delete it without --object (arena-helm delete "
+        f"viahelm -n {ns} uninstalls the release and all it made)\n")
+    res = ctx("delete", "viakubectl", "--object")
+    assert res.exit_code == 0, res.output
+    assert res.stdout == f"tfjob/viakubectl deleted (the job object, from namespace {ns}; it had no helm release)\n"
+    assert [j["metadata"]["name"] for j in client.CustomObjectsApi(cluster.api_client()).list_namespaced_custom_object(
+        "kubeflow.org", "v1", ns, "tfjobs")["items"]] == ["viahelm"]
+    assert ok(ctx("list")).splitlines()[0].split() == [
+        "NAME", "STATUS", "TRAINER", "DURATION", "GPU(Requested)", "GPU(Allocated)", "NODE"]
+    res = ctx("delete", "viakubectl", "--object")
+    assert res.exit_code == 1 and res.stderr == f"error: no job object named viakubectl in namespace {ns}\n"
+
+
+def corrupt_release_payload(cluster, ns: str, name: str) -> None:
+    client.CoreV1Api(cluster.api_client()).patch_namespaced_secret(
+        f"sh.helm.release.v1.{name}.v1", ns, {"data": {"release": base64.b64encode(b"not a release").decode()}})
+
+
+def test_list_reads_release_metadata_only_and_runs_no_helm(ctx, helm_bin, cluster, operator, namespace):
+    for name in ("first", "second"):
+        ok(ctx("submit", "tf", "--name", name, "--image", "tf:2", "--", "python", "x.py"))
+    operator.set_condition("TFJob", namespace, "first", "Succeeded")
+    # A payload helm cannot decode: helm list leaves that release out, arena-helm list never reads it.
+    corrupt_release_payload(cluster, namespace, "second")
+    proc = subprocess.run([str(helm_bin), "list", "-q", "-n", namespace, "--kubeconfig", str(cluster.admin.kubeconfig)],
+                          capture_output=True, text=True, check=False)
+    assert proc.stdout.split() == ["first"], (proc.stdout, proc.stderr)
+    helm_calls = helm_mod.STATS["helm_calls"]
+    assert mask(ok(ctx("list", "-o", "wide"))) == mask(
+        "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE CPU(Requested) MEMORY(Requested) REVISION CHART\n"
+        "second PENDING TFJOB <t> 0 0 N/A 0 0 1 tfjob-0.1.0\n"
+        "first SUCCEEDED TFJOB 0s 0 N/A N/A 0 0 1 tfjob-0.1.0\n"
+    )
+    (job,) = [j for j in json.loads(ok(ctx("top", "job", "-o", "json"))) if j["name"] == "second"]
+    assert (job["release"]["status"], job["release"]["revision"]) == ("deployed", 1)
+    assert helm_mod.STATS["helm_calls"] == helm_calls  # list and top job started no helm
+
+
+def test_helm_driver_configmap_is_read_like_helm_reads_it(ctx, helm_bin, cluster, namespace):
+    cm = {"HELM_DRIVER": "configmap"}
+    ok(ctx("submit", "tf", "--name", "incm", "--image", "tf:2", "--", "python", "x.py", env=cm))
+    core = client.CoreV1Api(cluster.api_client())
+    assert [c.metadata.name for c in core.list_namespaced_config_map(namespace, label_selector="owner=helm").items] == [
+        "sh.helm.release.v1.incm.v1"]
+    assert [(j["name"], j["release"].get("status")) for j in json.loads(ok(ctx("list", "-o", "json", env=cm)))] == [
+        ("incm", "deployed")]
+    # with the default (Secret) driver, helm sees no release: the job shows without one, as helm would
+    assert [(j["name"], j["release"]) for j in json.loads(ok(ctx("list", "-o", "json")))] == [("incm", {})]
+    assert json.loads(ok(ctx("get", "incm", "-o", "json", env=cm)))["release"]["chart"] == "tfjob"
+    assert ok(ctx("delete", "incm", env=cm)) == f"tfjob/incm deleted (release incm uninstalled from namespace {namespace})\n"
+    assert core.list_namespaced_config_map(namespace, label_selector="owner=helm").items == []
+
+
+def etcd_compact(cluster) -> None:
+    """Compact etcd up to its current revision: every older resourceVersion (and continue token) expires."""
+    url = f"http://127.0.0.1:{cluster.etcd_port}/v3"
+
+    def post(path: str, body: dict) -> dict:
+        req = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return json.loads(resp.read())
+
+    revision = post("/kv/range", {"key": base64.b64encode(b"/").decode()})["header"]["revision"]
+    post("/kv/compaction", {"revision": revision, "physical": True})
+
+
+@pytest.mark.parametrize("expiries", [1, 2], ids=["expired-once", "expired-twice"])
+def test_paged_lists_start_again_once_when_the_continue_token_expires(ctx, cluster, operator, namespace, monkeypatch,
+                                                                      expiries):
+    names = [f"p{i}" for i in range(5)]
+    for name in names:
+        ok(ctx("submit", "tf", "--name", name, "--image", "tf:2", "--", "python", "x.py"))
+        operator.create_pods("TFJob", namespace, name)
+    monkeypatch.setattr(kube_mod, "PAGE_SIZE", 2)
+    expired = []
+    original = kube_mod.KubeReader._get_page
+
+    def get_page(self, path, params, accept, action):
+        if path.endswith("/pods") and any(k == "continue" for k, _ in params) and len(expired) < expiries:
+            # between two pages of the pods LIST: a write, then etcd compacted past the LIST's snapshot
+            client.CoreV1Api(cluster.api_client()).create_namespaced_config_map(
+                namespace, {"metadata": {"generateName": "bump-"}})
+            etcd_compact(cluster)
+            expired.append(path)
+        return original(self, path, params, accept, action)
+
+    monkeypatch.setattr(kube_mod.KubeReader, "_get_page", get_page)
+    pages = kube_mod.STATS["list_pages"]
+    res = ctx("list", *(["--debug"] if expiries == 1 else []))
+    assert len(expired) == expiries
+    if expiries == 2:
+        assert res.exit_code == 1
+        assert res.stderr == "error: listing pods: the API server expired the LIST twice (410 Gone); try again\n"
+        return
+    assert res.exit_code == 0, res.output
+    assert "listing pods: continue token expired (410 Gone); listing again" in res.stderr
+    assert [line.split()[:2] for line in res.stdout.splitlines()[1:]] == [[n, "PENDING"] for n in reversed(names)]
+    # 5 jobs, 2 a page: releases 3 pages, TFJobs 3, pods 3 (+ the pages before the expiry), and the rest
+    assert kube_mod.STATS["list_pages"] - pages >= 9
+
+
+def test_a_job_installed_or_uninstalled_while_list_reads_is_shown_consistently(ctx, helm_bin, cluster, namespace,
+                                                                                monkeypatch):
+    ok(ctx("submit", "tf", "--name", "stays", "--image", "tf:2", "--", "python", "x.py"))
+    ok(ctx("submit", "tf", "--name", "leaves", "--image", "tf:2", "--", "python", "x.py"))
+    original = reader_mod.release_index
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+
+    def index_then_change(c, namespace_, all_namespaces=False):
+        index = original(c, namespace_, all_namespaces)
+        # after the index was read, before the job objects are: one job installed, one uninstalled
+        for argv in (["submit", "tf", "--name", "arrives", "--image", "tf:2", *ctx.base, "--", "python", "x.py"],
+                     ["delete", "leaves", *ctx.base]):
+            proc = subprocess.run([sys.executable, "-m", "arena_helm", *argv], env=env, capture_output=True, text=True,
+                                  check=False)
+            assert proc.returncode == 0, proc.stderr
+        return index
+
+    monkeypatch.setattr(reader_mod, "release_index", index_then_change)
+    res = ctx("list", "-o", "json")
+    assert res.exit_code == 0, res.output
+    # arrives: its job names a release the index had not seen: looked up again, shown with it;
+    # leaves: its release was in the index, its job and record are gone: not shown
+    assert [(j["name"], j["release"].get("status")) for j in json.loads(res.stdout)] == [
+        ("arrives", "deployed"), ("stays", "deployed")]
