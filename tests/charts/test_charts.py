@@ -45,6 +45,7 @@ from yamllint import linter
 from yamllint.config import YamlLintConfig
 
 from arena_helm.charts import assemble_chart
+from arena_helm.kinds import KINDS
 
 UPDATE_GOLDEN = os.environ.get("ARENA_HELM_UPDATE_GOLDEN") == "1"
 
@@ -52,11 +53,11 @@ CHARTS_DIR = REPO / "charts"
 GOLDEN_DIR = REPO / "tests" / "golden"
 CRD_DIR = REPO / "tests" / "data" / "crds"
 LIBRARY_CHARTS = ("arena-common",)
-JOB_CHARTS = ("tfjob", "pytorchjob", "mpijob")
+JOB_CHARTS = tuple(k.chart for k in KINDS)
 APP_CHARTS = (*JOB_CHARTS, "tensorboard")
 ALL_CHARTS = (*LIBRARY_CHARTS, *APP_CHARTS)
-JOB_KINDS = {"TFJob", "PyTorchJob", "MPIJob"}
-REPLICA_SPECS_KEY = {"TFJob": "tfReplicaSpecs", "PyTorchJob": "pytorchReplicaSpecs", "MPIJob": "mpiReplicaSpecs"}
+JOB_KINDS = {k.kind for k in KINDS}
+REPLICA_SPECS_KEY = {k.kind: k.replica_key for k in KINDS}
 BASE = {"image": "registry.example.com/trainer:1.0", "command": "python train.py"}
 
 
