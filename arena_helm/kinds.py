@@ -30,6 +30,15 @@ class JobKindInfo:
     operator:       what to install when the cluster does not serve the kind
     spec:           ``module:Class`` of the spec (imported on first use)
     summary:        one line for ``submit --help``
+
+    Read-side facts (the defaults are the Kubeflow training operators'):
+    pod_job_label:   the pod label that carries the job's name
+    pod_role_label:  the pod label that carries the replica type (the role)
+    pod_index_label: the pod label that carries the pod's index within its role
+    conditions:      (condition type, phase) pairs: the first condition that is True gives the phase
+    nodes_key:       the key of a trainer block (``numNodes`` x ``resourcesPerNode``) in the spec, for a
+                     kind without replica specs (Trainer v2's TrainJob)
+    runtime_key:     the key of the reference to a training runtime in the spec (``runtimeRef``)
     """
 
     key: str
@@ -44,6 +53,13 @@ class JobKindInfo:
     operator: str
     spec: str
     summary: str
+    pod_job_label: str = "training.kubeflow.org/job-name"
+    pod_role_label: str = "training.kubeflow.org/replica-type"
+    pod_index_label: str = "training.kubeflow.org/replica-index"
+    conditions: tuple[tuple[str, str], ...] = (("Succeeded", "Succeeded"), ("Failed", "Failed"),
+                                               ("Running", "Running"))
+    nodes_key: str = ""
+    runtime_key: str = ""
 
     @property
     def chart(self) -> str:
@@ -83,12 +99,29 @@ KINDS: tuple[JobKindInfo, ...] = (
         operator="the Kubeflow mpi-operator (v0.4+, kubeflow.org/v2beta1) or the training operator (kubeflow.org/v1)",
         spec="arena_helm.spec:MPIJobSpec", summary="MPIJob (--workers workers and one launcher)",
     ),
+    # Kubeflow Trainer v2: the TrainJob runs as a JobSet (kubeflow/trainer v2.3.0, pkg/constants/constants.go:
+    # the trainer's replicated job and container are "node", an MPI runtime's launcher is "launcher"); the
+    # JobSet controller labels every pod with its JobSet, replicated job and completion index
+    # (kubernetes-sigs/jobset v0.12.0, api/jobset/v1alpha2/jobset_types.go). Conditions: Complete, Failed,
+    # Suspended (kubeflow/trainer v2.3.0, pkg/apis/trainer/v1alpha1/trainjob_types.go).
+    JobKindInfo(
+        key="trainjob", aliases=("tj",), kind="TrainJob", group="trainer.kubeflow.org", versions=("v1alpha1",),
+        plural="trainjobs", replica_key="", replica_types=("launcher", "node"), main_types=("launcher", "node"),
+        operator="Kubeflow Trainer v2 (v2.3+, trainer.kubeflow.org/v1alpha1) and JobSet",
+        spec="arena_helm.spec:TrainJobSpec",
+        summary="TrainJob (Trainer v2: --workers nodes on --runtime)",
+        pod_job_label="jobset.sigs.k8s.io/jobset-name", pod_role_label="jobset.sigs.k8s.io/replicatedjob-name",
+        pod_index_label="batch.kubernetes.io/job-completion-index",
+        conditions=(("Complete", "Succeeded"), ("Failed", "Failed"), ("Suspended", "Suspended")),
+        nodes_key="trainer", runtime_key="runtimeRef",
+    ),
 )
 
 BY_KEY: dict[str, JobKindInfo] = {k.key: k for k in KINDS}
 BY_KIND: dict[str, JobKindInfo] = {k.kind: k for k in KINDS}
 BY_NAME: dict[str, JobKindInfo] = {name: k for k in KINDS for name in k.names}
-REPLICA_KEYS: tuple[str, ...] = tuple(dict.fromkeys(k.replica_key for k in KINDS))
+REPLICA_KEYS: tuple[str, ...] = tuple(dict.fromkeys(k.replica_key for k in KINDS if k.replica_key))
+POD_JOB_LABELS: tuple[str, ...] = tuple(dict.fromkeys(k.pod_job_label for k in KINDS))
 GROUPS: tuple[str, ...] = tuple(dict.fromkeys(k.group for k in KINDS))
 
 

@@ -34,8 +34,11 @@ def gpu_alloc(v: JobView) -> str:
 
 def jobs_table(views: list[JobView], *, all_namespaces: bool, wide: bool) -> str:
     headers = ["NAME", "STATUS", "TRAINER", "DURATION", "GPU(Requested)", "GPU(Allocated)", "NODE"]
+    runtimes = wide and any(v.runtime for v in views)  # a TrainJob's runtime, when the list has one
     if wide:
         headers += ["CPU(Requested)", "MEMORY(Requested)", "REVISION", "CHART"]
+    if runtimes:
+        headers += ["RUNTIME"]
     if all_namespaces:
         headers = ["NAMESPACE", *headers]
     rows = []
@@ -45,6 +48,8 @@ def jobs_table(views: list[JobView], *, all_namespaces: bool, wide: bool) -> str
             chart = f"{v.release.get('chart', '')}-{v.release.get('chartVersion', '')}" if v.release else "N/A"
             row += [fmt_cpu(v.requested_cpu), fmt_mem(v.requested_memory), str(v.release.get("revision", "N/A")),
                     chart]
+        if runtimes:
+            row += [v.runtime or "N/A"]
         if all_namespaces:
             row = [v.namespace, *row]
         rows.append(row)
@@ -58,6 +63,7 @@ def job_detail(v: JobView, *, pending: str, events: list[dict]) -> str:
         f"Status:      {v.status}",
         f"Namespace:   {v.namespace}",
         f"Trainer:     {v.trainer.upper()}",
+        *([f"Runtime:     {v.runtime}"] if v.runtime else []),
         f"Priority:    {v.priority}",
         f"Duration:    {v.duration}",
         f"Created:     {v.created or 'N/A'}",

@@ -17,13 +17,14 @@ from .kinds import BY_KIND, lookup
 from .kube import KubeReader
 from .views import (
     JOB_CHARTS,
-    JOB_NAME_LABEL,
     JobView,
     NodeView,
     chart_kind,
     job_view,
     node_view,
     pending_reason,
+    pod_job_name,
+    pod_job_selector,
 )
 
 TB_SELECTOR = "app.kubernetes.io/component=tensorboard"
@@ -103,7 +104,7 @@ def list_jobs(c: Cluster, namespace: str, all_namespaces: bool = False, kind: st
     pods: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for pod in c.kube.list_pods(ns):
         meta = pod["metadata"]
-        job_name = (meta.get("labels") or {}).get(JOB_NAME_LABEL)
+        job_name = pod_job_name(pod)
         if job_name:
             pods[(meta["namespace"], job_name)].append(pod)
     tb = tensorboard_urls(c.kube, ns)
@@ -175,7 +176,7 @@ def find_job(c: Cluster, namespace: str, name: str, kind: str | None = None) -> 
 
 def get_job(c: Cluster, namespace: str, name: str, kind: str | None = None, events: bool = False) -> JobDetail:
     k, version, job, release = find_job(c, namespace, name, kind)
-    pods = c.kube.list_pods(namespace, selector=f"{JOB_NAME_LABEL}={name}")
+    pods = c.kube.list_pods(namespace, selector=pod_job_selector(k, name))
     tb = tensorboard_urls(c.kube, namespace).get((namespace, name), "")
     view = job_view(release=release, job=job, pods=pods, now=now_utc(), kind=k, tensorboard=tb)
     evs: list[dict] = []

@@ -10,13 +10,28 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from .kinds import BY_KIND, KINDS, REPLICA_KEYS
+from .kinds import BY_KIND, KINDS, POD_JOB_LABELS, REPLICA_KEYS
 
 JOB_CHARTS = {k.chart: k.kind for k in KINDS}  # chart name -> the kind it makes
 CHIEF_TYPES = tuple(dict.fromkeys(k.main_types[0] for k in KINDS))  # chief, master, launcher
 FINISHED_PODS = ("Succeeded", "Failed")
 JOB_NAME_LABEL = "training.kubeflow.org/job-name"
 REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
+ROLE_LABELS = tuple(dict.fromkeys(k.pod_role_label for k in KINDS))  # the replica type (role) of a pod
+INDEX_LABELS = tuple(dict.fromkeys(k.pod_index_label for k in KINDS))  # its index within the role
+WORKER_TYPES = ("worker", "node")  # roles whose index-0 pod is the chief when the job has no chief role
+
+
+def pod_job_name(pod: dict) -> str:
+    """The name of the job a pod belongs to, from the job-name label of any kind (empty if none)."""
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    return next((labels[k] for k in POD_JOB_LABELS if labels.get(k)), "")
+
+
+def pod_job_selector(kind: str | None, name: str) -> str:
+    """The label selector of the pods of job ``name`` of ``kind`` (the training operators' label if unknown)."""
+    info = BY_KIND.get(kind or "")
+    return f"{info.pod_job_label if info else JOB_NAME_LABEL}={name}"
 
 
 def parse_time(value: str | None) -> dt.datetime | None:
@@ -138,16 +153,17 @@ def pod_allocates(pod: dict) -> bool:
 
 
 def pod_replica_type(pod: dict) -> str:
-    return ((pod.get("metadata") or {}).get("labels") or {}).get(REPLICA_TYPE_LABEL, "")
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    return next((labels[k] for k in ROLE_LABELS if labels.get(k)), "")
 
 
 def chief_first(instances: list[Instance], pods: list[dict]) -> list[Instance]:
     """Chief, master or launcher first; a job without one (TF workers only) has worker 0 as its chief."""
     if not any(i.is_chief for i in instances):
-        index = {p["metadata"]["name"]: ((p["metadata"].get("labels") or {}).get(
-            "training.kubeflow.org/replica-index")) for p in pods}
+        labels = {p["metadata"]["name"]: p["metadata"].get("labels") or {} for p in pods}
+        index = {name: next((lab[k] for k in INDEX_LABELS if k in lab), None) for name, lab in labels.items()}
         for i in instances:
-            if i.replica_type == "worker" and index.get(i.name) == "0":
+            if i.replica_type in WORKER_TYPES and index.get(i.name) == "0":
                 i.is_chief = True
     return sorted(instances, key=lambda i: (not i.is_chief, i.name))
 
@@ -187,13 +203,57 @@ def instance_of(pod: dict, now: dt.datetime) -> Instance:
 
 
 # ---- jobs -------------------------------------------------------------------------------------------
+def _info(job: dict):
+    return BY_KIND.get(job.get("kind") or "") or KINDS[0]
+
+
 def job_phase(job: dict) -> str:
-    """From the job's conditions: Succeeded, then Failed, then Running, else Pending (created/queued)."""
-    conds = {c.get("type"): c.get("status") for c in (job.get("status") or {}).get("conditions") or []}
-    for phase in ("Succeeded", "Failed", "Running"):
-        if conds.get(phase) == "True":
+    """From the job's conditions (the kind's, in order: Succeeded, then Failed, then Running or Suspended),
+    else Running when a kind without a Running condition (a TrainJob) has active Jobs, else Pending."""
+    info = _info(job)
+    status = job.get("status") or {}
+    conds = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+    for ctype, phase in info.conditions:
+        if conds.get(ctype) == "True":
             return phase
+    if any(int(j.get("active") or 0) > 0 for j in status.get("jobsStatus") or []):
+        return "Running"
     return "Pending"
+
+
+def job_ended(job: dict) -> str:
+    """When the job ended: its completionTime, else when its finishing condition (Complete/Failed) became True."""
+    status = job.get("status") or {}
+    if status.get("completionTime"):
+        return status["completionTime"]
+    finishing = {c for c, phase in _info(job).conditions if phase in ("Succeeded", "Failed")}
+    for c in status.get("conditions") or []:
+        if c.get("type") in finishing and c.get("status") == "True":
+            return c.get("lastTransitionTime") or ""
+    return ""
+
+
+def job_runtime(job: dict) -> str:
+    """The training runtime a TrainJob runs on, ``NAME (KIND)``; empty for the other kinds."""
+    key = _info(job).runtime_key
+    ref = ((job.get("spec") or {}).get(key) or {}) if key else {}
+    if not ref.get("name"):
+        return ""
+    return f"{ref['name']} ({ref.get('kind') or 'ClusterTrainingRuntime'})"
+
+
+def _node_pods(job: dict) -> list[tuple[int, list[dict]]]:
+    """(pod count, containers) of each group of identical pods the job asks for."""
+    spec = job.get("spec") or {}
+    key = _info(job).nodes_key
+    if key:  # a TrainJob: numNodes x resourcesPerNode (the runtime's numNodes is 1 when the job sets none)
+        trainer = spec.get(key) or {}
+        return [(int(trainer.get("numNodes") or 1), [{"resources": trainer.get("resourcesPerNode") or {}}])]
+    out = []
+    for rspec in replica_specs(job).values():
+        containers = (((rspec or {}).get("template") or {}).get("spec") or {}).get("containers") or []
+        out.append((int((rspec or {}).get("replicas", 1) or 0), containers))
+    return out
 
 
 def replica_specs(job: dict) -> dict[str, dict]:
@@ -205,20 +265,12 @@ def replica_specs(job: dict) -> dict[str, dict]:
 
 
 def job_requested_gpus(job: dict) -> int:
-    """replicas x per-pod GPUs, summed over every replica type."""
-    total = 0
-    for rspec in replica_specs(job).values():
-        containers = (((rspec or {}).get("template") or {}).get("spec") or {}).get("containers") or []
-        total += int(rspec.get("replicas", 1) or 0) * container_gpus(containers)
-    return total
+    """replicas x per-pod GPUs, summed over every replica type (a TrainJob: numNodes x per-node GPUs)."""
+    return sum(n * container_gpus(containers) for n, containers in _node_pods(job))
 
 
 def job_requests(job: dict, resource: str) -> float:
-    total = 0.0
-    for rspec in replica_specs(job).values():
-        containers = (((rspec or {}).get("template") or {}).get("spec") or {}).get("containers") or []
-        total += int(rspec.get("replicas", 1) or 0) * container_requests(containers, resource)
-    return total
+    return sum(n * container_requests(containers, resource) for n, containers in _node_pods(job))
 
 
 def job_priority(job: dict) -> str:
@@ -249,6 +301,7 @@ class JobView:
     release: dict[str, Any] = field(default_factory=dict)
     tensorboard: str = ""
     created_ts: float = 0.0
+    runtime: str = ""  # a TrainJob's training runtime, NAME (KIND)
 
     @property
     def finished(self) -> bool:
@@ -273,6 +326,7 @@ class JobView:
             "requestCPU": fmt_cpu(self.requested_cpu),
             "requestMemory": fmt_mem(self.requested_memory),
             "release": self.release,
+            **({"runtime": self.runtime} if self.runtime else {}),
         }
 
 
@@ -306,7 +360,7 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
     created = parse_time(meta.get("creationTimestamp"))
     status_obj = (job or {}).get("status") or {}
     started = parse_time(status_obj.get("startTime"))
-    completed = parse_time(status_obj.get("completionTime"))
+    completed = parse_time(job_ended(job) if job else None)
     if job is None:
         status = "RELEASE-FAILED" if rinfo.get("status") in ("failed", "pending-install") else "JOB-MISSING"
     else:
@@ -335,7 +389,7 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
         status=status,
         duration=short_duration(seconds),
         created=meta.get("creationTimestamp", ""),
-        ended=status_obj.get("completionTime", "") or "",
+        ended=job_ended(job) if job else "",
         requested_gpus=job_requested_gpus(job) if job else 0,
         allocated_gpus=allocated,
         requested_cpu=job_requests(job, "cpu") if job else 0.0,
@@ -347,6 +401,7 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
         release=rinfo,
         tensorboard=tensorboard,
         created_ts=created.timestamp() if created else 0.0,
+        runtime=job_runtime(job) if job else "",
     )
 
 
