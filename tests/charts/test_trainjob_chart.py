@@ -209,3 +209,16 @@ def test_values_schema_is_generated_from_the_model_and_refuses_unknown_keys(helm
     for default in (yaml.safe_load((REPO / "charts/trainjob/values.yaml").read_text()),):
         assert trainjob_values.TrainJobValues.model_validate(default).model_dump(by_alias=True, exclude_none=True) \
             == {k: v for k, v in default.items() if v is not None}
+
+
+def test_helm_lint_strict_with_every_ci_values_file(helm_bin, tmp_path):
+    import subprocess
+
+    from arena_helm.charts import assemble_chart
+
+    chart_dir = assemble_chart(CHART, tmp_path)
+    for values in CI_FILES:
+        proc = subprocess.run([str(helm_bin), "lint", "--strict", str(chart_dir), "--values", str(values)],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0 and "[WARNING]" not in proc.stdout, f"{values.name}:\n{proc.stdout}{proc.stderr}"
+

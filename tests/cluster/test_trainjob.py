@@ -260,3 +260,21 @@ def test_a_suspended_trainjob_has_no_pods(ctx, trainer, jobset, namespace):
     assert mask(ok(ctx("list"))) == mask(
         "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE\n"
         "later SUSPENDED TRAINJOB 0s 0 0 N/A\n")
+
+
+def test_plain_helm_install_prints_the_notes(helm_bin, cluster, namespace, runtimes, tmp_path):
+    import subprocess
+
+    from arena_helm.charts import assemble_chart
+
+    chart = assemble_chart("trainjob", tmp_path)
+    proc = subprocess.run([str(helm_bin), "install", "notes", str(chart), "-n", namespace, "--kubeconfig",
+                           str(cluster.admin.kubeconfig), "--set", "runtime.name=jax-distributed", "--set",
+                           "numNodes=3", "--set", "suspend=true"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    notes = proc.stdout.split("NOTES:\n", 1)[1]
+    assert notes.startswith(f"Submitted trainjob notes in namespace {namespace}\n"
+                            "  runtime: ClusterTrainingRuntime/jax-distributed\n  nodes: 3\n"
+                            f"  suspended: resume it with kubectl patch trainjob notes -n {namespace}")
+    assert f"kubectl get pods -n {namespace} -l jobset.sigs.k8s.io/jobset-name=notes\n" in notes
+    assert notes.rstrip().endswith(f"helm uninstall notes -n {namespace}")
