@@ -20,19 +20,24 @@ def _names(items: list[dict]) -> list[str]:
     return sorted(i["metadata"]["name"] for i in items)
 
 
-def served_runtimes(kube: Kube, namespace: str) -> dict[str, dict[str, dict]]:
-    """``{"ClusterTrainingRuntime": {name: obj}, "TrainingRuntime": {name: obj}}``; a list the user may not
-    read is left out (empty)."""
-    out: dict[str, dict[str, dict]] = {}
-    for kind, path in (("ClusterTrainingRuntime", f"/apis/{GROUP_VERSION}/clustertrainingruntimes"),
-                       ("TrainingRuntime", f"/apis/{GROUP_VERSION}/namespaces/{namespace}/trainingruntimes")):
+def _paths(namespace: str) -> dict[str, str]:
+    return {"ClusterTrainingRuntime": f"/apis/{GROUP_VERSION}/clustertrainingruntimes",
+            "TrainingRuntime": f"/apis/{GROUP_VERSION}/namespaces/{namespace}/trainingruntimes"}
+
+
+def served_runtimes(kube: Kube, namespace: str) -> dict[str, dict[str, dict] | None]:
+    """``{"ClusterTrainingRuntime": {name: obj}, "TrainingRuntime": {name: obj}}``; None for a list the user
+    may not read."""
+    out: dict[str, dict[str, dict] | None] = {}
+    for kind, path in _paths(namespace).items():
         try:
             items = kube.get_json(path, f"listing {kind}s").get("items") or []
         except NotFoundError:
             raise ClusterError("the cluster does not serve TrainJob (trainer.kubeflow.org/v1alpha1): install "
                                "Kubeflow Trainer v2 (v2.3+) first") from None
         except ForbiddenError:
-            items = []
+            out[kind] = None
+            continue
         out[kind] = {i["metadata"]["name"]: i for i in items}
     return out
 
@@ -51,11 +56,18 @@ def patched_jobs(runtime: dict) -> list[str]:
 def check_runtime(kube: Kube, name: str, kind: str, namespace: str) -> dict:
     """The runtime the TrainJob references, or a one-line usage error listing the runtimes served."""
     served = served_runtimes(kube, namespace)
-    found = served.get(kind, {}).get(name)
+    if served[kind] is None:  # the user may not list them: ask for the one named (a GET may be allowed)
+        try:
+            return kube.get_json(f"{_paths(namespace)[kind]}/{name}", f"reading {kind} {name}")
+        except ForbiddenError:
+            return {}  # nothing to check with: Trainer's webhook still refuses an unknown runtime
+        except NotFoundError:
+            served[kind] = {}
+    found = served[kind].get(name)
     if found is not None:
         return found
     other = "TrainingRuntime" if kind == "ClusterTrainingRuntime" else "ClusterTrainingRuntime"
-    if name in served.get(other, {}):
+    if name in (served.get(other) or {}):
         raise UsageError(f"--runtime {name}: it is a {other}, not a {kind}: add --runtime-kind {other}")
     listed = [f"{', '.join(_names(list(served[k].values())))} ({k}{' in ' + namespace if k == 'TrainingRuntime' else ''})"
               for k in ("ClusterTrainingRuntime", "TrainingRuntime") if served.get(k)]
