@@ -95,12 +95,19 @@ def list_jobs(c: Cluster, namespace: str, all_namespaces: bool = False, kind: st
     releases = [r for r in our_releases(c.helm, namespace, all_namespaces) if kind in (None, chart_kind(r))]
     served = c.kube.served_job_versions()
     jobs: dict[tuple[str, str, str], dict] = {}
-    for k, versions in served.items():
-        if kind not in (None, k):
+    wanted = [(k, versions) for k, versions in served.items() if kind in (None, k)]
+    denied: list[ForbiddenError] = []
+    for k, versions in wanted:
+        try:
+            listed = c.kube.list_jobs(k, versions[0], ns)
+        except ForbiddenError as exc:  # a kind this user may not read (e.g. no TrainJob rights): skip it
+            denied.append(exc)
             continue
-        for job in c.kube.list_jobs(k, versions[0], ns):
+        for job in listed:
             meta = job["metadata"]
             jobs[(meta["namespace"], k, meta["name"])] = job
+    if denied and (kind is not None or len(denied) == len(wanted)):
+        raise denied[0]
     pods: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for pod in c.kube.list_pods(ns):
         meta = pod["metadata"]
@@ -154,7 +161,12 @@ def find_job(c: Cluster, namespace: str, name: str, kind: str | None = None) -> 
     for k, versions in served.items():
         if kind not in (None, k):
             continue
-        job = c.kube.get_job(k, versions[0], namespace, name)
+        try:
+            job = c.kube.get_job(k, versions[0], namespace, name)
+        except ForbiddenError:
+            if kind is not None:
+                raise
+            continue  # a kind this user may not read
         if job is not None:
             found[k] = (versions[0], job)
     rkind = chart_kind(release) if release else None

@@ -147,9 +147,9 @@ class TrainJobValues(ValuesModel):
         "placement, labels and pull secrets.")
     container: DNSSubdomain = Field("node", description="The trainer container of those pods (Trainer v2's "
                                     "\"node\"); it gets the volume mounts.")
-    global_: dict[str, Any] | None = Field(None, alias="global", description="Helm's global values, shared with "
+    global_: dict[str, Any] = Field(None, alias="global", description="Helm's global values, shared with "
                                            "every subchart. Unused by this chart.")
-    arena_common: dict[str, Any] | None = Field(None, alias="arena-common", description="The arena-common library "
+    arena_common: dict[str, Any] = Field(None, alias="arena-common", description="The arena-common library "
                                                 "chart's values (helm adds them). Unused.")
 
 

@@ -54,7 +54,8 @@ CRD_DIR = REPO / "tests" / "data" / "crds"
 LIBRARY_CHARTS = ("arena-common",)
 JOB_CHARTS = ("tfjob", "pytorchjob", "mpijob")
 APP_CHARTS = (*JOB_CHARTS, "tensorboard")
-ALL_CHARTS = (*LIBRARY_CHARTS, *APP_CHARTS)
+TRAINER_CHARTS = ("trainjob",)  # tested in test_trainjob_chart.py; here: lint, Chart.yaml, lock, packaging
+ALL_CHARTS = (*LIBRARY_CHARTS, *APP_CHARTS, *TRAINER_CHARTS)
 JOB_KINDS = {"TFJob", "PyTorchJob", "MPIJob"}
 REPLICA_SPECS_KEY = {"TFJob": "tfReplicaSpecs", "PyTorchJob": "pytorchReplicaSpecs", "MPIJob": "mpiReplicaSpecs"}
 BASE = {"image": "registry.example.com/trainer:1.0", "command": "python train.py"}
@@ -373,6 +374,9 @@ def test_chart_yaml(chart):
         for name, dep in deps.items():
             dep_meta = yaml.safe_load((CHARTS_DIR / name / "Chart.yaml").read_text(encoding="utf-8"))
             assert dep["version"] == dep_meta["version"], f"{chart} pins {name} {dep['version']}"
+    elif chart in TRAINER_CHARTS:
+        assert meta["dependencies"] == [{"name": "arena-common", "version": "0.1.0",
+                                         "repository": "file://../arena-common"}]
     else:
         assert "dependencies" not in meta
 
