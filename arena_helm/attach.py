@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from .errors import ArenaHelmError, ClusterError, NotFoundError, UsageError
 from .reader import Cluster, find_job
-from .views import JOB_NAME_LABEL, chief_first, instance_of, job_phase, job_suspended
+from .views import chief_first, instance_of, job_phase, job_suspended, pod_job_selector
 
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
 
@@ -42,7 +42,7 @@ def pick_target(c: Cluster, namespace: str, name: str, instance: str | None, con
                                  f"printed with arena-helm logs {name}")
         if job_suspended(job):
             raise ArenaHelmError(f"{ref} is suspended: it has no running pods (arena-helm resume {name} first)")
-    pods = c.kube.list_pods(namespace, selector=f"{JOB_NAME_LABEL}={name}")
+    pods = c.kube.list_pods(namespace, selector=pod_job_selector(k, name))
     if instance:
         pod = next((p for p in pods if p["metadata"]["name"] == instance), None)
         if pod is None:

@@ -507,7 +507,9 @@ class MPIJobValues(JobValues):
 
 
 # chart name -> its values model (arena-common: the library chart's own values, global only)
-JOB_VALUES: dict[str, type[JobValues]] = {k.chart: k.values_class() for k in KINDS}  # from the kinds registry
+# from the kinds registry: the job charts whose models are written here (trainjob's: arena_helm.trainjob_values)
+JOB_VALUES: dict[str, type[JobValues]] = {k.chart: k.values_class() for k in KINDS
+                                          if k.values.startswith(f"{__name__}:")}
 CHART_VALUES: dict[str, type[ValuesModel]] = {**JOB_VALUES, "tensorboard": TensorBoardValues,
                                               "arena-common": ArenaCommonValues}
 # blocks of a job chart's values.yaml that list only their set keys (the subchart documents the rest)

@@ -34,3 +34,10 @@ class SuccessPolicy(str, enum.Enum):
 class DryRunOutput(str, enum.Enum):
     manifests = "manifests"
     values = "values"
+
+
+class RuntimeKind(str, enum.Enum):
+    """The kinds of Kubeflow Trainer v2 training runtime a TrainJob can reference."""
+
+    ClusterTrainingRuntime = "ClusterTrainingRuntime"
+    TrainingRuntime = "TrainingRuntime"

@@ -31,6 +31,15 @@ class JobKindInfo:
     spec:           ``module:Class`` of the spec (imported on first use)
     values:         ``module:Class`` of the chart's values model (its schema is the chart's values.schema.json)
     summary:        one line for ``submit --help``, with its article ("an MPIJob (...)")
+
+    Read-side facts (the defaults are the Kubeflow training operators'):
+    pod_job_label:   the pod label that carries the job's name
+    pod_role_label:  the pod label that carries the replica type (the role)
+    pod_index_label: the pod label that carries the pod's index within its role
+    conditions:      (condition type, phase) pairs: the first condition that is True gives the phase
+    nodes_key:       the key of a trainer block (``numNodes`` x ``resourcesPerNode``) in the spec, for a
+                     kind without replica specs (Trainer v2's TrainJob)
+    runtime_key:     the key of the reference to a training runtime in the spec (``runtimeRef``)
     """
 
     key: str
@@ -46,6 +55,14 @@ class JobKindInfo:
     spec: str
     values: str
     summary: str
+    pod_job_label: str = "training.kubeflow.org/job-name"
+    pod_role_label: str = "training.kubeflow.org/replica-type"
+    pod_index_label: str = "training.kubeflow.org/replica-index"
+    conditions: tuple[tuple[str, str], ...] = (("Succeeded", "Succeeded"), ("Failed", "Failed"),
+                                               ("Suspended", "Suspended"), ("Restarting", "Restarting"),
+                                               ("Running", "Running"))
+    nodes_key: str = ""
+    runtime_key: str = ""
 
     @property
     def chart(self) -> str:
@@ -95,12 +112,29 @@ KINDS: tuple[JobKindInfo, ...] = (
         spec="arena_helm.spec:MPIJobSpec", values="arena_helm.chart_values:MPIJobValues",
         summary="an MPIJob (--workers workers and one launcher)",
     ),
+    # Kubeflow Trainer v2: the TrainJob runs as a JobSet (kubeflow/trainer v2.3.0, pkg/constants/constants.go:
+    # the trainer's replicated job and container are "node", an MPI runtime's launcher is "launcher"); the
+    # JobSet controller labels every pod with its JobSet, replicated job and completion index
+    # (kubernetes-sigs/jobset v0.12.0, api/jobset/v1alpha2/jobset_types.go). Conditions: Complete, Failed,
+    # Suspended (kubeflow/trainer v2.3.0, pkg/apis/trainer/v1alpha1/trainjob_types.go).
+    JobKindInfo(
+        key="trainjob", aliases=("tj",), kind="TrainJob", group="trainer.kubeflow.org", versions=("v1alpha1",),
+        plural="trainjobs", replica_key="", replica_types=("launcher", "node"), main_types=("launcher", "node"),
+        operator="Kubeflow Trainer v2 (v2.3+, trainer.kubeflow.org/v1alpha1) and JobSet",
+        spec="arena_helm.spec:TrainJobSpec", values="arena_helm.trainjob_values:TrainJobValues",
+        summary="a TrainJob (Trainer v2: --workers nodes on --runtime)",
+        pod_job_label="jobset.sigs.k8s.io/jobset-name", pod_role_label="jobset.sigs.k8s.io/replicatedjob-name",
+        pod_index_label="batch.kubernetes.io/job-completion-index",
+        conditions=(("Complete", "Succeeded"), ("Failed", "Failed"), ("Suspended", "Suspended")),
+        nodes_key="trainer", runtime_key="runtimeRef",
+    ),
 )
 
 BY_KEY: dict[str, JobKindInfo] = {k.key: k for k in KINDS}
 BY_KIND: dict[str, JobKindInfo] = {k.kind: k for k in KINDS}
 BY_NAME: dict[str, JobKindInfo] = {name: k for k in KINDS for name in k.names}
-REPLICA_KEYS: tuple[str, ...] = tuple(dict.fromkeys(k.replica_key for k in KINDS))
+REPLICA_KEYS: tuple[str, ...] = tuple(dict.fromkeys(k.replica_key for k in KINDS if k.replica_key))
+POD_JOB_LABELS: tuple[str, ...] = tuple(dict.fromkeys(k.pod_job_label for k in KINDS))
 GROUPS: tuple[str, ...] = tuple(dict.fromkeys(k.group for k in KINDS))
 
 

@@ -47,11 +47,14 @@ def release_cell(v: JobView) -> str:
 
 def jobs_table(views: list[JobView], *, all_namespaces: bool, wide: bool) -> str:
     headers = ["NAME", "STATUS", "TRAINER", "DURATION", "GPU(Requested)", "GPU(Allocated)", "NODE"]
+    runtimes = wide and any(v.runtime for v in views)  # a TrainJob's runtime, when the list has one
     if wide:
         headers += ["CPU(Requested)", "MEMORY(Requested)", "REVISION", "CHART"]
     with_release = release_column(views)
     if with_release:
         headers.append("RELEASE")
+    if runtimes:
+        headers += ["RUNTIME"]
     if all_namespaces:
         headers = ["NAMESPACE", *headers]
     rows = []
@@ -63,6 +66,8 @@ def jobs_table(views: list[JobView], *, all_namespaces: bool, wide: bool) -> str
                     chart]
         if with_release:
             row.append(release_cell(v))
+        if runtimes:
+            row += [v.runtime or "N/A"]
         if all_namespaces:
             row = [v.namespace, *row]
         rows.append(row)
@@ -86,6 +91,7 @@ def job_detail(v: JobView, *, pending: str, events: list[dict], show_events: boo
     lines += [
         f"Namespace:   {v.namespace}",
         f"Trainer:     {v.trainer.upper()}",
+        *([f"Runtime:     {v.runtime}"] if v.runtime else []),
         f"Priority:    {v.priority}",
         f"Duration:    {v.duration}",
         f"Created:     {v.created or 'N/A'}",

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ArenaHelmError, ForbiddenError, NotFoundError, UsageError
 from .helm import Helm
-from .kinds import BY_KIND, lookup
+from .kinds import BY_KIND, KINDS, lookup
 from .kube import KubeReader
 from .releases import (
     LISTED_STATES,
@@ -41,7 +41,6 @@ from .releases import (
 from .slim import slim_job, slim_pod
 from .views import (
     JOB_CHARTS,
-    JOB_NAME_LABEL,
     QUEUE_LABEL,
     JobView,
     NodeView,
@@ -50,6 +49,8 @@ from .views import (
     kueue_workload,
     node_view,
     pending_reason,
+    pod_job_name,
+    pod_job_selector,
     state_reason,
 )
 
@@ -215,11 +216,15 @@ def job_rows(c: Cluster, namespace: str, all_namespaces: bool = False, kind: str
     calls: dict[str, Callable[[], Any]] = {}
     for k, versions in served.items():
         if kind in (None, k):
-            calls[f"kind:{k}"] = functools.partial(c.kube.list_jobs, k, versions[0], ns, selector="", slim=slim_job)
+            calls[f"kind:{k}"] = functools.partial(_list_kind, c, k, versions[0], ns)
     calls.update(extra or {})
     c.kube.api  # noqa: B018 - the API client, built once before the threads share it
     results = _concurrently(calls)
-    jobs: list[dict] = [job for key in calls if key.startswith("kind:") for job in results.pop(key)]
+    listed = [results.pop(key) for key in calls if key.startswith("kind:")]
+    denied = [r for r in listed if isinstance(r, ForbiddenError)]
+    if denied and (kind is not None or len(denied) == len(listed)):
+        raise denied[0]  # a kind this user may not read is skipped, unless it is all there is or was asked for
+    jobs: list[dict] = [job for r in listed if not isinstance(r, ForbiddenError) for job in r]
     joined = join(index, jobs)
     if joined.orphans:
         index.update(_recheck(c, joined.orphans))
@@ -238,10 +243,24 @@ def job_rows(c: Cluster, namespace: str, all_namespaces: bool = False, kind: str
     return rows, results
 
 
+def _list_kind(c: Cluster, kind: str, version: str, ns: str | None) -> list[dict] | ForbiddenError:
+    try:
+        return c.kube.list_jobs(kind, version, ns, selector="", slim=slim_job)
+    except ForbiddenError as exc:  # e.g. a user with no TrainJob rights: their other jobs are still listed
+        return exc
+
+
+def _list_job_pods(c: Cluster, ns: str | None, kind: str | None) -> list[dict]:
+    """The pods of training jobs: one LIST per job-name label of the kinds in view (the training operators'
+    and JobSet's)."""
+    labels = dict.fromkeys(k.pod_job_label for k in KINDS if kind in (None, k.kind))
+    return [pod for label in labels for pod in c.kube.list_pods(ns, selector=label, slim=slim_pod)]
+
+
 def list_jobs(c: Cluster, namespace: str, all_namespaces: bool = False, kind: str | None = None) -> list[JobView]:
     ns = None if all_namespaces else namespace
     rows, extra = job_rows(c, namespace, all_namespaces, kind, extra={
-        "pods": functools.partial(c.kube.list_pods, ns, selector=JOB_NAME_LABEL, slim=slim_pod),
+        "pods": functools.partial(_list_job_pods, c, ns, kind),
         "tensorboards": functools.partial(tensorboard_urls, c.kube, ns),
     })
     wanted = {(meta.get("namespace", ""), meta.get("name", "")) for meta in
@@ -249,7 +268,7 @@ def list_jobs(c: Cluster, namespace: str, all_namespaces: bool = False, kind: st
     pods: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for pod in extra["pods"]:
         meta = pod["metadata"]
-        key = (meta["namespace"], meta["labels"].get(JOB_NAME_LABEL, ""))
+        key = (meta["namespace"], pod_job_name(pod))
         if key in wanted:
             pods[key].append(pod)
     del extra["pods"]
@@ -291,7 +310,12 @@ def jobs_named(c: Cluster, namespace: str, name: str, kind: str | None = None) -
     for k, versions in c.kube.served_job_versions().items():
         if kind not in (None, k):
             continue
-        job = c.kube.get_job(k, versions[0], namespace, name)
+        try:
+            job = c.kube.get_job(k, versions[0], namespace, name)
+        except ForbiddenError:
+            if kind is not None:
+                raise
+            continue  # a kind this user may not read
         if job is not None:
             found[k] = (versions[0], job)
     return found
@@ -326,7 +350,7 @@ def find_job(c: Cluster, namespace: str, name: str, kind: str | None = None) -> 
 
 def get_job(c: Cluster, namespace: str, name: str, kind: str | None = None, events: bool = False) -> JobDetail:
     k, version, job, release = find_job(c, namespace, name, kind)
-    pods = c.kube.list_pods(namespace, selector=f"{JOB_NAME_LABEL}={name}")
+    pods = c.kube.list_pods(namespace, selector=pod_job_selector(k, name))
     tb = tensorboard_urls(c.kube, namespace).get((namespace, name), "")
     view = job_view(release=release, job=job, pods=pods, now=now_utc(), kind=k, tensorboard=tb)
     explain_state(c, view, job, k)

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import sys
 
+from .kinds import KINDS
 from .releases import RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION
 from .views import REPLICA_KEYS
+
+NODES_KEYS = tuple(dict.fromkeys(k.nodes_key for k in KINDS if k.nodes_key))
+RUNTIME_KEYS = tuple(dict.fromkeys(k.runtime_key for k in KINDS if k.runtime_key))
 
 _intern = sys.intern
 _KEEP_ANNOTATIONS = (RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION)
@@ -72,9 +76,13 @@ def slim_job(job: dict) -> dict:
                 kept["replicas"] = rspec["replicas"]
             replicas[_intern(rtype)] = kept
         out_spec[key] = replicas
-    for key in ("runPolicy", "slotsPerWorker", "suspend"):  # small, and what says a job is held
+    for key in ("runPolicy", "slotsPerWorker", "suspend", *RUNTIME_KEYS):  # small: what says a job is held
         if key in spec:
             out_spec[key] = spec[key]
+    for key in NODES_KEYS:  # a TrainJob's trainer block: what it requests
+        if key in spec:
+            out_spec[key] = {k: v for k, v in (spec[key] or {}).items()
+                             if k in ("numNodes", "numProcPerNode", "resourcesPerNode")}
     out = {"metadata": _meta(job.get("metadata") or {}, annotations=True), "spec": out_spec,
            "status": job.get("status") or {}}
     for key in ("apiVersion", "kind"):

@@ -23,7 +23,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from . import k8s
-from .enums import CleanPodPolicy, ImagePullPolicy, MpiApi, SuccessPolicy, SyncMode
+from .enums import CleanPodPolicy, ImagePullPolicy, MpiApi, RuntimeKind, SuccessPolicy, SyncMode
 from .errors import UsageError
 from .k8s import AbsPath, DNSSubdomain, Duration, EnvName, GitURL, Image, Quantity, QueueName
 
@@ -622,6 +622,80 @@ class MPIJobSpec(JobSpec):
             "worker": Replica(replicas=self.workers, gpus=self.gpus, cpu=self.cpu, memory=self.memory,
                               cpu_limit=self.cpu_limit, memory_limit=self.memory_limit, devices=True),
         }
+
+
+class TrainJobSpec(JobSpec):
+    """A Kubeflow Trainer v2 TrainJob (``trainer.kubeflow.org/v1alpha1``): --workers nodes on a training runtime
+    (``--runtime``, a ClusterTrainingRuntime or a TrainingRuntime of the namespace). --gpus, --cpu, --memory
+    and --device are per node; the CPU and memory limits equal the requests, as Arena does for PyTorchJobs.
+
+    Trainer v2.3.0 takes the pod settings only through the TrainJob's ``runtimePatches``, whose pod spec has no
+    priorityClassName, schedulerName, hostNetwork, workingDir, imagePullPolicy or new (init) containers, and the
+    TrainJob has no retry, TTL or clean-pod policy: the flags for those are refused (one line each).
+    """
+
+    kind: ClassVar[str] = "trainjob"
+
+    runtime: DNSSubdomain = opt("Training runtime: torch-distributed, deepspeed-distributed, jax-distributed, "
+                                "... or any runtime the cluster serves.", "torch-distributed", values="runtime.name")
+    runtime_kind: RuntimeKind = opt("ClusterTrainingRuntime (cluster-wide) or TrainingRuntime (in the namespace).",
+                                    RuntimeKind.ClusterTrainingRuntime, values="runtime.kind")
+    gpus: Gpus = opt("GPUs (nvidia.com/gpu) per node.", 0)
+    workers: Annotated[int, Field(ge=1, le=MAX_REPLICAS)] = opt("Training nodes (numNodes).", 1)
+    cpu: Quantity | None = opt("CPU per node (e.g. 4, 500m): request and limit.")
+    memory: Quantity | None = opt("Memory per node (e.g. 16Gi): request and limit.")
+    nproc_per_node: Annotated[int, Field(ge=1, le=1024)] | None = opt(
+        "Processes per node (numProcPerNode); default: the runtime's (torch: auto).", values="numProcPerNode")
+    suspend: bool = opt("Create the TrainJob suspended (no pods until it is resumed).", False, values="suspend")
+    # shared flags whose meaning differs on a TrainJob (or that Trainer v2.3 cannot carry: refused below)
+    image: Image | None = opt("Trainer image (default: the runtime's).", values="image")
+    running_timeout: Annotated[Duration, Field(ge=1)] | None = opt(
+        "Fail the job if it runs longer than this (e.g. 2h).", values="activeDeadlineSeconds")
+    image_pull_policy: ImagePullPolicy | None = opt("Not available on a TrainJob (the runtime's pull policy "
+                                                    "applies).")
+    clean_task_policy: CleanPodPolicy | None = opt("Not available on a TrainJob.")
+
+    # (flag field, why a TrainJob cannot take it)
+    UNSUPPORTED: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("priority", "Trainer v2.3's runtime patches have no priorityClassName: set it in the runtime's pod "
+                     "template (with Kueue: --label kueue.x-k8s.io/priority-class=NAME)"),
+        ("scheduler", "Trainer v2.3's runtime patches have no schedulerName: set it in the runtime's pod template"),
+        ("host_network", "Trainer v2.3's runtime patches have no hostNetwork: set it in the runtime's pod template"),
+        ("working_dir", "Trainer v2.3 cannot set the trainer's working directory: cd in the command"),
+        ("image_pull_policy", "Trainer v2.3 cannot set the trainer's pull policy: the runtime's applies"),
+        ("retry", "a TrainJob has no backoffLimit: set it in the runtime's Job template"),
+        ("ttl_after_finished", "a TrainJob has no TTL: set ttlSecondsAfterFinished in the runtime's JobSet"),
+        ("clean_task_policy", "a TrainJob has no clean-pod policy"),
+        ("sync_mode", "Trainer v2.3 cannot add a git-sync init container: put the code in the image or on a "
+                      "--data PVC"),
+        ("sync_source", "Trainer v2.3 cannot add a git-sync init container: put the code in the image or on a "
+                        "--data PVC"),
+        ("tensorboard", "TensorBoard is not offered with a TrainJob: run arena-helm tensorboard on the logs' PVC"),
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unsupported(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name, why in cls.UNSUPPORTED:
+                value = data.get(name)
+                if value not in (None, False, "", [], {}):
+                    raise ValueError(f"{flag_of_field(name)} cannot be used with a TrainJob: {why}")
+        return data
+
+    def replicas(self) -> dict[str, Replica]:
+        return {"node": Replica(replicas=self.workers, image=self.image or f"(the {self.runtime} runtime's image)",
+                                gpus=self.gpus, cpu=self.cpu, memory=self.memory, cpu_limit=self.cpu,
+                                memory_limit=self.memory, devices=True)}
+
+    def _check_name(self) -> None:
+        # JobSet names a pod's hostname <jobset>-<replicated job>-<job index>-<pod index> (a DNS label); the
+        # longest replicated job of the default runtimes is "launcher".
+        longest = len(f"-launcher-0-{self.workers - 1}")
+        limit = min(HELM_RELEASE_MAX, NAME_MAX - longest)
+        if len(self.name) > limit:
+            raise ValueError(f"--name: job name {self.name!r} is {len(self.name)} characters; at most {limit} fit "
+                             "a TrainJob (its JobSet's pod host names and the helm release name have length limits)")
 
 
 # ---- errors -----------------------------------------------------------------------------------------

@@ -90,6 +90,7 @@ def submit(spec: JobSpec, helm: Helm | None = None, kube: Kube | None = None, *,
     kind = info.kind
     if values is None:
         values = job_values(spec)
+    values = _with_runtime(spec, kube, values)
     token = uuid.uuid4().hex
     from .preflight import check_priority_class
 
@@ -119,6 +120,19 @@ def submit(spec: JobSpec, helm: Helm | None = None, kube: Kube | None = None, *,
     ]
     api_version = next((a for k, a, _ in objects if k == kind), info.api_versions()[0])
     return SubmitResult(spec.name, spec.namespace, kind, api_version, int(release.get("version", 1)), objects)
+
+
+def _with_runtime(spec: JobSpec, kube: Kube, values: dict[str, Any]) -> dict[str, Any]:
+    """A TrainJob: ``--runtime`` must be a runtime the cluster serves; the chart patches its trainer jobs."""
+    if not BY_KEY[spec.kind].runtime_key:
+        return values
+    from .runtimes import check_runtime, patched_jobs
+
+    runtime = values.get("runtime") or {}
+    found = check_runtime(kube, runtime.get("name", ""), runtime.get("kind", "ClusterTrainingRuntime"),
+                          spec.namespace)
+    jobs = patched_jobs(found)
+    return {**values, "replicatedJobs": jobs} if jobs and "replicatedJobs" not in values else values
 
 
 def _explain(exc: ArenaHelmError, kind: str) -> ArenaHelmError:

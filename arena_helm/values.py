@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-from .spec import JobSpec, MPIJobSpec, PyTorchJobSpec, Replica, TFJobSpec, flag_info
+from .spec import JobSpec, MPIJobSpec, PyTorchJobSpec, Replica, TFJobSpec, TrainJobSpec, flag_info
 
 
 def _resources(r: Replica) -> dict[str, Any]:
@@ -118,6 +118,16 @@ def _kind_values(spec: JobSpec) -> dict[str, Any]:
         return {name: block(name) for name in ("chief", "worker", "ps", "evaluator")}
     if isinstance(spec, PyTorchJobSpec):
         return {"master": block("master"), "worker": block("worker")}
+    if isinstance(spec, TrainJobSpec):
+        # per node: the trainer's numNodes x resourcesPerNode (charts/trainjob)
+        node = reps["node"]
+        out: dict[str, Any] = {"numNodes": node.replicas, "gpus": node.gpus}
+        if spec.device:
+            out["devices"] = dict(spec.device)
+        res = _resources(node)
+        if res:
+            out["resources"] = res
+        return out
     if isinstance(spec, MPIJobSpec):
         # mpiApiVersion auto: the chart picks what the cluster serves at install (v2beta1 rendered offline)
         return {"launcher": block("launcher"), "worker": block("worker")}

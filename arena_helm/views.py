@@ -10,7 +10,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from .kinds import BY_KIND, KINDS, REPLICA_KEYS
+from .kinds import BY_KIND, KINDS, POD_JOB_LABELS, REPLICA_KEYS
 
 JOB_CHARTS = {k.chart: k.kind for k in KINDS}  # chart name -> the kind it makes
 CHIEF_TYPES = tuple(dict.fromkeys(k.main_types[0] for k in KINDS))  # chief, master, launcher
@@ -18,6 +18,21 @@ FINISHED_PODS = ("Succeeded", "Failed")
 JOB_NAME_LABEL = "training.kubeflow.org/job-name"
 REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
 JOB_ROLE_LABEL = "training.kubeflow.org/job-role"
+ROLE_LABELS = tuple(dict.fromkeys(k.pod_role_label for k in KINDS))  # the replica type (role) of a pod
+INDEX_LABELS = tuple(dict.fromkeys(k.pod_index_label for k in KINDS))  # its index within the role
+WORKER_TYPES = ("worker", "node")  # roles whose index-0 pod is the chief when the job has no chief role
+
+
+def pod_job_name(pod: dict) -> str:
+    """The name of the job a pod belongs to, from the job-name label of any kind (empty if none)."""
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    return next((labels[k] for k in POD_JOB_LABELS if labels.get(k)), "")
+
+
+def pod_job_selector(kind: str | None, name: str) -> str:
+    """The label selector of the pods of job ``name`` of ``kind`` (the training operators' label if unknown)."""
+    info = BY_KIND.get(kind or "")
+    return f"{info.pod_job_label if info else JOB_NAME_LABEL}={name}"
 
 
 def parse_time(value: str | None) -> dt.datetime | None:
@@ -139,11 +154,12 @@ def pod_allocates(pod: dict) -> bool:
 
 
 def pod_replica_type(pod: dict) -> str:
-    """The replica-type label; the mpi-operator (MPIJob v2beta1, v0.8.0) sets none and puts the replica type
-    in the job-role label instead (``launcher`` or ``worker``)."""
+    """The replica type (role) label of any kind; the mpi-operator (MPIJob v2beta1, v0.8.0) sets none and puts
+    the replica type in the job-role label instead (``launcher`` or ``worker``)."""
     labels = (pod.get("metadata") or {}).get("labels") or {}
-    if labels.get(REPLICA_TYPE_LABEL):
-        return labels[REPLICA_TYPE_LABEL]
+    role = next((labels[k] for k in ROLE_LABELS if labels.get(k)), "")
+    if role:
+        return role
     role = labels.get(JOB_ROLE_LABEL, "")
     return role if role in ("launcher", "worker") else ""
 
@@ -151,10 +167,10 @@ def pod_replica_type(pod: dict) -> str:
 def chief_first(instances: list[Instance], pods: list[dict]) -> list[Instance]:
     """Chief, master or launcher first; a job without one (TF workers only) has worker 0 as its chief."""
     if not any(i.is_chief for i in instances):
-        index = {p["metadata"]["name"]: ((p["metadata"].get("labels") or {}).get(
-            "training.kubeflow.org/replica-index")) for p in pods}
+        labels = {p["metadata"]["name"]: p["metadata"].get("labels") or {} for p in pods}
+        index = {name: next((lab[k] for k in INDEX_LABELS if k in lab), None) for name, lab in labels.items()}
         for i in instances:
-            if i.replica_type == "worker" and index.get(i.name) == "0":
+            if i.replica_type in WORKER_TYPES and index.get(i.name) == "0":
                 i.is_chief = True
     return sorted(instances, key=lambda i: (not i.is_chief, i.name))
 
@@ -194,19 +210,29 @@ def instance_of(pod: dict, now: dt.datetime) -> Instance:
 
 
 # ---- jobs -------------------------------------------------------------------------------------------
+def _info(job: dict):
+    return BY_KIND.get(job.get("kind") or "") or KINDS[0]
+
+
 def job_phase(job: dict) -> str:
-    """The job's phase from its conditions, as the Kubeflow training operator writes them (v1.9.0,
-    pkg/util/status.go ``filterOutCondition`` and pkg/controller.v1/common/job.go): condition types Created,
-    Running, Restarting, Succeeded, Failed, Suspended. Restarting replaces Running (and back); Succeeded and
-    Failed set Running false; suspending sets Suspended true and Running false. So: Succeeded, then Failed,
-    then Suspended (or ``runPolicy.suspend`` set before the operator saw it), then Restarting, then Running,
-    else Pending (created or queued)."""
-    conds = {c.get("type"): c.get("status") for c in (job.get("status") or {}).get("conditions") or []}
-    for phase in ("Succeeded", "Failed", "Suspended", "Restarting", "Running"):
-        if conds.get(phase) == "True":
+    """The job's phase from its conditions, in the kind's order (``JobKindInfo.conditions``). The Kubeflow
+    training operator (v1.9.0, pkg/util/status.go ``filterOutCondition`` and pkg/controller.v1/common/job.go)
+    writes Created, Running, Restarting, Succeeded, Failed, Suspended: Restarting replaces Running (and back);
+    Succeeded and Failed set Running false; suspending sets Suspended true and Running false. So: Succeeded,
+    then Failed, then Suspended (or ``runPolicy.suspend`` set before the operator saw it), then Restarting,
+    then Running. A TrainJob (Trainer v2.3.0) has Complete, Failed and Suspended, and is Running while a
+    Job of its JobSet is active. Else Pending (created or queued)."""
+    info = _info(job)
+    status = job.get("status") or {}
+    conds = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+    for ctype, phase in info.conditions:
+        if conds.get(ctype) == "True":
             return phase
-    if ((job.get("spec") or {}).get("runPolicy") or {}).get("suspend") is True:
+    spec = job.get("spec") or {}
+    if (spec.get("runPolicy") or {}).get("suspend") is True or spec.get("suspend") is True:
         return "Suspended"
+    if any(int(j.get("active") or 0) > 0 for j in status.get("jobsStatus") or []):
+        return "Running"
     return "Pending"
 
 
@@ -262,6 +288,8 @@ def state_reason(status: str, *, job: dict | None, kind: str, name: str, namespa
         msg = " ".join(str(c.get("message") or "").split())
         return f"{msg} (runPolicy.suspend is true)" if msg else "runPolicy.suspend is true"
     return ""
+
+
 def job_suspended(job: dict) -> bool:
     """Whether the job is suspended: its ``spec.runPolicy.suspend`` when set (the intent, which
     ``arena-helm suspend/resume`` set), else the operator's ``Suspended`` condition (training-operator
@@ -273,6 +301,41 @@ def job_suspended(job: dict) -> bool:
     return conds.get("Suspended") == "True"
 
 
+def job_ended(job: dict) -> str:
+    """When the job ended: its completionTime, else when its finishing condition (Complete/Failed) became True."""
+    status = job.get("status") or {}
+    if status.get("completionTime"):
+        return status["completionTime"]
+    finishing = {c for c, phase in _info(job).conditions if phase in ("Succeeded", "Failed")}
+    for c in status.get("conditions") or []:
+        if c.get("type") in finishing and c.get("status") == "True":
+            return c.get("lastTransitionTime") or ""
+    return ""
+
+
+def job_runtime(job: dict) -> str:
+    """The training runtime a TrainJob runs on, ``NAME (KIND)``; empty for the other kinds."""
+    key = _info(job).runtime_key
+    ref = ((job.get("spec") or {}).get(key) or {}) if key else {}
+    if not ref.get("name"):
+        return ""
+    return f"{ref['name']} ({ref.get('kind') or 'ClusterTrainingRuntime'})"
+
+
+def _node_pods(job: dict) -> list[tuple[int, list[dict]]]:
+    """(pod count, containers) of each group of identical pods the job asks for."""
+    spec = job.get("spec") or {}
+    key = _info(job).nodes_key
+    if key:  # a TrainJob: numNodes x resourcesPerNode (the runtime's numNodes is 1 when the job sets none)
+        trainer = spec.get(key) or {}
+        return [(int(trainer.get("numNodes") or 1), [{"resources": trainer.get("resourcesPerNode") or {}}])]
+    out = []
+    for rspec in replica_specs(job).values():
+        containers = (((rspec or {}).get("template") or {}).get("spec") or {}).get("containers") or []
+        out.append((int((rspec or {}).get("replicas", 1) or 0), containers))
+    return out
+
+
 def replica_specs(job: dict) -> dict[str, dict]:
     spec = job.get("spec") or {}
     for key in REPLICA_KEYS:
@@ -282,20 +345,12 @@ def replica_specs(job: dict) -> dict[str, dict]:
 
 
 def job_requested_gpus(job: dict) -> int:
-    """replicas x per-pod GPUs, summed over every replica type."""
-    total = 0
-    for rspec in replica_specs(job).values():
-        containers = (((rspec or {}).get("template") or {}).get("spec") or {}).get("containers") or []
-        total += int(rspec.get("replicas", 1) or 0) * container_gpus(containers)
-    return total
+    """replicas x per-pod GPUs, summed over every replica type (a TrainJob: numNodes x per-node GPUs)."""
+    return sum(n * container_gpus(containers) for n, containers in _node_pods(job))
 
 
 def job_requests(job: dict, resource: str) -> float:
-    total = 0.0
-    for rspec in replica_specs(job).values():
-        containers = (((rspec or {}).get("template") or {}).get("spec") or {}).get("containers") or []
-        total += int(rspec.get("replicas", 1) or 0) * container_requests(containers, resource)
-    return total
+    return sum(n * container_requests(containers, resource) for n, containers in _node_pods(job))
 
 
 def job_priority(job: dict) -> str:
@@ -327,6 +382,7 @@ class JobView:
     tensorboard: str = ""
     created_ts: float = 0.0
     reason: str = ""  # why it is in its state, when that needs saying (state_reason)
+    runtime: str = ""  # a TrainJob's training runtime, NAME (KIND)
 
     @property
     def finished(self) -> bool:
@@ -351,6 +407,7 @@ class JobView:
             "requestCPU": fmt_cpu(self.requested_cpu),
             "requestMemory": fmt_mem(self.requested_memory),
             "release": self.release,
+            **({"runtime": self.runtime} if self.runtime else {}),
         }
 
 
@@ -384,7 +441,7 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
     created = parse_time(meta.get("creationTimestamp"))
     status_obj = (job or {}).get("status") or {}
     started = parse_time(status_obj.get("startTime"))
-    completed = parse_time(status_obj.get("completionTime"))
+    completed = parse_time(job_ended(job) if job else None)
     if job is None:
         status = "RELEASE-FAILED" if rinfo.get("status") in ("failed", "pending-install") else "JOB-MISSING"
     else:
@@ -417,7 +474,7 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
         status=status,
         duration=short_duration(seconds),
         created=meta.get("creationTimestamp", ""),
-        ended=status_obj.get("completionTime", "") or "",
+        ended=job_ended(job) if job else "",
         requested_gpus=job_requested_gpus(job) if job else 0,
         allocated_gpus=allocated,
         requested_cpu=job_requests(job, "cpu") if job else 0.0,
@@ -430,6 +487,7 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
         tensorboard=tensorboard,
         created_ts=created.timestamp() if created else 0.0,
         reason=reason,
+        runtime=job_runtime(job) if job else "",
     )
 
 

@@ -235,7 +235,7 @@ def logs_cmd(
     from ..errors import NotFoundError, UsageError
     from ..k8s import parse_duration
     from ..reader import find_job, kind_of_type
-    from ..views import JOB_NAME_LABEL, chief_first, instance_of
+    from ..views import chief_first, instance_of, pod_job_selector
 
     if tail is not None and tail < 0:
         raise UsageError(f"--tail {tail}: give a number of lines, 0 or more")
@@ -253,8 +253,8 @@ def logs_cmd(
         except ValueError:
             raise UsageError(f"--since-time {since_time!r} is not an RFC3339 time (e.g. 2026-01-02T15:04:05Z)") from None
     ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
-    find_job(c, ns, name, kind_of_type(type_))
-    pods = c.kube.list_pods(ns, selector=f"{JOB_NAME_LABEL}={name}")
+    job_kind, *_ = find_job(c, ns, name, kind_of_type(type_))
+    pods = c.kube.list_pods(ns, selector=pod_job_selector(job_kind, name))
     if instance:
         pod = next((p for p in pods if p["metadata"]["name"] == instance), None)
         if pod is None:

@@ -53,11 +53,13 @@ CHARTS_DIR = REPO / "charts"
 GOLDEN_DIR = REPO / "tests" / "golden"
 CRD_DIR = REPO / "tests" / "data" / "crds"
 LIBRARY_CHARTS = ("arena-common",)
-JOB_CHARTS = tuple(k.chart for k in KINDS)
+JOB_CHARTS = tuple(k.chart for k in KINDS if k.replica_key)
 APP_CHARTS = (*JOB_CHARTS, "tensorboard")
-ALL_CHARTS = (*LIBRARY_CHARTS, *APP_CHARTS)
-JOB_KINDS = {k.kind for k in KINDS}
-REPLICA_SPECS_KEY = {k.kind: k.replica_key for k in KINDS}
+# tested in test_trainjob_chart.py; here: lint, Chart.yaml, packaging
+TRAINER_CHARTS = tuple(k.chart for k in KINDS if not k.replica_key)
+ALL_CHARTS = (*LIBRARY_CHARTS, *APP_CHARTS, *TRAINER_CHARTS)
+JOB_KINDS = {k.kind for k in KINDS if k.replica_key}
+REPLICA_SPECS_KEY = {k.kind: k.replica_key for k in KINDS if k.replica_key}
 BASE = {"image": "registry.example.com/trainer:1.0", "command": "python train.py"}
 
 
@@ -379,6 +381,9 @@ def test_chart_yaml(chart):
             have = tuple(int(x) for x in dep_meta["version"].split("-")[0].split("."))
             want = tuple(int(x) for x in m.groups())
             assert have[:2] == want[:2] and have >= want, f"{chart}: {name} {dep_meta['version']} not in {dep['version']}"
+    elif chart in TRAINER_CHARTS:
+        assert meta["dependencies"] == [{"name": "arena-common", "version": "~0.1.0",
+                                         "repository": "file://../arena-common"}]
     else:
         assert "dependencies" not in meta
 

@@ -23,7 +23,7 @@ CASES = sorted(
 )
 PATHS = {  # kind -> API path segment (namespaced)
     "TFJob": "tfjobs", "PyTorchJob": "pytorchjobs", "MPIJob": "mpijobs", "Deployment": "deployments",
-    "Service": "services", "ServiceAccount": "serviceaccounts", "ConfigMap": "configmaps",
+    "Service": "services", "ServiceAccount": "serviceaccounts", "ConfigMap": "configmaps", "TrainJob": "trainjobs",
 }
 
 

@@ -44,6 +44,13 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 REPO = Path(__file__).resolve().parents[2]
 CRD_DIR = REPO / "tests" / "data" / "crds"
 TRAINING_OPERATOR_CRDS = ("kubeflow.org_tfjobs.yaml", "kubeflow.org_pytorchjobs.yaml")
+# Kubeflow Trainer v2.3.0 and the JobSet v0.12.0 it runs on (see tests/data/crds/README.md)
+TRAINER_CRDS = (
+    "trainer-v2.3.0/trainer.kubeflow.org_trainjobs.yaml",
+    "trainer-v2.3.0/trainer.kubeflow.org_clustertrainingruntimes.yaml",
+    "trainer-v2.3.0/trainer.kubeflow.org_trainingruntimes.yaml",
+    "jobset-v0.12.0/jobset.x-k8s.io_jobsets.yaml",
+)
 LIMITED_USER = "alice"
 LIMITED_NAMESPACE = "team-limited"
 SCHEDULER_USER = "system:kube-scheduler"
@@ -402,6 +409,7 @@ class TestCluster:
         """Create the Kubeflow CRDs; ``mpi`` picks which MPIJob CRD (they share one name)."""
         files = [CRD_DIR / "training-operator-v1.9.0" / f for f in TRAINING_OPERATOR_CRDS]
         files.append(self.mpi_crd_file(mpi))
+        files.extend(CRD_DIR / f for f in TRAINER_CRDS)
         for path in files:
             self.create_crd(path)
 

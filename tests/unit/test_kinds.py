@@ -33,7 +33,7 @@ def test_derived_tables_follow_the_registry():
 
 
 def test_an_unknown_name_is_a_usage_error_listing_the_names():
-    with pytest.raises(UsageError, match=r"-T/--type 'caffe': use tfjob, pytorchjob, mpijob \(or tf, pytorch, py, mpi\)"):
+    with pytest.raises(UsageError, match=r"-T/--type 'caffe': use tfjob, pytorchjob, mpijob, trainjob \(or tf, pytorch, py, mpi, tj\)"):
         kinds.lookup("caffe")
 
 

@@ -67,6 +67,8 @@ PER_KIND = {
                    "nproc_per_node": st.one_of(st.sampled_from(["auto", "cpu", "gpu"]), st.integers(1, 8).map(str))},
     "mpijob": {"workers": st.integers(1, 5), "launcher_cpu": quantity, "launcher_memory": quantity,
                "slots_per_worker": st.integers(1, 1024), "mpi_api": st.sampled_from(["auto", "v2beta1", "v1"])},
+    "trainjob": {"workers": st.integers(1, 5), "nproc_per_node": st.integers(1, 8), "suspend": st.booleans(),
+                 "runtime": subdomain, "runtime_kind": st.sampled_from(["ClusterTrainingRuntime", "TrainingRuntime"])},
 }
 
 
@@ -79,7 +81,8 @@ def test_every_spec_hypothesis_builds_gives_values_the_chart_schema_accepts(info
     validator = jsonschema.Draft7Validator(schema_of(info.chart))
     fields = st.fixed_dictionaries(
         {"name": rx(r"^[a-z][a-z0-9]{0,10}$"), "image": st.just("busybox:1.36"), "command": st.text(max_size=30)},
-        optional={**COMMON, **PER_KIND[info.key]},
+        optional={k: v for k, v in {**COMMON, **PER_KIND[info.key]}.items()
+                  if k not in dict(getattr(info.spec_class(), "UNSUPPORTED", ()))},  # flags a kind refuses
     )
 
     @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

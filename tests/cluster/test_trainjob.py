@@ -1,0 +1,280 @@
+"""submit trainjob and the read commands (list, get, logs, top job, delete, prune) against the real API server
+with the Trainer v2.3.0 and JobSet v0.12.0 CRDs and default runtimes installed, Trainer and JobSet played by
+tests/support/trainer_sim.py and the kubelet by the simulator. Tables are asserted exactly (ticking
+durations masked)."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+from kubecluster import CRD_DIR
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+from trainer_sim import JOBSET, TRAINER, JobSetSim, TrainerSim, install_default_runtimes
+from typer.testing import CliRunner
+
+from arena_helm.cli import app
+
+pytestmark = pytest.mark.cluster
+runner = CliRunner()
+TICKING = re.compile(r"(?<=\s)\d+(s|m|h|d|y|h\d+m)(?=\s|$)", re.M)
+
+
+def mask(text: str) -> str:
+    """Durations tick between runs: replace them, and squeeze the columns."""
+    return re.sub(r" +", " ", TICKING.sub("<t>", text))
+
+
+def ok(res):
+    assert res.exit_code == 0, res.output
+    return res.stdout
+
+
+class Ctx:
+    """The CLI in-process against the test cluster (as tests/cluster/test_read.py does)."""
+
+    def __init__(self, helm_bin, cluster, namespace, user="admin"):
+        self.base = ["--kubeconfig", str(cluster.users[user].kubeconfig), "--helm-binary", str(helm_bin)]
+        self.ns = namespace
+
+    def __call__(self, *args):
+        cmd = list(args)
+        if cmd[0] == "submit":  # options go before a submit's command words
+            i = cmd.index("--")
+            return runner.invoke(app, cmd[:i] + self.base + ["-n", self.ns] + cmd[i:])
+        return runner.invoke(app, cmd + self.base + ["-n", self.ns])
+DEFAULT_RUNTIMES = ["deepspeed-distributed", "jax-distributed", "mlx-distributed", "torch-distributed",
+                    "xgboost-distributed"]
+
+
+@pytest.fixture(scope="session")
+def runtimes(cluster):
+    return install_default_runtimes(cluster.api_client(), CRD_DIR)
+
+
+@pytest.fixture
+def ctx(helm_bin, cluster, namespace, runtimes):
+    return Ctx(helm_bin, cluster, namespace)
+
+
+@pytest.fixture
+def trainer(cluster):
+    return TrainerSim(cluster.api_client())
+
+
+@pytest.fixture
+def jobset(cluster):
+    return JobSetSim(cluster.api_client())
+
+
+@pytest.fixture
+def gpu_node(kubelet, namespace):
+    name = f"tj-gpu-{namespace}"
+    kubelet.add_node(name, gpus=8)
+    yield name
+    client.CoreV1Api(kubelet.api_client).delete_node(name)
+    kubelet.nodes.discard(name)
+
+
+def pods_of(cluster, ns: str, name: str) -> list:
+    pods = client.CoreV1Api(cluster.api_client()).list_namespaced_pod(
+        ns, label_selector=f"jobset.sigs.k8s.io/jobset-name={name}").items
+    return sorted(pods, key=lambda p: (p.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"],
+                                       int(p.metadata.labels["batch.kubernetes.io/job-completion-index"])))
+
+
+def wait_gone(fn, timeout: float = 60.0) -> None:
+    """Poll until ``fn()`` raises 404 or returns an empty list (the garbage collector works in the background)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if not fn():
+                return
+        except ApiException as exc:
+            if exc.status == 404:
+                return
+            raise
+        time.sleep(0.2)
+    raise AssertionError("still there after the garbage collector's grace")
+
+
+def test_a_trainjob_through_its_life(ctx, cluster, trainer, jobset, kubelet, gpu_node, namespace):
+    ns = namespace
+    ok(ctx("submit", "trainjob", "--name", "mnist", "--image", "pytorch/pytorch:2", "--workers", "2", "--gpus", "2",
+           "--cpu", "4", "--memory", "8Gi", "-l", "team=vision", "--", "torchrun", "train.py"))
+    custom = client.CustomObjectsApi(cluster.api_client())
+    tj = custom.get_namespaced_custom_object(*TRAINER, ns, "trainjobs", "mnist")
+    assert tj["spec"]["trainer"]["command"] == ["sh", "-c", "torchrun train.py"]
+    assert tj["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0][
+        "name"] == "node"  # the torch runtime's only replicated job with the trainer container
+    assert mask(ok(ctx("list"))) == mask(
+        "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE\n"
+        "mnist PENDING TRAINJOB 0s 4 0 N/A\n")
+
+    trainer.reconcile(ns, "mnist")
+    js = jobset.jobset(ns, "mnist")
+    assert js["metadata"]["ownerReferences"][0]["kind"] == "TrainJob"
+    node_job = js["spec"]["replicatedJobs"][0]
+    assert node_job["template"]["spec"]["parallelism"] == 2
+    container = node_job["template"]["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] == "pytorch/pytorch:2"
+    assert container["resources"] == {"requests": {"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": 2},
+                                      "limits": {"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": 2}}
+    names = jobset.create_pods(ns, "mnist")
+    pods = pods_of(cluster, ns, "mnist")
+    assert [p.metadata.name for p in pods] == sorted(names)
+    assert [p.metadata.labels["batch.kubernetes.io/job-name"] for p in pods] == ["mnist-node-0"] * 2
+    assert all(p.metadata.labels["team"] == "vision" for p in pods)
+    first, second = (p.metadata.name for p in pods)
+    for p in (first, second):
+        kubelet.run_pod(ns, p, gpu_node)
+    jobset.sync_status(ns, "mnist")
+    trainer.sync_status(ns, "mnist")
+
+    assert mask(ok(ctx("list"))) == mask(
+        "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE\n"
+        f"mnist RUNNING TRAINJOB 0s 4 4 {gpu_node}\n")
+    wide = mask(ok(ctx("list", "-o", "wide")))
+    assert wide == mask(
+        "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE CPU(Requested) MEMORY(Requested) "
+        "REVISION CHART RUNTIME\n"
+        f"mnist RUNNING TRAINJOB 0s 4 4 {gpu_node} 8 16Gi 1 trainjob-0.1.0 torch-distributed "
+        "(ClusterTrainingRuntime)\n")
+    out = ok(ctx("get", "mnist"))
+    assert "Trainer:     TRAINJOB\nRuntime:     torch-distributed (ClusterTrainingRuntime)\n" in out
+    assert "GPUs:        4 requested, 4 allocated" in out
+    rows = [line.split() for line in out.splitlines() if line.startswith("mnist-node-")]
+    assert [(r[0], r[1], r[3], r[4], r[5]) for r in rows] == [
+        (first, "Running", "true", "2", gpu_node), (second, "Running", "false", "2", gpu_node)]
+    data = json.loads(ok(ctx("get", "mnist", "-o", "json")))
+    assert (data["trainer"], data["status"], data["requestGPUs"], data["chiefName"], data["runtime"]) == (
+        "trainjob", "RUNNING", 4, first, "torch-distributed (ClusterTrainingRuntime)")
+    top = mask(ok(ctx("top", "job")))
+    assert top.splitlines()[1].split()[:5] == ["mnist", "RUNNING", "TRAINJOB", "4", "4"]
+
+    kubelet.write_log(ns, first, "node", "rank 0: epoch 1\nrank 0: done\n")
+    kubelet.close_log(ns, first, "node")
+    assert ok(ctx("logs", "mnist")) == "rank 0: epoch 1\nrank 0: done\n"
+    kubelet.write_log(ns, second, "node", "rank 1\n")
+    kubelet.close_log(ns, second, "node")
+    assert ok(ctx("logs", "mnist", "-i", second)) == "rank 1\n"
+
+    for p in (first, second):
+        kubelet.set_pod_state(ns, p, "Succeeded")
+    jobset.sync_status(ns, "mnist")
+    trainer.sync_status(ns, "mnist")
+    listed = mask(ok(ctx("list")))
+    assert listed == mask("NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE\n"
+                          f"mnist SUCCEEDED TRAINJOB 0s 4 N/A {gpu_node}\n")
+    data = json.loads(ok(ctx("get", "mnist", "-o", "json")))
+    assert data["status"] == "SUCCEEDED" and data["endedAt"]
+    assert "nothing to prune" in ok(ctx("prune", "--since", "1h", "-y"))
+
+    res = ctx("delete", "mnist")
+    assert res.exit_code == 0 and res.stdout == f"trainjob/mnist deleted (release mnist uninstalled from namespace {ns})\n"
+    wait_gone(lambda: custom.get_namespaced_custom_object(*TRAINER, ns, "trainjobs", "mnist"))
+    wait_gone(lambda: custom.get_namespaced_custom_object(*JOBSET, ns, "jobsets", "mnist"))
+    wait_gone(lambda: pods_of(cluster, ns, "mnist"))
+    assert ok(ctx("list")) == "NAME  STATUS  TRAINER  DURATION  GPU(Requested)  GPU(Allocated)  NODE\n" or \
+        "mnist" not in ok(ctx("list"))
+
+
+def test_prune_removes_a_finished_trainjob(ctx, trainer, jobset, kubelet, gpu_node, namespace):
+    ns = namespace
+    ok(ctx("submit", "tj", "--name", "old", "--", "python", "t.py"))
+    trainer.reconcile(ns, "old")
+    (pod,) = jobset.create_pods(ns, "old")
+    kubelet.run_pod(ns, pod, gpu_node)
+    kubelet.set_pod_state(ns, pod, "Failed")
+    jobset.sync_status(ns, "old")
+    trainer.sync_status(ns, "old")
+    assert json.loads(ok(ctx("get", "old", "-o", "json")))["status"] == "FAILED"
+    time.sleep(1.1)  # prune compares with whole-second timestamps: let one second pass (nothing to poll)
+    out = ok(ctx("prune", "--since", "1s", "-y"))
+    assert out.endswith("trainjob/old deleted\n") and f"{ns}/old  FAILED  ended " in out
+
+
+def test_runtime_is_checked_against_what_the_cluster_serves(ctx, cluster, namespace):
+    res = ctx("submit", "tj", "--name", "bad", "--runtime", "torch-distributed-x", "--", "python", "t.py")
+    assert res.exit_code == 2
+    assert res.output == (
+        f"error: --runtime torch-distributed-x: no ClusterTrainingRuntime torch-distributed-x in the cluster; the "
+        f"cluster serves {', '.join(DEFAULT_RUNTIMES)} (ClusterTrainingRuntime)\n")
+    assert ok(ctx("list")).count("\n") == 1  # nothing was installed
+    res = ctx("submit", "tj", "--name", "bad", "--runtime", "mine", "--runtime-kind", "TrainingRuntime", "--",
+              "python")
+    assert res.exit_code == 2 and res.output.startswith(
+        f"error: --runtime mine: no TrainingRuntime mine in namespace {namespace}; the cluster serves ")
+
+
+def test_a_namespaced_training_runtime(ctx, cluster, trainer, jobset, namespace):
+    import yaml
+
+    body = yaml.safe_load((CRD_DIR / "trainer-v2.3.0/runtimes/torch_distributed.yaml").read_text())
+    body.update(kind="TrainingRuntime", metadata={"name": "team-torch", "namespace": namespace})
+    custom = client.CustomObjectsApi(cluster.api_client())
+    custom.create_namespaced_custom_object(*TRAINER, namespace, "trainingruntimes", body)
+    res = ctx("submit", "tj", "--name", "t1", "--runtime", "team-torch", "--", "python", "t.py")
+    assert res.exit_code == 2 and res.output == (
+        "error: --runtime team-torch: it is a TrainingRuntime, not a ClusterTrainingRuntime: add --runtime-kind "
+        "TrainingRuntime\n")
+    ok(ctx("submit", "tj", "--name", "t1", "--runtime", "team-torch", "--runtime-kind", "TrainingRuntime",
+           "--workers", "3", "--", "python", "t.py"))
+    trainer.reconcile(namespace, "t1")
+    assert len(jobset.create_pods(namespace, "t1")) == 3
+    out = ok(ctx("get", "t1"))
+    assert "Runtime:     team-torch (TrainingRuntime)" in out and out.count("t1-node-0-") == 3
+
+
+def test_deepspeed_runtime_patches_node_and_launcher(ctx, cluster, trainer, jobset, kubelet, gpu_node, namespace):
+    ns = namespace
+    ok(ctx("submit", "tj", "--name", "ds", "--runtime", "deepspeed-distributed", "--workers", "3", "-d",
+           "data:/data", "--", "deepspeed", "train.py"))
+    custom = client.CustomObjectsApi(cluster.api_client())
+    tj = custom.get_namespaced_custom_object(*TRAINER, ns, "trainjobs", "ds")
+    patched = tj["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+    assert [j["name"] for j in patched] == ["node", "launcher"]
+    trainer.reconcile(ns, "ds")
+    jobset.create_pods(ns, "ds")
+    pods = pods_of(cluster, ns, "ds")
+    assert [p.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"] for p in pods] == ["launcher", "node", "node"]
+    for p in pods:
+        assert [m.mount_path for m in p.spec.containers[0].volume_mounts or [] if m.name == "data-0"] == ["/data"]
+        kubelet.run_pod(ns, p.metadata.name, gpu_node)
+    launcher = pods[0].metadata.name
+    assert pods[0].spec.containers[0].command == ["sh", "-c", "deepspeed train.py"]
+    kubelet.write_log(ns, launcher, "node", "launcher up\n")
+    kubelet.close_log(ns, launcher, "node")
+    assert ok(ctx("logs", "ds")) == "launcher up\n"  # the launcher is the main instance
+    data = json.loads(ok(ctx("get", "ds", "-o", "json")))
+    assert data["chiefName"] == launcher and len(data["instances"]) == 3
+
+
+def test_a_suspended_trainjob_has_no_pods(ctx, trainer, jobset, namespace):
+    ok(ctx("submit", "tj", "--name", "later", "--suspend", "--", "python", "t.py"))
+    trainer.reconcile(namespace, "later")
+    assert jobset.create_pods(namespace, "later") == []
+    assert mask(ok(ctx("list"))) == mask(
+        "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE\n"
+        "later SUSPENDED TRAINJOB 0s 0 0 N/A\n")
+
+
+def test_plain_helm_install_prints_the_notes(helm_bin, cluster, namespace, runtimes, tmp_path):
+    import subprocess
+
+    from arena_helm.charts import assemble_chart
+
+    chart = assemble_chart("trainjob", tmp_path)
+    proc = subprocess.run([str(helm_bin), "install", "notes", str(chart), "-n", namespace, "--kubeconfig",
+                           str(cluster.admin.kubeconfig), "--set", "runtime.name=jax-distributed", "--set",
+                           "numNodes=3", "--set", "suspend=true"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    notes = proc.stdout.split("NOTES:\n", 1)[1]
+    assert notes.startswith(f"Submitted trainjob notes in namespace {namespace}\n"
+                            "  runtime: ClusterTrainingRuntime/jax-distributed\n  nodes: 3\n"
+                            f"  suspended: resume it with kubectl patch trainjob notes -n {namespace}")
+    assert f"kubectl get pods -n {namespace} -l jobset.sigs.k8s.io/jobset-name=notes\n" in notes
+    assert notes.rstrip().endswith(f"helm uninstall notes -n {namespace}")
