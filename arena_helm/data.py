@@ -12,6 +12,7 @@ import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from .errors import ForbiddenError
 from .kinds import BY_KIND
 from .kube import KubeReader, ns_path
 from .views import parse_time, replica_specs, short_duration
@@ -75,8 +76,12 @@ def list_claims(kube: KubeReader, namespace: str | None) -> list[Claim]:
     users: dict[tuple[str, str], list[str]] = defaultdict(list)
     for kind, versions in kube.served_job_versions().items():
         info = BY_KIND[kind]
-        for job in kube.list_path(f"/apis/{info.group}/{versions[0]}{ns_path(namespace)}/{info.plural}",
-                                  f"listing {info.plural}"):
+        try:
+            jobs = kube.list_path(f"/apis/{info.group}/{versions[0]}{ns_path(namespace)}/{info.plural}",
+                                  f"listing {info.plural}")
+        except ForbiddenError:  # a kind this user may not read (e.g. no TrainJob rights): its users are unknown
+            continue
+        for job in jobs:
             meta = job.get("metadata") or {}
             for claim in claims_of_job(job):
                 users[(meta.get("namespace", ""), claim)].append(f"{info.key}/{meta.get('name', '')}")

@@ -36,7 +36,7 @@ def ctx(helm_bin, cluster, namespace):
 @pytest.fixture
 def node(kubelet, namespace):
     name = f"node-{namespace}"
-    kubelet.add_node(name, gpus=2)
+    kubelet.add_node(name, pool=namespace, gpus=2)
     yield name
     client.CoreV1Api(kubelet.api_client).delete_node(name)
     kubelet.nodes.discard(name)

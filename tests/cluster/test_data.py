@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -24,15 +25,22 @@ def mask(text: str) -> str:
 
 
 def make_claim(core, ns, name, *, modes, size, storage_class=None, bound=True, annotations=None):
-    """A PVC; ``bound``: the status the PV controller writes once it binds one (there is none here)."""
+    """A PVC; ``bound``: with a PV of its size that the controller-manager's PV binder binds to it."""
     spec = {"accessModes": modes, "resources": {"requests": {"storage": size}}}
     if storage_class:
         spec["storageClassName"] = storage_class
     core.create_namespaced_persistent_volume_claim(ns, {"metadata": {"name": name, "annotations": annotations or {}},
                                                         "spec": spec})
-    if bound:
-        core.patch_namespaced_persistent_volume_claim_status(name, ns, {"status": {
-            "phase": "Bound", "accessModes": modes, "capacity": {"storage": size}}})
+    if bound:  # a PV made for it, bound to it by the real PV binder of the controller-manager
+        core.create_persistent_volume({
+            "metadata": {"name": f"pv-{ns}-{name}"},
+            "spec": {"accessModes": modes, "capacity": {"storage": size}, "hostPath": {"path": f"/tmp/{name}"},
+                     "storageClassName": storage_class or "", "persistentVolumeReclaimPolicy": "Retain",
+                     "claimRef": {"namespace": ns, "name": name}}})
+        deadline = time.monotonic() + 30
+        while core.read_namespaced_persistent_volume_claim(name, ns).status.phase != "Bound":
+            assert time.monotonic() < deadline, f"the PV binder did not bind {ns}/{name}"
+            time.sleep(0.2)
 
 
 @pytest.fixture
@@ -42,7 +50,10 @@ def claims(cluster, namespace):
                storage_class="nfs", annotations={"description": "ImageNet", "owner": "team-a"})
     make_claim(core, namespace, "models", modes=["ReadWriteOnce"], size="20Gi")
     make_claim(core, namespace, "scratch", modes=["ReadWriteOnce"], size="5Gi", storage_class="fast", bound=False)
-    return core
+    yield core
+    for pv in core.list_persistent_volume().items:  # PVs are cluster-wide: remove this test's
+        if pv.metadata.name.startswith(f"pv-{namespace}-"):
+            core.delete_persistent_volume(pv.metadata.name)
 
 
 def run(cluster, *args, user="admin"):

@@ -357,15 +357,20 @@ def test_debug_logs_every_api_request_and_helm_call(helm_bin, cluster, namespace
     assert f"/apis/kubeflow.org/v1/namespaces/{namespace}/tfjobs/dbg" in paths, res.stderr
     assert any(p.startswith(f"/api/v1/namespaces/{namespace}/pods?labelSelector=") for p in paths), paths
     assert all(s in ("200", "404") for _, _, s, _ in api), api
-    helm_lines = re.findall(r"^debug: arena_helm\.helm: helm: (\S+) list .*", res.stderr, re.M)
+    assert not re.findall(r"^debug: arena_helm\.helm: helm: ", res.stderr, re.M)  # get reads the API only
+    res = cli("delete", "dbg", "--debug", *o)  # delete runs helm: its argv is logged
+    assert res.exit_code == 0, res.output
+    helm_lines = re.findall(r"^debug: arena_helm\.helm: helm: (\S+) uninstall dbg .*", res.stderr, re.M)
     assert helm_lines == [str(helm_bin)], res.stderr
+    _submit(cluster, namespace, helm_bin, "dbg")
     res = cli("get", "dbg", *o)  # the next invocation logs nothing
     assert res.exit_code == 0 and res.stderr == "", res.stderr
 
 
 def test_debug_logs_the_failing_request_with_its_status(helm_bin, cluster):
     res = cli("top", "node", "--debug", "--kubeconfig", str(cluster.limited.kubeconfig))
-    assert re.search(r"^debug: arena_helm\.kube: api: GET /api/v1/nodes 403 \d+ms$", res.stderr, re.M), res.stderr
+    assert re.search(r"^debug: arena_helm\.kube: api: GET /api/v1/nodes\?limit=500 403 \d+ms$", res.stderr,
+                     re.M), res.stderr
 
 
 # ---- output forms ----------------------------------------------------------------------------------------------
@@ -376,7 +381,7 @@ def test_get_wide_and_name_list_name(helm_bin, cluster, namespace, operator, kub
     assert ok(cli("get", "forms", "-o", "name", *o)) == "tfjob/forms\n"
     assert ok(cli("list", "-o", "name", *o)) == "tfjob/forms2\ntfjob/forms\n"
     node = f"n-{namespace}"
-    kubelet.add_node(node)
+    kubelet.add_node(node, pool=namespace)
     try:
         operator.create_pods("TFJob", namespace, "forms")
         kubelet.run_pod(namespace, "forms-worker-0", node)
@@ -423,7 +428,7 @@ def test_tensorboard_open_waits_for_the_pod_and_gives_up(helm_bin, cluster, name
     dep = apps.read_namespaced_deployment("tbo-tensorboard", namespace)
     template = client.ApiClient().sanitize_for_serialization(dep.spec.template)
     node = f"tb-{namespace}"
-    kubelet.add_node(node)
+    kubelet.add_node(node, pool=namespace)
     try:
         client.CoreV1Api(cluster.api_client()).create_namespaced_pod(
             namespace, {"metadata": {"name": "tbo-pod", "labels": template["metadata"]["labels"]},

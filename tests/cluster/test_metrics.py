@@ -113,8 +113,8 @@ def jobs(cluster, kubelet, operator, namespace, prometheus):
     ns = namespace
     ctx = Ctx(cluster, ns)
     m_node, l_node = f"m-{ns}", f"l-{ns}"
-    kubelet.add_node(m_node, gpus=4, cpu="64", memory="256Gi", labels={"node-role.kubernetes.io/gpu": ""})
-    kubelet.add_node(l_node, gpus=1, cpu="16", memory="64Gi")
+    kubelet.add_node(m_node, pool=ns, gpus=4, cpu="64", memory="256Gi", labels={"node-role.kubernetes.io/gpu": ""})
+    kubelet.add_node(l_node, pool=ns, gpus=1, cpu="16", memory="64Gi")
     try:
         ok(ctx("submit", "tf", "--name", "train", "--image", "tf:2", "--workers", "2", "--gpus", "2", "--cpu", "4",
                "--memory", "8Gi", "--", "python", "train.py"))

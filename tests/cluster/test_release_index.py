@@ -17,9 +17,9 @@ from helmtools import kubectl_path
 from kubernetes import client
 from typer.testing import CliRunner
 
-from arena_helm import helm as helm_mod
 from arena_helm import kube as kube_mod
 from arena_helm import reader as reader_mod
+from arena_helm import stats
 from arena_helm.cli import app
 
 pytestmark = pytest.mark.cluster
@@ -78,7 +78,7 @@ def kubectl(cluster, *args: str, stdin: str | None = None) -> str:
 @pytest.fixture
 def gpu_node(kubelet, namespace):
     name = f"gpu-{namespace}"
-    kubelet.add_node(name, gpus=8)
+    kubelet.add_node(name, pool=namespace, gpus=8)
     yield name
     client.CoreV1Api(kubelet.api_client).delete_node(name)
     kubelet.nodes.discard(name)
@@ -100,9 +100,10 @@ def test_jobs_made_without_helm_are_in_view_and_deleted_as_objects(ctx, cluster,
         f"viahelm RUNNING TFJOB 0s 2 2 {gpu_node} viahelm\n"
     )
     assert mask(ok(ctx("top", "job"))) == mask(
-        "NAME STATUS TRAINER GPU(Requested) GPU(Allocated) CPU(Requested) MEMORY(Requested) NODE RELEASE\n"
-        f"viakubectl RUNNING TFJOB 4 4 0 0 {gpu_node} -\n"
-        f"viahelm RUNNING TFJOB 2 2 0 0 {gpu_node} viahelm\n\n"
+        "NAME STATUS TRAINER GPU(Requested) GPU(Allocated) GPU(Util) GPU_MEMORY(Used/Total) CPU(Requested) "
+        "CPU(Usage) MEMORY(Requested) MEMORY(Usage) NODE RELEASE\n"  # no Prometheus here: the metrics read N/A
+        f"viakubectl RUNNING TFJOB 4 4 N/A N/A 0 N/A 0 N/A {gpu_node} -\n"
+        f"viahelm RUNNING TFJOB 2 2 N/A N/A 0 N/A 0 N/A {gpu_node} viahelm\n\n"
         "Total Allocated/Requested GPUs of Training Jobs: 6/6\n"
     )
     # top node counts the same pods: the node's allocated GPUs are the jobs' allocated GPUs
@@ -151,7 +152,7 @@ def test_list_reads_release_metadata_only_and_runs_no_helm(ctx, helm_bin, cluste
     proc = subprocess.run([str(helm_bin), "list", "-q", "-n", namespace, "--kubeconfig", str(cluster.admin.kubeconfig)],
                           capture_output=True, text=True, check=False)
     assert proc.stdout.split() == ["first"], (proc.stdout, proc.stderr)
-    helm_calls = helm_mod.STATS["helm_calls"]
+    helm_calls = stats.get("helm_calls")
     assert mask(ok(ctx("list", "-o", "wide"))) == mask(
         "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE CPU(Requested) MEMORY(Requested) REVISION CHART\n"
         "second PENDING TFJOB <t> 0 0 N/A 0 0 1 tfjob-0.1.0\n"
@@ -159,7 +160,7 @@ def test_list_reads_release_metadata_only_and_runs_no_helm(ctx, helm_bin, cluste
     )
     (job,) = [j for j in json.loads(ok(ctx("top", "job", "-o", "json"))) if j["name"] == "second"]
     assert (job["release"]["status"], job["release"]["revision"]) == ("deployed", 1)
-    assert helm_mod.STATS["helm_calls"] == helm_calls  # list and top job started no helm
+    assert stats.get("helm_calls") == helm_calls  # list and top job started no helm
 
 
 def test_helm_driver_configmap_is_read_like_helm_reads_it(ctx, helm_bin, cluster, namespace):
@@ -212,7 +213,7 @@ def test_paged_lists_start_again_once_when_the_continue_token_expires(ctx, clust
         return original(self, path, params, accept, action)
 
     monkeypatch.setattr(kube_mod.KubeReader, "_get_page", get_page)
-    pages = kube_mod.STATS["list_pages"]
+    pages = stats.get("list_pages")
     res = ctx("list", *(["--debug"] if expiries == 1 else []))
     assert len(expired) == expiries
     if expiries == 2:
@@ -223,7 +224,7 @@ def test_paged_lists_start_again_once_when_the_continue_token_expires(ctx, clust
     assert "listing pods: continue token expired (410 Gone); listing again" in res.stderr
     assert [line.split()[:2] for line in res.stdout.splitlines()[1:]] == [[n, "PENDING"] for n in reversed(names)]
     # 5 jobs, 2 a page: releases 3 pages, TFJobs 3, pods 3 (+ the pages before the expiry), and the rest
-    assert kube_mod.STATS["list_pages"] - pages >= 9
+    assert stats.get("list_pages") - pages >= 9
 
 
 def test_a_job_installed_or_uninstalled_while_list_reads_is_shown_consistently(ctx, helm_bin, cluster, namespace,

@@ -131,15 +131,24 @@ def test_tensorboard_open_runs_kubectl_port_forward(cli, tmp_path, monkeypatch, 
     res = cli("submit", "tf", "--name", "viz", "--image", "tf:2", "-d", "logs:/logs", "--tensorboard", "--logdir",
               "/logs/viz", "--", "python", "x.py")
     assert res.exit_code == 0, res.output
-    # the pod the Deployment controller (not run here) would make, run by the kubelet stand-in
+    # the claim the logs live on (bound by the controller-manager's PV binder), a node of this test's pool,
+    # and the pod the real Deployment controller makes, run by the kubelet stand-in
+    import time
+
     core = client.CoreV1Api(cluster.api_client())
-    dep = client.AppsV1Api(cluster.api_client()).read_namespaced_deployment("viz-tensorboard", namespace)
-    template = client.ApiClient().sanitize_for_serialization(dep.spec.template)
+    core.create_namespaced_persistent_volume_claim(namespace, {"metadata": {"name": "logs"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}, "storageClassName": ""}})
+    core.create_persistent_volume({"metadata": {"name": f"pv-{namespace}-logs"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"}, "hostPath": {"path": "/tmp/logs"},
+        "storageClassName": "", "claimRef": {"namespace": namespace, "name": "logs"}}})
     node = f"tbnode-{namespace}"
-    kubelet.add_node(node)
-    core.create_namespaced_pod(namespace, {"metadata": {"name": "viz-tb", "labels": template["metadata"]["labels"]},
-                                           "spec": template["spec"]})
-    kubelet.run_pod(namespace, "viz-tb", node)
+    kubelet.add_node(node, pool=namespace)
+    deadline = time.monotonic() + 60
+    while not (pods := core.list_namespaced_pod(namespace, label_selector="app.kubernetes.io/instance=viz,"
+                                                "app.kubernetes.io/component=tensorboard").items):
+        assert time.monotonic() < deadline, "the Deployment controller made no TensorBoard pod"
+        time.sleep(0.2)
+    kubelet.run_pod(namespace, pods[0].metadata.name, node)
     record = tmp_path / "argv.txt"
     fake = tmp_path / "bin" / "kubectl"
     fake.parent.mkdir()
@@ -154,3 +163,4 @@ def test_tensorboard_open_runs_kubectl_port_forward(cli, tmp_path, monkeypatch, 
     assert "Forwarding http://localhost:7007 to viz-tensorboard" in res.stderr
     core.delete_node(node)
     kubelet.nodes.discard(node)
+    core.delete_persistent_volume(f"pv-{namespace}-logs")

@@ -73,7 +73,7 @@ def jobset(cluster):
 @pytest.fixture
 def gpu_node(kubelet, namespace):
     name = f"tj-gpu-{namespace}"
-    kubelet.add_node(name, gpus=8)
+    kubelet.add_node(name, pool=namespace, gpus=8)
     yield name
     client.CoreV1Api(kubelet.api_client).delete_node(name)
     kubelet.nodes.discard(name)

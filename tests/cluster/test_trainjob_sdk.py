@@ -53,7 +53,7 @@ def test_kubeflow_sdk_lists_gets_and_reads_logs_of_an_arena_helm_trainjob(sdk_py
                                                                           namespace):
     install_default_runtimes(cluster.api_client(), CRD_DIR)
     node = f"sdk-gpu-{namespace}"
-    kubelet.add_node(node, gpus=4)
+    kubelet.add_node(node, pool=namespace, gpus=4)
     try:
         res = CliRunner().invoke(app, [
             "submit", "trainjob", "--name", "mnist", "--image", "pytorch/pytorch:2", "--workers", "2", "--gpus", "1",
