@@ -89,16 +89,21 @@ def pods_of(cluster, ns: str, name: str) -> list:
 def wait_gone(fn, timeout: float = 60.0) -> None:
     """Poll until ``fn()`` raises 404 or returns an empty list (the garbage collector works in the background)."""
     deadline = time.monotonic() + timeout
+    last = None
     while time.monotonic() < deadline:
         try:
-            if not fn():
+            last = fn()
+            if not last:
                 return
         except ApiException as exc:
             if exc.status == 404:
                 return
             raise
         time.sleep(0.2)
-    raise AssertionError("still there after the garbage collector's grace")
+    if isinstance(last, list):
+        last = [(p.metadata.name, p.metadata.deletion_timestamp, [o.kind + "/" + o.name for o in
+                                                                  p.metadata.owner_references or []]) for p in last]
+    raise AssertionError(f"still there after the garbage collector's grace: {last}")
 
 
 def test_a_trainjob_through_its_life(ctx, cluster, trainer, jobset, kubelet, gpu_node, namespace):
@@ -226,11 +231,18 @@ def test_a_namespaced_training_runtime(ctx, cluster, trainer, jobset, namespace)
     trainer.reconcile(namespace, "t1")
     assert len(jobset.create_pods(namespace, "t1")) == 3
     out = ok(ctx("get", "t1"))
-    assert "Runtime:     team-torch (TrainingRuntime)" in out and out.count("t1-node-0-") == 3
+    assert "Runtime:     team-torch (TrainingRuntime)" in out
+    assert sum(line.startswith("t1-node-0-") for line in out.splitlines()) == 3  # the instance rows
 
 
 def test_deepspeed_runtime_patches_node_and_launcher(ctx, cluster, trainer, jobset, kubelet, gpu_node, namespace):
     ns = namespace
+    core = client.CoreV1Api(cluster.api_client())  # the claim -d names, bound by the PV binder
+    core.create_namespaced_persistent_volume_claim(ns, {"metadata": {"name": "data"}, "spec": {
+        "accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "1Gi"}}, "storageClassName": ""}})
+    core.create_persistent_volume({"metadata": {"name": f"pv-{ns}-data"}, "spec": {
+        "accessModes": ["ReadWriteMany"], "capacity": {"storage": "1Gi"}, "hostPath": {"path": "/tmp/data"},
+        "storageClassName": "", "claimRef": {"namespace": ns, "name": "data"}}})
     ok(ctx("submit", "tj", "--name", "ds", "--runtime", "deepspeed-distributed", "--workers", "3", "-d",
            "data:/data", "--", "deepspeed", "train.py"))
     custom = client.CustomObjectsApi(cluster.api_client())

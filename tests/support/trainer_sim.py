@@ -293,15 +293,21 @@ class JobSetSim:
                     pod_tpl["spec"]["restartPolicy"] = "Never"
                 spec = job_body["spec"]
                 spec.pop("completionMode", None)  # batch/v1 of the 1.20 API server predates Indexed Jobs
+                # ... so this stand-in makes the indexed pods itself, as the job controller of 1.21+ does for
+                # completionMode Indexed; the Job gets parallelism 0 so that the real 1.20 job controller of
+                # the test cluster makes none, and the pods carry no controller-uid label so that it does not
+                # adopt them (their ownerReference still ties them to the Job for the garbage collector).
+                parallelism = int(spec.get("parallelism") or 1)
+                spec["parallelism"] = 0
                 job = _create(self.batch.create_namespaced_job, namespace, job_body)
+                # a plain (not controller) owner: the 1.20 job controller releases pods whose controller
+                # reference names a Job that does not select them; the garbage collector follows any owner
                 job_owner = {"apiVersion": "batch/v1", "kind": "Job", "name": job_name, "uid": job.metadata.uid,
-                             "controller": True, "blockOwnerDeletion": True}
-                for index in range(int(spec.get("parallelism") or 1)):
+                             "controller": False, "blockOwnerDeletion": True}
+                for index in range(parallelism):
                     pod_name = f"{job_name}-{index}-{secrets.token_hex(3)[:5]}"
                     labels = {**(pod_tpl["metadata"].get("labels") or {}), JOB_NAME: job_name,
-                              "job-name": job_name, COMPLETION_INDEX: str(index),
-                              "controller-uid": job.metadata.uid, "batch.kubernetes.io/controller-uid":
-                              job.metadata.uid}
+                              "job-name": job_name, COMPLETION_INDEX: str(index)}
                     annotations = {**(pod_tpl["metadata"].get("annotations") or {}), COMPLETION_INDEX: str(index)}
                     pod_spec = copy.deepcopy(pod_tpl["spec"])
                     pod_spec.update({"hostname": f"{job_name}-{index}", "subdomain": name})
