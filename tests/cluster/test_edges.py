@@ -414,13 +414,14 @@ def test_tensorboard_open_waits_for_the_pod_and_gives_up(helm_bin, cluster, name
     ok(cli("tensorboard", "start", "tbo", "--logdir", "logs:/run1", *o))
     kubectl = fake_kubectl(tmp_path / "bin")
     env = {"PATH": f"{kubectl.parent}:/usr/bin:/bin"}
-    # no controller makes the Deployment's pod here: nothing runs, open gives up after --timeout
+    # the Deployment controller makes the pod, but it cannot run (no node, no claim yet): open gives up
     res = cli("tensorboard", "open", "tbo", "--timeout", "2s", *o, env=env)
     assert res.exit_code == 3, res.output
     lines = res.stderr.strip().splitlines()
     assert lines[0] == "waiting for the TensorBoard pod of tbo to run (up to 2s; --timeout)"
-    assert lines[1:] == [f"error: the TensorBoard pod of tbo is not running after 2s (no pod yet): see kubectl get "
-                         f"pods -n {namespace} -l app.kubernetes.io/instance=tbo"], res.stderr
+    assert len(lines) == 2 and re.fullmatch(
+        r"error: the TensorBoard pod of tbo is not running after 2s \((no pod yet|tbo-tensorboard-\S+ Pending)\): "
+        rf"see kubectl get pods -n {namespace} -l app\.kubernetes\.io/instance=tbo", lines[1]), res.stderr
     assert not (kubectl.parent / "argv.txt").exists()
 
     # its pod runs (made as the Deployment would, run by the kubelet stand-in): open port-forwards
@@ -428,9 +429,15 @@ def test_tensorboard_open_waits_for_the_pod_and_gives_up(helm_bin, cluster, name
     dep = apps.read_namespaced_deployment("tbo-tensorboard", namespace)
     template = client.ApiClient().sanitize_for_serialization(dep.spec.template)
     node = f"tb-{namespace}"
+    core = client.CoreV1Api(cluster.api_client())
+    core.create_namespaced_persistent_volume_claim(namespace, {"metadata": {"name": "logs"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}, "storageClassName": ""}})
+    core.create_persistent_volume({"metadata": {"name": f"pv-{namespace}-logs"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"}, "hostPath": {"path": "/tmp/logs"},
+        "storageClassName": "", "claimRef": {"namespace": namespace, "name": "logs"}}})
     kubelet.add_node(node, pool=namespace)
     try:
-        client.CoreV1Api(cluster.api_client()).create_namespaced_pod(
+        core.create_namespaced_pod(
             namespace, {"metadata": {"name": "tbo-pod", "labels": template["metadata"]["labels"]},
                         "spec": template["spec"]})
         kubelet.run_pod(namespace, "tbo-pod", node)
@@ -440,8 +447,9 @@ def test_tensorboard_open_waits_for_the_pod_and_gives_up(helm_bin, cluster, name
         assert argv[:4] == ["port-forward", "-n", namespace, "svc/tbo-tensorboard"]
         assert argv[4] == "16006:6006"
     finally:
-        client.CoreV1Api(cluster.api_client()).delete_node(node)
+        core.delete_node(node)
         kubelet.nodes.discard(node)
+        core.delete_persistent_volume(f"pv-{namespace}-logs")
     ok(cli("tensorboard", "stop", "tbo", *o))
 
 
