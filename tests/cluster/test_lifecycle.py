@@ -253,7 +253,7 @@ def test_suspend_needs_a_crd_with_run_policy_suspend(ctx, cluster, tmp_path, nam
     try:
         ok(ctx("submit", "mpi", "--name", "hvd", "--image", "img:1", "--", "mpirun", "x"))
         fails(ctx("suspend", "hvd"), 1, "the cluster's MPIJob (kubeflow.org/v2beta1) has no runPolicy.suspend: "
-              "install the mpi-operator v0.4+ (kubeflow.org/v2beta1) or the training operator v1.7+ "
+              "install the Kubeflow mpi-operator (v0.4+, kubeflow.org/v2beta1) or the training operator "
               "(kubeflow.org/v1) to suspend jobs")
         assert json.loads(ok(ctx("get", "hvd", "-o", "json")))["release"]["revision"] == 1
     finally:
