@@ -65,3 +65,16 @@ def namespace(cluster, request):
     cluster.create_namespace(name)
     yield name
     client.CoreV1Api(cluster.api_client()).delete_namespace(name)
+
+
+@pytest.fixture(autouse=True)
+def _arena_helm_logger_restored():
+    """``--debug`` reconfigures the ``arena_helm`` logger in-process: undo it after each test."""
+    import logging
+
+    logger = logging.getLogger("arena_helm")
+    saved = (list(logger.handlers), logger.level, logger.propagate)
+    yield
+    logger.handlers[:] = saved[0]
+    logger.setLevel(saved[1])
+    logger.propagate = saved[2]

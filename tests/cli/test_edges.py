@@ -4,8 +4,6 @@ namespace of a merged KUBECONFIG list in --dry-run, and tensorboard start --dry-
 
 from __future__ import annotations
 
-import logging
-
 import pytest
 import yaml
 from edgetools import cli, one_error, write_kubeconfig
@@ -26,16 +24,6 @@ COMMANDS = {
     "tensorboard-open": ["tensorboard", "open", "x"],
     "tensorboard-start": ["tensorboard", "start", "x", "--logdir", "logs:/a"],
 }
-
-
-@pytest.fixture(autouse=True)
-def _arena_helm_logger_restored():
-    logger = logging.getLogger("arena_helm")
-    saved = (list(logger.handlers), logger.level, logger.propagate)
-    yield
-    logger.handlers[:] = saved[0]
-    logger.setLevel(saved[1])
-    logger.propagate = saved[2]
 
 
 def test_the_root_command_alone_prints_its_help_and_exits_0():

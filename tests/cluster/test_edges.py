@@ -6,7 +6,6 @@ training operator writes it (training-operator v1.9.0 condition types)."""
 from __future__ import annotations
 
 import json
-import logging
 import re
 import subprocess
 from pathlib import Path
@@ -24,16 +23,6 @@ from arena_helm.submission import job_values
 
 pytestmark = pytest.mark.cluster
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True)
-def _arena_helm_logger_restored():
-    logger = logging.getLogger("arena_helm")
-    saved = (list(logger.handlers), logger.level, logger.propagate)
-    yield
-    logger.handlers[:] = saved[0]
-    logger.setLevel(saved[1])
-    logger.propagate = saved[2]
 
 
 def opts(cluster, namespace, helm_bin, user="admin"):

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import logging
 import os
 import signal
 import ssl
@@ -36,39 +35,22 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
+from edgetools import cli, one_error
 from kubecluster import CRD_DIR, LIMITED_NAMESPACE, free_port
 from kubernetes import client
 from kubernetes.client.rest import ApiException
-from typer.testing import CliRunner
 
 from arena_helm.charts import assemble_chart
-from arena_helm.cli import app
 from arena_helm.spec import TFJobSpec
 from arena_helm.submission import job_values
 
 pytestmark = pytest.mark.cluster
-runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]
 TFJOB_CRD = CRD_DIR / "training-operator-v1.9.0" / "kubeflow.org_tfjobs.yaml"
 RELEASE_PREFIX = "sh.helm.release.v1."
 
 
 # ---- helpers ---------------------------------------------------------------------------------------------
-@pytest.fixture(autouse=True)
-def _arena_helm_logger_restored():
-    """``--debug`` reconfigures the ``arena_helm`` logger in-process (see the last test): undo it after each test."""
-    logger = logging.getLogger("arena_helm")
-    saved = (list(logger.handlers), logger.level, logger.propagate)
-    yield
-    logger.handlers[:] = saved[0]
-    logger.setLevel(saved[1])
-    logger.propagate = saved[2]
-
-
-def cli(*args: str, env: dict | None = None):
-    return runner.invoke(app, list(args), env=env)
-
-
 def target(cluster, namespace: str, helm_bin, user: str = "admin") -> list[str]:
     """The cluster options (they go before a submit's command words)."""
     return ["-n", namespace, "--kubeconfig", str(cluster.users[user].kubeconfig), "--helm-binary", str(helm_bin)]
@@ -94,20 +76,6 @@ class ProductBug(AssertionError):
 def expect(condition: bool, message: str) -> None:
     if not condition:
         raise ProductBug(message)
-
-
-def one_error(res, code: int, *texts: str) -> str:
-    """Exit ``code``; stderr is exactly one ``error:`` line holding every text; no traceback. Returns the line."""
-    assert res.exit_code == code, (res.exit_code, res.output, res.exception)
-    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
-    assert "Traceback" not in res.output
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1, res.stderr
-    line = lines[0]
-    assert line.startswith("error: "), line
-    for text in texts:
-        assert text in line, (text, line)
-    return line
 
 
 def release_secrets(cluster, namespace: str, name: str | None = None) -> list:
