@@ -7,8 +7,10 @@ an ``ArenaHelmError`` is one line and its exit code (1 for runtime failures); ne
 
 from __future__ import annotations
 
+import enum
 import os
 import sys
+from typing import Annotated
 
 import typer
 import typer.main
@@ -29,6 +31,7 @@ class ArenaGroup(TyperGroup):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         STATE["debug"] = False
+        STATE["globals"] = {}
         # pydantic scans every installed distribution for plugins on first use (~20 ms+); the CLI has none
         os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
         try:
@@ -267,12 +270,37 @@ def _print_version(value: bool) -> None:
         raise typer.Exit(0)
 
 
+class LogLevel(str, enum.Enum):
+    """Arena's global --loglevel: debug is --debug; the others are accepted (arena-helm logs only in debug)."""
+
+    debug = "debug"
+    info = "info"
+    warn = "warn"
+    warning = "warning"
+    error = "error"
+
+
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
-                                 help="Print the arena-helm version and exit (helm's too: arena-helm version)."),
+    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
+                                          help="Print the arena-helm version and exit (helm's too: arena-helm "
+                                          "version).")] = False,
+    namespace: Annotated[str | None, typer.Option("--namespace", "-n", show_default=False,
+                                                  help="Namespace of every command (as Arena's global -n; a "
+                                                  "command's own -n wins).")] = None,
+    kubeconfig: Annotated[str | None, typer.Option("--kubeconfig", show_default=False,
+                                                   help="The kubeconfig file of every command (a command's own "
+                                                   "wins).")] = None,
+    context: Annotated[str | None, typer.Option("--context", "--kube-context", show_default=False,
+                                                help="kubeconfig context of every command (a command's own "
+                                                "wins).")] = None,
+    loglevel: Annotated[LogLevel | None, typer.Option("--loglevel", show_default=False,
+                                                      help="Arena's log level: debug is --debug; info, warn and "
+                                                      "error are accepted.")] = None,
 ) -> None:
     """Submit and follow distributed training jobs on Kubernetes, as Helm charts."""
+    STATE["globals"] = {"namespace": namespace, "kubeconfig": kubeconfig, "context": context,
+                        "debug": loglevel is LogLevel.debug}
 
 
 def main() -> None:

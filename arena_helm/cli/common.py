@@ -38,7 +38,7 @@ class OutputFormat(str, enum.Enum):
     yaml = "yaml"
 
 
-STATE = {"debug": False}  # --debug of the running invocation (reset by the root group each time)
+STATE: dict = {"debug": False, "globals": {}}  # --debug of the running invocation (reset by the root group each time)
 
 
 @dataclass
@@ -50,6 +50,12 @@ class Globals:
     debug: bool
 
     def __post_init__(self) -> None:
+        # the global flags given before the command (arena-helm -n team-a submit ...); the command's own win
+        before = STATE.get("globals") or {}
+        for name in ("namespace", "kubeconfig", "context"):
+            if getattr(self, name) is None and before.get(name) is not None:
+                setattr(self, name, before[name])
+        self.debug = self.debug or bool(before.get("debug"))
         if self.debug:
             import logging
 

@@ -232,6 +232,16 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
     sources = ValueSources.of(run["values_file"] or (), run["set_value"] or (), run["set_string"] or (),
                               run["set_file"] or (), run["set_json"] or ())
     sources.check_files()
+    kube = None
+    if not dry_run:
+        from ..kube import Kube
+        from ..kubeconfig import load
+
+        load(g.kubeconfig, g.context).check()  # a missing or malformed kubeconfig: one line, before helm runs
+        kube = Kube(g.kubeconfig, g.context)
+    from ..identity import submitting_user
+
+    spec = spec.model_copy(update={"user": submitting_user(g.kubeconfig, g.context, kube)})
 
     from ..submission import job_values, render, submit, wait_for
 
@@ -243,12 +253,8 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
             return
         typer.echo(render(spec, Helm(g.helm_binary), values=values, sources=sources), nl=False)
         return
-    from ..kube import Kube
-    from ..kubeconfig import load
-
-    load(g.kubeconfig, g.context).check()  # a missing or malformed kubeconfig: one line, before helm runs
+    assert kube is not None
     helm = Helm(g.helm_binary, KubeTarget(kubeconfig=g.kubeconfig, context=g.context))
-    kube = Kube(g.kubeconfig, g.context)
     result = submit(spec, helm, kube, values=values, sources=sources,
                     notify=lambda m: typer.echo(f"note: {m}", err=True))
     for okind, api_version, oname in result.objects:

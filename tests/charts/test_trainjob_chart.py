@@ -102,7 +102,7 @@ FLAG_CASES = {
                 "--share-memory", "4Gi"],
     "placement": ["--selector", "pool=gpu", "--toleration", "nvidia.com/gpu:NoSchedule", "--toleration", "all",
                   "--service-account", "trainer", "--image-pull-secret", "regcred"],
-    "metadata": ["-l", "team=vision", "-a", "example.com/owner=alice", "--queue", "team-queue"],
+    "metadata": ["-l", "team=vision", "-a", "example.com/owner=alice", "--queue-name", "team-queue"],
     "lifecycle": ["--suspend", "--running-timeout", "2h"],
     "namespaced-runtime": ["--runtime", "team-torch", "--runtime-kind", "TrainingRuntime"],
     "entrypoint": ["--image-entrypoint"],

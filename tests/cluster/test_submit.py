@@ -240,7 +240,7 @@ CASES = [
     ("sync", "tf", ["--workers", "2", "--sync-mode", "git", "--sync-source", "https://git.example.com/team/models.git",
                     "--sync-branch", "dev", "--sync-image", "git-sync:v4.4.0", "--sync-secret", "git-creds"],
      check_sync),
-    ("queue-scheduler", "tf", ["--workers", "2", "--queue", "team-queue", "--scheduler", "volcano"],
+    ("queue-scheduler", "tf", ["--workers", "2", "--queue-name", "team-queue", "--scheduler", "volcano"],
      check_queue_scheduler),
     ("values-set", "tf", ["--workers", "2", "-f", "{values_file}", "--set", "worker.replicas=4"], check_values_and_set),
     ("tf-roles", "tf", ["--workers", "2", "--ps", "2", "--ps-image", "ps:1", "--worker-image", "worker:1",
