@@ -460,7 +460,7 @@ class JobValues(ValuesModel):
     shell: str = Field("sh", min_length=1, description="Shell that runs the command.")
     working_dir: Empty | AbsPath = Field("/root", description="Working directory of the training containers "
                                          "(Arena's /root; synced code is under <workingDir>/code); \"\" = the "
-                                         "image's.")
+                                         "image's, as when there is no command (the image's entrypoint runs).")
     env: list[EnvVar] = Field([], description="Environment variables of every training container.")
     shm_size: Empty | Quantity = Field("2Gi", description="Size of the memory-backed /dev/shm (Arena's 2Gi; NCCL "
                                        "and data loaders need more than the runtime's 64Mi); \"\" = the runtime's "

@@ -810,7 +810,7 @@ class TrainJobSpec(JobSpec):
                                                     "applies).")
     clean_task_policy: CleanPodPolicy | None = opt("Not available on a TrainJob.")
     working_dir: AbsPath | None = opt("Not available on a TrainJob.")
-    share_memory: Quantity | None = opt("Not available on a TrainJob (set /dev/shm in the runtime).")
+    share_memory: Quantity | None = opt("Size of a memory-backed /dev/shm (e.g. 2Gi).", values="shmSize")
 
     # (flag field, why a TrainJob cannot take it)
     UNSUPPORTED: ClassVar[tuple[tuple[str, str], ...]] = (
@@ -828,8 +828,7 @@ class TrainJobSpec(JobSpec):
         ("sync_source", "Trainer v2.3 cannot add a git-sync init container: put the code in the image or on a "
                         "--data PVC"),
         ("tensorboard", "TensorBoard is not offered with a TrainJob: run arena-helm tensorboard on the logs' PVC"),
-        ("share_memory", "Trainer v2.3's runtime patches add no volumes: set /dev/shm in the runtime's pod template"),
-        ("config_file", "Trainer v2.3's runtime patches add no volumes: put the file on a --data PVC"),
+        ("config_file", "arena-helm's trainjob chart mounts no ConfigMap: put the file on a --data PVC"),
         ("host_ipc", "Trainer v2.3's runtime patches have no hostIPC: set it in the runtime's pod template"),
         ("host_pid", "Trainer v2.3's runtime patches have no hostPID: set it in the runtime's pod template"),
         ("rdma", "Trainer v2.3's runtime patches cannot add capabilities: set them in the runtime"),

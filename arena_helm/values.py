@@ -194,6 +194,8 @@ def build_values(spec: JobSpec) -> dict[str, Any]:
         values["tensorboard"] = tensorboard_values(spec)
     if isinstance(spec, TFJobSpec):
         values.pop("nodeSelector", None)  # per role: a role's own selector replaces it (see _kind_values)
+        if spec.success_policy.value == "AllWorkers":  # ChiefWorker is the operator's "" (its default)
+            values["successPolicy"] = "AllWorkers"
     values.update(_kind_values(spec))
     return values
 

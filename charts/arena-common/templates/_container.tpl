@@ -150,8 +150,9 @@ arena-common.container: the training container (one list item).
     - {{ toJson . }}
     {{- end }}
   {{- end }}
-  {{- with $v.workingDir }}
-  workingDir: {{ toJson . }}
+  {{- /* the image's own entrypoint (no command) keeps the image's working directory */}}
+  {{- if and $command $v.workingDir }}
+  workingDir: {{ toJson $v.workingDir }}
   {{- end }}
   {{- with include "arena-common.env" . }}
   env:
