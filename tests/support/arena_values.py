@@ -82,7 +82,8 @@ class Flag:
 
 
 def _common_flags() -> dict[str, Flag]:
-    """pkg/argsbuilder/submit.go, SubmitArgsBuilder.AddCommandFlags."""
+    """pkg/argsbuilder/submit.go, SubmitArgsBuilder.AddCommandFlags (defaults: --workers 1, --working-dir /root
+    at line 107, --image-pull-policy Always at line 141, --shell sh)."""
     f = {
         "name": Flag("Name", "str", ""),
         "image": Flag("Image", "str", ""),
@@ -132,7 +133,8 @@ def _common_flags() -> dict[str, Flag]:
 
 
 def _tf_flags() -> dict[str, Flag]:
-    """pkg/argsbuilder/submit_tfjob.go, SubmitTFJobArgsBuilder.AddCommandFlags."""
+    """pkg/argsbuilder/submit_tfjob.go, SubmitTFJobArgsBuilder.AddCommandFlags (--success-policy ChiefWorker at
+    line 144, --share-memory 2Gi at line 186, --clean-task-policy Running)."""
     f: dict[str, Flag] = {}
 
     def both(old: str, new: str, dest: str, typ: str = "str", default: Any = "") -> None:
@@ -193,7 +195,8 @@ def _pytorch_flags() -> dict[str, Flag]:
 
 
 def _mpi_flags() -> dict[str, Flag]:
-    """pkg/argsbuilder/submit_mpijob.go, SubmitMPIJobArgsBuilder.AddCommandFlags (no --share-memory, no
+    """pkg/argsbuilder/submit_mpijob.go, SubmitMPIJobArgsBuilder.AddCommandFlags (--clean-task-policy All at line
+    79; no --share-memory, no
     --running-timeout, no --ttl-after-finished: the chart's ``shmSize: 2Gi`` gives /dev/shm)."""
     return {
         "cpu": Flag("Cpu", "str", ""),
@@ -312,7 +315,7 @@ def transform_slice_to_map(sets: list[str], split: str) -> dict[str, str]:
 
 
 def parse_toleration_string(toleration: str) -> dict[str, str] | None:
-    """pkg/argsbuilder/util.go, parseTolerationString: only KEY=VALUE:EFFECT,OPERATOR (all three separators)
+    """pkg/argsbuilder/util.go:37, parseTolerationString: only KEY=VALUE:EFFECT,OPERATOR (all three separators)
     is accepted; anything else is skipped by setTolerations (logged at debug level only)."""
     if "=" in toleration and ":" in toleration and "," in toleration:
         key, rest = toleration.split("=", 1)
@@ -526,7 +529,7 @@ class _Args:
             if name.lower() == "nvidia.com/gpu":
                 raise ArenaUsageError(f"please use '--gpus {value}' instead of '--device {name}={value}'")
         self.Devices.update(transform_slice_to_map(self.f["device"], "="))
-        # setUserNameAndUserId
+        # setUserNameAndUserId (submit.go:422); the id is util.Md5(userName) (apis/config/arenaconfig.go:142)
         self.Labels[USER_ID_LABEL] = self.state.uid
         self.Annotations[USER_NAME_ANNOTATION] = self.state.username
         # setConfigFiles: the host file must exist on the submitting machine; the test cases give none
@@ -557,7 +560,8 @@ class _Args:
             self.ImagePullSecrets = list(self.f["image-pull-secret"])
         # setEnvs
         self.Envs.update(transform_slice_to_map(self.f["env"], "="))
-        # setJobInfoToEnv: the counts as given (before TF's standalone mode, before PyTorch's WorkerCount - 1)
+        # setJobInfoToEnv (submit.go:653): the counts as given (before TF's standalone mode, before PyTorch's
+        # WorkerCount - 1)
         self.Envs["workers"] = str(self.WorkerCount)
         self.Envs["gpus"] = str(self.GPUCount)
         # setNodeSelectors
@@ -569,7 +573,7 @@ class _Args:
             self.PodSecurityContext.update(runAsNonRoot=True, runAsUser=self.state.os_uid, runAsGroup=self.state.gid)
             if self.state.groups:
                 self.PodSecurityContext["supplementalGroups"] = list(self.state.groups)
-        # setTolerations: "all" -> one {operator: Exists} and the rest is ignored
+        # setTolerations (submit.go:559): "all" -> one {operator: Exists} and the rest is ignored
         self.Tolerations = []
         for taint in self.f["toleration"]:
             if taint == "all":
@@ -584,7 +588,7 @@ class _Args:
             self.PodGroupMinAvailable = str(self.WorkerCount)
         # addRequestGPUsToAnnotation
         self.Annotations[REQUEST_GPUS_ANNOTATION] = str(self.WorkerCount * self.GPUCount)
-        # disabledNvidiaENVWithNoneGPURequest
+        # disabledNvidiaENVWithNoneGPURequest (submit.go:629)
         aliyun = bool(self.Labels.get(LABEL_ALIYUN_COM_GPU_COUNT)) or bool(self.Devices.get(DEVICE_ALIYUN_COM_GPU_MEM))
         if not aliyun and self.GPUCount == 0:
             self.Envs[ENV_NVIDIA_VISIBLE_DEVICES] = "void"
@@ -611,7 +615,7 @@ class _Args:
             return
         in_pvc = any(self.TrainingLogdir.startswith(path) for path in self.DataSet.values())
         if self.TrainingLogdir.startswith("/") and not in_pvc:
-            self.HostLogPath = f"/arena_logs/training{self.state.random_int32}"
+            self.HostLogPath = f"/arena_logs/training{self.state.random_int32}"  # submit_tensorboard.go:106
             self.IsLocalLogging = True
         else:
             self.IsLocalLogging = False
@@ -622,12 +626,13 @@ class _Args:
 
     def _tf_build(self) -> None:
         """pkg/argsbuilder/submit_tfjob.go, SubmitTFJobArgsBuilder.Build, step by step."""
-        # setStandaloneMode: one worker and no PS -> a single Chief, TF_CONFIG disabled
+        # setStandaloneMode (submit_tfjob.go:376): one worker and no PS -> a single Chief, TF_CONFIG disabled,
+        # whether or not --chief/--evaluator is given
         if self.PSCount < 1 and self.WorkerCount == 1:
             self.Annotations[DISABLE_TF_CONFIG_ANNOTATION] = "true"
             self.UseChief = True
             self.WorkerCount = 0
-        # transform: ports in the order worker, chief, ps
+        # transform (submit_tfjob.go:388): ports in the order worker, chief, ps
         used = list(self.state.used_ports)
         if not self.WorkerImage:
             self.WorkerImage = self.Image
@@ -644,7 +649,7 @@ class _Args:
             self.EvaluatorCount = 1
         if self.SuccessPolicy == "ChiefWorker":
             self.SuccessPolicy = ""
-        # setTFNodeSelectors: a role's own --ROLE-selector, else --selector
+        # setTFNodeSelectors (submit_tfjob.go:454, 493): a role's own --ROLE-selector, else --selector
         self.TFNodeSelectors = {}
         for role, flag in (("PS", "ps-selector"), ("Worker", "worker-selector"), ("Evaluator", "evaluator-selector"),
                            ("Chief", "chief-selector")):
@@ -669,7 +674,7 @@ class _Args:
                     raise ArenaUsageError(f"unknown role: {r}")
                 roles.append(names[key])
             self.Annotations["job-role-sequence"] = ",".join(roles)
-        # addRequestGPUsToAnnotation: chief + evaluator + workers (PS GPUs are not counted)
+        # addRequestGPUsToAnnotation (submit_tfjob.go:506): chief + evaluator + workers (PS GPUs are not counted)
         gpus = (self.ChiefCount + self.EvaluatorCount + self.WorkerCount) * self.GPUCount
         self.Annotations[REQUEST_GPUS_ANNOTATION] = str(gpus)
         # addPodGroupLabel
@@ -735,7 +740,7 @@ class _Args:
     def after_build(self) -> None:
         """pkg/training/submit_*.go, between the build and workflow.SubmitJob."""
         if self.kind == "pytorchjob":
-            # "the master is also considered as a worker"
+            # "the master is also considered as a worker" (training/submit_pytorchjob.go:47)
             self.WorkerCount = self.WorkerCount - 1
         if self.kind in ("tfjob", "pytorchjob"):
             # CompatibleJobCRD(<crd>, "runPolicy"): the cluster's CRD declares spec.runPolicy
