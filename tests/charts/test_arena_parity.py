@@ -6,8 +6,9 @@ Compared, per role (TF: PS/Worker/Chief/Evaluator, PyTorch: Master/Worker, MPI: 
 replicas, restartPolicy, image, imagePullPolicy, the effective argv (command + args), workingDir, env (name ->
 value), resources requests and limits (parsed quantities, compared numerically), volume mounts (mountPath ->
 source kind and source: PVC claim, hostPath path, emptyDir medium + sizeLimit, configMap name), nodeSelector,
-tolerations, hostNetwork/hostPID/hostIPC/dnsPolicy, priorityClassName, schedulerName, imagePullSecrets, the
-pod and container securityContext, ports, the code synced from git (repository, ref, where it lands), and
+tolerations, affinity, hostNetwork/hostPID/hostIPC/dnsPolicy, priorityClassName, schedulerName, imagePullSecrets,
+the pod and container securityContext, ports, the code synced from git (repository, ref, where it lands), the
+files ConfigMaps put in the container (--config-file: path -> content), and
 the labels and annotations Arena's tooling reads (TRACKED_LABELS, TRACKED_ANNOTATIONS, plus the keys the case
 gives with --label/--annotation). The job itself ("Job"): those labels and annotations, the run policy
 (cleanPodPolicy, backoffLimit, activeDeadlineSeconds, ttlSecondsAfterFinished, successPolicy) and MPI's
@@ -68,7 +69,9 @@ GIT_URL = "https://github.com/kubeflow/arena.git"
 TRACKED_LABELS = ("release", "app", "chart", "heritage", "createdBy", "arena.kubeflow.org/uid",
                   "pod-group.scheduling.sigs.k8s.io/name", "pod-group.scheduling.sigs.k8s.io/min-available",
                   "modelName")
-TRACKED_ANNOTATIONS = ("arena.kubeflow.org/username", "requestGPUsOfJobOwner", "scheduling.x-k8s.io/suspend")
+TRACKED_ANNOTATIONS = ("arena.kubeflow.org/username", "requestGPUsOfJobOwner", "scheduling.x-k8s.io/suspend",
+                       # read by the operators Arena installs (pkg/argsbuilder/submit_tfjob.go)
+                       "arena.kubeflow.org/disable-tf-config", "job-role-sequence")
 
 
 # ===================================================================================== the deliberate differences
@@ -136,6 +139,12 @@ def _chart_label_version(arena: dict, helm: dict, case: Case) -> None:
                 holder["labels"]["chart"] = chart.rsplit("-", 1)[0]
 
 
+def _config_file_layout(arena: dict, helm: dict, case: Case) -> None:
+    for model in (arena, helm):
+        for role in model["roles"].values():
+            role["volumeMounts"] = {path: m for path, m in role["volumeMounts"].items() if m[0] != "configMap"}
+
+
 def _tensorboard_default_image(arena: dict, helm: dict, case: Case) -> None:
     if case.arena_flags["TensorboardImage"]:
         return
@@ -186,6 +195,12 @@ NORMALIZATIONS: tuple[Normalization, ...] = (
         "versions; the chart name is compared.",
         MANIFESTS_SECTION, _chart_label_version),
     Normalization(
+        "config-file-layout",
+        "--config-file: Arena makes a ConfigMap per container directory (RELEASE-md5(dir)[:15]) mounted over the whole "
+        "directory, arena-helm one ConfigMap mounted per file (subPath): the ConfigMap mounts are compared as the files "
+        "the container sees (configFiles: path -> content), not as volumes.",
+        MANIFESTS_SECTION, _config_file_layout),
+    Normalization(
         "tensorboard-default-image",
         "Arena's default TensorBoard image (the chart's tensorboardImage, TensorFlow 1.12 in a vendor registry) is not "
         "arena-helm's; the image is compared when the command line names one (--tensorboard-image).",
@@ -202,7 +217,21 @@ class Case:
 
     @property
     def arena_flags(self) -> dict[str, Any]:
-        return parse_argv(self.kind, list(self.argv))[0]
+        return parse_argv(self.kind, self.command_line())[0]
+
+    def command_line(self, config_file: Path | str = "/etc/parity/config.yaml") -> list[str]:
+        """The argv, with CONFIG_FILE replaced by a real local file (Arena reads --config-file's host file)."""
+        return [a.replace(CONFIG_FILE, str(config_file)) for a in self.argv]
+
+
+CONFIG_FILE = "{config_file}"
+CONFIG_TEXT = "learning_rate: 0.1\nepochs: 3\n"
+
+
+def config_file(tmp_path: Path) -> Path:
+    path = tmp_path / "train-config.yaml"
+    path.write_text(CONFIG_TEXT, encoding="utf-8")
+    return path
 
 
 TF = ("--name", "job", "--image", "tensorflow/tensorflow:2.15.0")
@@ -236,6 +265,12 @@ CASES = [Case(*c) for c in (
     ("tf-pod-flags", "tfjob", (*TF, "--toleration", "gpu=true:NoSchedule,Equal", "--priority", "high",
                                "--image-pull-secret", "regcred", "--hostNetwork", "--hostIPC", "--hostPID", *CMD)),
     ("tf-sync-camel-case", "tfjob", (*TF, "--syncMode", "git", "--syncSource", GIT_URL, *CMD)),
+    ("tf-affinity-role-sequence", "tfjob", (*TF, "--ps", "2", "--workers", "2", "--worker-affinity-policy", "spread",
+                                            "--ps-affinity-policy", "binpack", "--ps-affinity-constraint", "required",
+                                            "--role-sequence", "w,p", *CMD)),
+    ("tf-gang-evaluator", "tfjob", (*TF, "--ps", "1", "--workers", "2", "--evaluator", "--gang", "--gpus", "1",
+                                    "--chief-cpu", "2", "--evaluator-memory", "1Gi", "--evaluator-memory-limit", "2Gi",
+                                    *CMD)),
     # ------------------------------------------------------------------------------------------- PyTorchJob
     ("pt-default", "pytorchjob", (*PT, "--workers", "2", *CMD)),
     ("pt-single", "pytorchjob", (*PT, *CMD)),
@@ -260,6 +295,10 @@ CASES = [Case(*c) for c in (
     ("pt-toleration-all", "pytorchjob", (*PT, "--toleration", "all", *CMD)),
     ("pt-tensorboard-pvc", "pytorchjob", (*PT, "--data", "logs-pvc:/mnt", "--logdir", "/mnt/logs", "--tensorboard",
                                           *CMD)),
+    ("pt-rdma-device-scheduler", "pytorchjob", (*PT, "--workers", "2", "--rdma", "--device", "amd.com/gpu=1",
+                                                "--scheduler", "volcano", *CMD)),
+    ("pt-config-file", "pytorchjob", (*PT, "--workers", "2", "--config-file", f"{CONFIG_FILE}:/etc/train/config.yaml",
+                                      *CMD)),
     ("pt-camel-case", "pytorchjob", (*PT, "--workingDir", "/work", "--dataDir", "/data/in:/in", "--syncMode", "git",
                                      "--syncSource", GIT_URL, *CMD)),
     # ----------------------------------------------------------------------------------------------- MPIJob
@@ -277,15 +316,18 @@ CASES = [Case(*c) for c in (
 # ================================================================================================== rendering
 def render_arena(helm: Path, case: Case) -> list[dict]:
     """Arena's chart with the values Arena writes (workflow.SubmitJob -> helm.GenerateHelmTemplate: an install
-    dry-run with release = job name; the same manifests as ``helm template``)."""
-    values, set_files = arena_values(case.kind, list(case.argv), username=ARENA_USER_NAME)
-    assert not set_files, "the cases give no --config-file"
+    dry-run with release = job name; the same manifests as ``helm template``), and the ``--set-file`` options of
+    --config-file, as Arena gives them to a helm binary (without one, Arena's files are empty: see
+    arena_values)."""
     name = case.arena_flags["Name"]
     with tempfile.TemporaryDirectory() as tmp:
+        values, set_files = arena_values(case.kind, case.command_line(config_file(Path(tmp))),
+                                         username=ARENA_USER_NAME)
         path = Path(tmp) / "values.json"
         path.write_text(json.dumps(values, ensure_ascii=False), encoding="utf-8")
+        options = [word for option in set_files for word in option.split(" ", 1)]
         proc = subprocess.run([str(helm), "template", name, str(ARENA_CHARTS / case.kind), "--namespace", NAMESPACE,
-                               "--values", str(path)], capture_output=True, text=True)
+                               "--values", str(path), *options], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     return [d for d in yaml.safe_load_all(proc.stdout) if d]
 
@@ -309,7 +351,7 @@ def render_arena_helm(helm: Path, case: Case, tmp_path: Path) -> tuple[list[dict
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(KUBECONFIG, encoding="utf-8")
     res = CliRunner().invoke(app, ["submit", case.kind, "--kubeconfig", str(kubeconfig), "-n", NAMESPACE,
-                                   "--helm-binary", str(helm), "--dry-run", *case.argv])
+                                   "--helm-binary", str(helm), "--dry-run", *case.command_line(config_file(tmp_path))])
     if res.exit_code != 0:
         return None, res.output
     return [d for d in yaml.safe_load_all(res.stdout) if d], ""
@@ -413,7 +455,25 @@ def _code_sync(pod: dict, main: dict, volumes: dict[str, dict]) -> dict | None:
     return None
 
 
-def _role(pod_template: dict, kind: str, replicas: Any, restart_policy: Any) -> dict:
+def _files(container: dict, volumes: dict[str, dict], configmaps: dict[str, dict]) -> dict[str, str | None]:
+    """The files the container sees from ConfigMaps: path -> content (None: the ConfigMap is not rendered)."""
+    out: dict[str, str | None] = {}
+    for m in container.get("volumeMounts") or []:
+        source = (volumes.get(m["name"]) or {}).get("configMap")
+        if source is None:
+            continue
+        data = configmaps.get(source.get("name"))
+        keys = {i["key"]: i["path"] for i in source.get("items") or []} or {k: k for k in (data or {})}
+        if m.get("subPath"):
+            out[m["mountPath"]] = None if data is None else data.get(m["subPath"])
+        else:
+            for key, rel in keys.items():
+                out[posixpath.join(m["mountPath"], rel)] = None if data is None else data.get(key)
+    return out
+
+
+def _role(pod_template: dict, kind: str, replicas: Any, restart_policy: Any,
+          configmaps: dict[str, dict] | None = None) -> dict:
     meta = pod_template.get("metadata") or {}
     pod = pod_template.get("spec") or {}
     containers = pod.get("containers") or []
@@ -436,6 +496,8 @@ def _role(pod_template: dict, kind: str, replicas: Any, restart_policy: Any) -> 
                 for e in main.get("env") or []},
         "resources": _resources(main),
         "volumeMounts": _mounts(main, volumes),
+        "configFiles": _files(main, volumes, configmaps or {}),
+        "affinity": copy.deepcopy(pod.get("affinity") or {}),
         "nodeSelector": {k: str(v) for k, v in (pod.get("nodeSelector") or {}).items()},
         "tolerations": _tolerations(pod),
         "hostNetwork": bool(pod.get("hostNetwork")),
@@ -456,7 +518,7 @@ def _role(pod_template: dict, kind: str, replicas: Any, restart_policy: Any) -> 
     }
 
 
-def arena_mpi_roles(job: dict) -> dict[str, dict]:
+def arena_mpi_roles(job: dict, configmaps: dict[str, dict]) -> dict[str, dict]:
     """Normalization mpi-api-version: Arena's v1alpha1 MPIJob as the pods mpi-operator's v1alpha1 controller
     makes (kubeflow/mpi-operator v0.2.3 pkg/controllers/v1alpha1/mpi_job_controller.go): newLauncher copies the
     template, sets no resources and keeps restartPolicy Never (else OnFailure); newWorker copies it with
@@ -469,8 +531,8 @@ def arena_mpi_roles(job: dict) -> dict[str, dict]:
     launcher_container = launcher_template["spec"]["containers"][0]
     launcher_container.pop("resources", None)
     policy = template["spec"].get("restartPolicy")
-    launcher = _role(launcher_template, "mpijob", 1, "Never" if policy == "Never" else "OnFailure")
-    worker = _role(copy.deepcopy(template), "mpijob", spec.get("replicas"), "Always")
+    launcher = _role(launcher_template, "mpijob", 1, "Never" if policy == "Never" else "OnFailure", configmaps)
+    worker = _role(copy.deepcopy(template), "mpijob", spec.get("replicas"), "Always", configmaps)
     return {"Launcher": launcher, "Worker": worker}
 
 
@@ -532,11 +594,12 @@ def model_of(docs: list[dict], case: Case, side: str) -> dict:
     """The semantic model of one side's render: {"Job": {...}, "roles": {role: {...}}, "TensorBoard": ...}."""
     jobs = [d for d in docs if d["kind"] == JOB_KINDS[case.kind]]
     assert len(jobs) == 1, [d["kind"] for d in docs]
+    configmaps = {d["metadata"]["name"]: d.get("data") or {} for d in docs if d["kind"] == "ConfigMap"}
     job = jobs[0]
     spec = job["spec"]
     if side == "arena" and case.kind == "mpijob":
         assert job["apiVersion"] == "kubeflow.org/v1alpha1"
-        roles = arena_mpi_roles(job)
+        roles = arena_mpi_roles(job, configmaps)
         run = {"cleanPodPolicy": spec.get("cleanPodPolicy"), "backoffLimit": spec.get("backoffLimit", 6),
                "activeDeadlineSeconds": spec.get("activeDeadlineSeconds"),
                "ttlSecondsAfterFinished": spec.get("ttlSecondsAfterFinished")}
@@ -554,7 +617,7 @@ def model_of(docs: list[dict], case: Case, side: str) -> dict:
             replicas = rs.get("replicas")
             if case.kind == "mpijob" and replicas is None:
                 replicas = 1 if name == "Launcher" else 0
-            roles[name] = _role(rs["template"], case.kind, replicas, restart)
+            roles[name] = _role(rs["template"], case.kind, replicas, restart, configmaps)
         if case.kind == "pytorchjob" and "Master" in roles:
             # training-operator v1.9 pkg/controller.v1/pytorch/envvar.go, setPodEnv: with a Master, every
             # container gets PET_NPROC_PER_NODE = spec.nprocPerNode (defaulted to "auto") appended after the
@@ -640,7 +703,9 @@ def _show(value: Any) -> str:
         return format(value.normalize(), "f")
     if isinstance(value, tuple):
         return "(" + ", ".join(_show(v) for v in value) + ")"
-    return json.dumps(value, default=str) if not isinstance(value, str) else value
+    if isinstance(value, str):
+        return json.dumps(value) if any(c in value for c in "\n\t\r") or value != value.strip() else value
+    return json.dumps(value, default=str)
 
 
 def report(case: Case, diffs: list[tuple[str, str, Any, Any]]) -> str:
@@ -655,8 +720,9 @@ def test_the_cases_are_arena_command_lines():
     """Every case is a command line Arena accepts (arena_values raises ArenaUsageError like Arena refuses)."""
     assert len(CASES) >= 18
     assert len({c.id for c in CASES}) == len(CASES)
-    for case in CASES:
-        arena_values(case.kind, list(case.argv))
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in CASES:
+            arena_values(case.kind, case.command_line(config_file(Path(tmp))))
 
 
 def test_the_normalization_table_is_named_and_documented():

@@ -33,8 +33,10 @@ the node ports in use (``SelectAvailablePort`` picks the first free port from 20
 number of the TensorBoard host log path (``util.RandomInt32``).
 
 ``arena_values(kind, argv)`` returns ``(values, helm_set_files)``: the values map as Arena writes it, and the
-``--set-file`` options ``setConfigFiles`` adds for ``--config-file`` (Arena passes them to a helm binary
-only; its default in-process helm ignores them).
+``--set-file`` options ``setConfigFiles`` adds for ``--config-file``, each one string
+``--set-file configFiles.DIRKEY.config-N.content=HOST_FILE``. Arena passes them only to a helm binary
+(``arena --helm-binary``, pkg/util/helm/helm_advanced.go); its default in-process helm SDK
+(``GenerateHelmTemplate``) ignores them, so the ConfigMaps get empty files.
 
 Validation that Arena does and this test needs (unknown flags, bad values, ``--sync-mode`` without source)
 raises ``ArenaUsageError`` with Arena's message, so a case table cannot hold a command line Arena refuses.
@@ -43,6 +45,7 @@ raises ``ArenaUsageError`` with Arena's message, so a case table cannot hold a c
 from __future__ import annotations
 
 import hashlib
+import os
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -129,6 +132,10 @@ def _common_flags() -> dict[str, Flag]:
     f["namespace"] = Flag("namespace", "str", "", "n")
     f["loglevel"] = Flag("loglevel", "str", "info")
     f["arena-namespace"] = Flag("arena-namespace", "str", "arena-system")
+    f["config"] = Flag("config", "str", "")
+    # --helm-binary: template with the helm binary, which gets the --set-file options (workflow.SubmitJob);
+    # without it the in-process helm SDK (util/helm/util.go GenerateHelmTemplate) drops them
+    f["helm-binary"] = Flag("helm-binary", "bool", False)
     return f
 
 
@@ -532,17 +539,24 @@ class _Args:
         # setUserNameAndUserId (submit.go:422); the id is util.Md5(userName) (apis/config/arenaconfig.go:142)
         self.Labels[USER_ID_LABEL] = self.state.uid
         self.Annotations[USER_NAME_ANNOTATION] = self.state.username
-        # setConfigFiles: the host file must exist on the submitting machine; the test cases give none
+        # setConfigFiles: the host file must exist on the submitting machine (a relative one is made absolute,
+        # ~/ is $HOME); files of one container directory share a ConfigMap keyed by md5(dir)[:15]
         self.ConfigFiles = {}
+        seen: set[str] = set()
         for index, val in enumerate(self.f["config-file"]):
             files = val.split(":")
-            host_file = files[0]
+            host_file = posixpath.abspath(files[0])
             container_file = host_file if len(files) == 1 else files[1]
             if len(files) > 2:
                 raise ArenaUsageError("invalid format for assigning config file,it should be "
                                       "'--config-file <host_path_file>:<container_path_file>'")
+            if f"{host_file}:{container_file}" in seen:
+                continue
+            seen.add(f"{host_file}:{container_file}")
             if not container_file.startswith("/"):
                 raise ArenaUsageError("the path of file in container must be absolute path")
+            if not os.path.exists(host_file):
+                raise ArenaUsageError(f"stat {host_file}: no such file or directory")
             key = f"config-{index}"
             path_key = hashlib.md5(posixpath.dirname(container_file).encode()).hexdigest()[:15]
             self.ConfigFiles.setdefault(path_key, {})[key] = {
