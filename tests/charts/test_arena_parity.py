@@ -83,6 +83,12 @@ class Normalization:
     apply: Callable[[dict, dict, Case], None]  # (Arena model, arena-helm model, case): edits both in place
 
 
+def _mpi_api_version(arena: dict, helm: dict, case: Case) -> None:
+    # applied where Arena's job is read (model_of -> arena_mpi_roles); here: both sides have MPI's two roles
+    if case.kind == "mpijob":
+        assert set(arena["roles"]) == {"Launcher", "Worker"} and set(helm["roles"]) <= {"Launcher", "Worker"}
+
+
 def _mpi_worker_process(arena: dict, helm: dict, case: Case) -> None:
     if case.kind != "mpijob":
         return
@@ -163,8 +169,8 @@ NORMALIZATIONS: tuple[Normalization, ...] = (
         "Arena's MPIJob is kubeflow.org/v1alpha1 (one pod template, spec.replicas, no slotsPerWorker), arena-helm's "
         "v2beta1 (mpiReplicaSpecs): Arena's job is mapped to the Launcher and Worker pods mpi-operator's v1alpha1 "
         "controller makes of it (newLauncher: the template without resources; newWorker: spec.replicas, the GPU "
-        "limit; newConfigMap: slots = GPUs per worker, else 1); see arena_mpi_roles().",
-        "Scheduling and the real operators", lambda arena, helm, case: None),
+        "limit; newConfigMap: slots = GPUs per worker, else 1) when Arena's job is read: arena_mpi_roles().",
+        "Scheduling and the real operators", _mpi_api_version),
     Normalization(
         "mpi-worker-process",
         "What an MPI worker pod runs is the operator's: v1alpha1 replaces the command with `sleep 365d` in a "
