@@ -260,7 +260,7 @@ CASES = [Case(*c) for c in (
                            "3001", "--chief-port", "3002", *CMD)),
     ("tf-camel-case", "tfjob", (*TF, "--ps", "1", "--workers", "2", "--workerImage", "registry.example.com/w:1",
                                 "--psImage", "registry.example.com/ps:1", "--workerPort", "3000", "--psPort", "3001",
-                                "--cleanTaskPolicy", "All", "--workingDir", "/work", "--dataDir", "/data/in:/in",
+                                "--cleanTaskPolicy", "All", "--workingDir", "/job", "--dataDir", "/data/in:/in",
                                 *CMD)),
     ("tf-run-policy", "tfjob", (*TF, "--ps", "1", "--workers", "2", "--retry", "3", "--running-timeout", "2h",
                                 "--ttl-after-finished", "10m", "--clean-task-policy", "All", *CMD)),
@@ -285,7 +285,7 @@ CASES = [Case(*c) for c in (
     ("pt-share-memory", "pytorchjob", (*PT, "--share-memory", "4Gi", *CMD)),
     ("pt-nproc-per-node", "pytorchjob", (*PT, "--workers", "2", "--gpus", "4", "--nproc-per-node", "4", *CMD)),
     ("pt-pull-policy-working-dir", "pytorchjob", (*PT, "--image-pull-policy", "IfNotPresent", "--working-dir",
-                                                  "/workspace", *CMD)),
+                                                  "/srv/job", *CMD)),
     ("pt-git-sync-branch", "pytorchjob", (*PT, "--sync-mode", "git", "--sync-source", GIT_URL, "-e",
                                           "GIT_SYNC_BRANCH=dev", *CMD)),
     ("pt-env-label-annotation", "pytorchjob", (*PT, "-e", "A=1", "--env", "B=x=y", "--label", "team=ml", "-l",
@@ -305,7 +305,7 @@ CASES = [Case(*c) for c in (
                                                 "--scheduler", "volcano", *CMD)),
     ("pt-config-file", "pytorchjob", (*PT, "--workers", "2", "--config-file", f"{CONFIG_FILE}:/etc/train/config.yaml",
                                       *CMD)),
-    ("pt-camel-case", "pytorchjob", (*PT, "--workingDir", "/work", "--dataDir", "/data/in:/in", "--syncMode", "git",
+    ("pt-camel-case", "pytorchjob", (*PT, "--workingDir", "/job", "--dataDir", "/data/in:/in", "--syncMode", "git",
                                      "--syncSource", GIT_URL, *CMD)),
     # ----------------------------------------------------------------------------------------------- MPIJob
     ("mpi-default", "mpijob", (*MPI, "--workers", "2", "mpirun", *CMD)),
@@ -315,7 +315,7 @@ CASES = [Case(*c) for c in (
                                  "gpu=true:NoSchedule,Equal", "--priority", "high", "--image-pull-policy",
                                  "IfNotPresent", "--clean-task-policy", "Running", "mpirun", *CMD)),
     ("mpi-data-sync", "mpijob", (*MPI, "--workers", "2", "--data", "train-data:/data", "--sync-mode", "git",
-                                 "--sync-source", GIT_URL, "--working-dir", "/work", "mpirun", *CMD)),
+                                 "--sync-source", GIT_URL, "--working-dir", "/job", "mpirun", *CMD)),
 )]
 
 
