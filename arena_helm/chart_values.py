@@ -496,6 +496,8 @@ class JobValues(ValuesModel):
     host_pid: bool = Field(False, alias="hostPID", description="Use the node's PID namespace.")
     host_ipc: bool = Field(False, alias="hostIPC", description="Use the node's IPC namespace.")
     labels: dict[LabelKey, LabelValue] = Field({}, description="Extra labels on the job and on every pod.")
+    pod_labels: dict[LabelKey, LabelValue] = Field({}, description="Extra labels on every pod only (e.g. the "
+                                                   "coscheduling pod-group labels of --gang).")
     annotations: dict[LabelKey, str] = Field({}, description="Extra annotations on the job and on every pod.")
     queue: Empty | QueueName = Field("", description="Kueue LocalQueue; \"\" = none. Sets the label "
                                      "kueue.x-k8s.io/queue-name on the job.")

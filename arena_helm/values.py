@@ -21,7 +21,7 @@ REQUEST_GPUS_ANNOTATION = "requestGPUsOfJobOwner"
 KUBE_QUEUE_SUSPEND = "scheduling.x-k8s.io/suspend"
 POD_GROUP_NAME = "pod-group.scheduling.sigs.k8s.io/name"
 POD_GROUP_MIN = "pod-group.scheduling.sigs.k8s.io/min-available"
-DISABLE_TF_CONFIG = "kubeflow.org/disable-tf-config"
+DISABLE_TF_CONFIG = "arena.kubeflow.org/disable-tf-config"  # submit_tfjob.go disableTFConfigAnnotation
 RDMA_RESOURCE = "rdma/hca"
 GIT_REF_ENV = ("GIT_SYNC_BRANCH", "GIT_SYNC_REV")  # the ref: --sync-branch (git-sync v4 would let them override it)
 
@@ -104,8 +104,9 @@ def user_id(user: str) -> str:
     return hashlib.md5(user.encode(), usedforsecurity=False).hexdigest()
 
 
-def arena_metadata(spec: JobSpec) -> tuple[dict[str, str], dict[str, str]]:
-    """The labels and annotations Arena puts on a job and its pods (besides the chart's own)."""
+def arena_metadata(spec: JobSpec) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    """The labels and annotations Arena puts on a job and its pods (besides the chart's own), and the labels it
+    puts on the pods only."""
     # the user's first: Arena sets its own over them (submit.go: setUserNameAndUserId and
     # addRequestGPUsToAnnotation run after setLabels/setAnnotations)
     labels: dict[str, str] = dict(spec.label)
@@ -116,12 +117,13 @@ def arena_metadata(spec: JobSpec) -> tuple[dict[str, str], dict[str, str]]:
     annotations[REQUEST_GPUS_ANNOTATION] = str(requested_gpus(spec))
     if spec.queue:
         annotations[KUBE_QUEUE_SUSPEND] = "true"
-    if spec.gang:
+    pod_labels: dict[str, str] = {}
+    if spec.gang:  # on the pods only, as Arena's charts
         reps = spec.replicas()
-        labels[POD_GROUP_NAME] = f"{spec.kind}-{spec.name}"
+        pod_labels[POD_GROUP_NAME] = f"{spec.kind}-{spec.name}"
         # submit.go addPodGroupLabel: the workers (MPI: not the launcher); TF's: all its roles
         counted = [r for name, r in reps.items() if name != "launcher"]
-        labels[POD_GROUP_MIN] = str(sum(r.replicas for r in counted))
+        pod_labels[POD_GROUP_MIN] = str(sum(r.replicas for r in counted))
     if spec.model_name:
         labels["modelName"] = spec.model_name
         annotations["modelSource"] = spec.model_source or ""
@@ -130,7 +132,7 @@ def arena_metadata(spec: JobSpec) -> tuple[dict[str, str], dict[str, str]]:
             annotations[DISABLE_TF_CONFIG] = "true"  # submit_tfjob.go setStandaloneMode
         if spec.role_sequence:
             annotations["job-role-sequence"] = spec.role_sequence
-    return labels, annotations
+    return labels, annotations, pod_labels
 
 
 def _code_sync(spec: JobSpec) -> dict[str, Any]:
@@ -169,9 +171,11 @@ def build_values(spec: JobSpec) -> dict[str, Any]:
             values["env"] = [{"name": e.name, "value": e.value} for e in spec.env]
     else:
         values["env"] = arena_env(spec)
-        labels, annotations = arena_metadata(spec)
+        labels, annotations, pod_labels = arena_metadata(spec)
         if labels:
             values["labels"] = labels
+        if pod_labels:
+            values["podLabels"] = pod_labels
         values["annotations"] = annotations
     if spec.rdma:
         values["securityContext"] = {"allowPrivilegeEscalation": False,

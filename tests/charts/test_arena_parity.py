@@ -159,8 +159,77 @@ def _tensorboard_default_image(arena: dict, helm: dict, case: Case) -> None:
             model["TensorBoard"].pop("image", None)
 
 
-# The section of docs/compatibility.md where the manifest-level differences belong (to be written there: until it
-# is, test_the_normalization_table_is_named_and_documented fails and says so).
+def _given(case: Case, *flags: str) -> bool:
+    return any(a in flags or a.split("=", 1)[0] in flags for a in case.argv)
+
+
+def _tf_auto_port(arena: dict, helm: dict, case: Case) -> None:
+    if case.kind != "tfjob":
+        return
+    flags = {"Worker": ("--worker-port", "--workerPort"), "PS": ("--ps-port", "--psPort"),
+             "Chief": ("--chief-port", "--chiefPort"), "Evaluator": ()}
+    for role, names in flags.items():
+        if names and _given(case, *names):
+            continue
+        for model in (arena, helm):
+            if role in model["roles"]:
+                model["roles"][role].get("ports", {}).pop("tfjob-port", None)
+
+
+def _git_default_branch(arena: dict, helm: dict, case: Case) -> None:
+    if _given(case, "--sync-branch") or any("GIT_SYNC_BRANCH=" in a for a in case.argv):
+        return
+    for role, spec in arena["roles"].items():
+        mine = helm["roles"].get(role, {}).get("codeSync")
+        if spec.get("codeSync") and mine and spec["codeSync"].get("ref") == "master" and mine.get("ref") == "HEAD":
+            spec["codeSync"]["ref"] = mine["ref"] = None
+
+
+def _pytorch_nproc_env(arena: dict, helm: dict, case: Case) -> None:
+    if case.kind != "pytorchjob" or not _given(case, "--nproc-per-node"):
+        return
+    wanted = case.argv[case.argv.index("--nproc-per-node") + 1]
+    for role, spec in helm["roles"].items():
+        theirs = arena["roles"].get(role, {}).get("env", {})
+        if spec["env"].get("PET_NPROC_PER_NODE") == wanted and theirs.get("PET_NPROC_PER_NODE") == "auto":
+            spec["env"].pop("PET_NPROC_PER_NODE")
+            theirs.pop("PET_NPROC_PER_NODE")
+
+
+def _config_file_bytes(arena: dict, helm: dict, case: Case) -> None:
+    for role, spec in helm["roles"].items():
+        theirs = arena["roles"].get(role, {}).get("configFiles", {})
+        for path, content in spec.get("configFiles", {}).items():
+            if isinstance(content, str) and theirs.get(path) == content.rstrip("\n"):
+                theirs[path] = content
+
+
+def _no_gpu_env_per_role(arena: dict, helm: dict, case: Case) -> None:
+    for role, spec in helm["roles"].items():
+        theirs = arena["roles"].get(role, {})
+        gpus = (spec.get("resources", {}).get("limits") or {}).get("nvidia.com/gpu")
+        if not gpus and spec["env"].get("NVIDIA_VISIBLE_DEVICES") == "void" and \
+                "NVIDIA_VISIBLE_DEVICES" not in theirs.get("env", {}):
+            spec["env"].pop("NVIDIA_VISIBLE_DEVICES")
+
+
+def _affinity_pod_labels(arena: dict, helm: dict, case: Case) -> None:
+    """Arena's spread/binpack terms select release + group-name=kubeflow.org + tf-replica-type, labels of the old
+    tf-operator; arena-helm's the training operator's job-name and replica-type: compared as the same pods."""
+    def convert(term: dict) -> None:
+        exprs = {e["key"]: e["values"][0] for e in term.get("labelSelector", {}).get("matchExpressions", [])}
+        if {"release", "group-name", "tf-replica-type"} <= set(exprs):
+            term["labelSelector"] = {"matchLabels": {"training.kubeflow.org/job-name": exprs["release"],
+                                                     "training.kubeflow.org/replica-type": exprs["tf-replica-type"]}}
+
+    for spec in [*arena["roles"].values(), *helm["roles"].values()]:
+        for kind in ("podAffinity", "podAntiAffinity"):
+            for rule, terms in (spec.get("affinity", {}).get(kind) or {}).items():
+                for term in terms:
+                    convert(term.get("podAffinityTerm", term))
+
+
+# The section of docs/compatibility.md where the manifest-level differences belong.
 MANIFESTS_SECTION = "Job manifests: Arena's charts and arena-helm's"
 
 NORMALIZATIONS: tuple[Normalization, ...] = (
@@ -211,6 +280,39 @@ NORMALIZATIONS: tuple[Normalization, ...] = (
         "Arena's default TensorBoard image (the chart's tensorboardImage, TensorFlow 1.12 in a vendor registry) is not "
         "arena-helm's; the image is compared when the command line names one (--tensorboard-image).",
         MANIFESTS_SECTION, _tensorboard_default_image),
+    Normalization(
+        "tf-auto-port",
+        "Arena picks the first port from 20000 no pod of the cluster uses (util/port_allocate.go) when no port flag "
+        "is given; arena-helm keeps the operator's 2222 (pod IPs are per pod): a TF role's port is compared only when "
+        "its flag is given.",
+        MANIFESTS_SECTION, _tf_auto_port),
+    Normalization(
+        "git-default-branch",
+        "Without a branch Arena's git-sync v3 checks out master; arena-helm's git-sync v4 the remote's HEAD (its "
+        "default branch, master or main).",
+        MANIFESTS_SECTION, _git_default_branch),
+    Normalization(
+        "pytorch-nproc-env",
+        "Arena's --nproc-per-node sets PET_NPROC_PER_NODE, which training-operator v1.9 overrides with "
+        "spec.nprocPerNode (default auto); arena-helm sets spec.nprocPerNode, so the value asked for is the one "
+        "the pods get.",
+        MANIFESTS_SECTION, _pytorch_nproc_env),
+    Normalization(
+        "config-file-bytes",
+        "Arena's ConfigMap template (`|-`) drops the file's final newline; arena-helm's keeps the file byte for "
+        "byte.",
+        MANIFESTS_SECTION, _config_file_bytes),
+    Normalization(
+        "no-gpu-env-per-role",
+        "Arena sets NVIDIA_VISIBLE_DEVICES=void only when --gpus is 0; arena-helm on every replica without GPUs "
+        "(the MPI launcher, a TF PS without --ps-gpus), so that none sees the node's GPUs.",
+        MANIFESTS_SECTION, _no_gpu_env_per_role),
+    Normalization(
+        "affinity-pod-labels",
+        "--worker/--ps-affinity-policy: Arena's terms select the old tf-operator's labels (group-name, "
+        "tf-replica-type) that training-operator v1.9 no longer sets; arena-helm's its job-name and replica-type "
+        "labels.",
+        MANIFESTS_SECTION, _affinity_pod_labels),
 )
 
 

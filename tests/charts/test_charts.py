@@ -496,7 +496,7 @@ COMMON_JOB_KEYS = {
     "nameOverride", "image", "imagePullPolicy", "imagePullSecrets", "command", "shell", "workingDir", "env",
     "shmSize", "configFiles", "data", "hostPaths", "codeSync", "nodeSelector", "tolerations", "affinity", "priorityClassName",
     "schedulerName", "serviceAccountName", "podSecurityContext", "securityContext", "hostNetwork", "hostPID",
-    "hostIPC", "labels", "annotations", "queue", "runPolicy", "tensorboard",
+    "hostIPC", "labels", "podLabels", "annotations", "queue", "runPolicy", "tensorboard",
 }
 CONTRACT = {
     "tfjob": (COMMON_JOB_KEYS | {"chief", "worker", "ps", "evaluator", "successPolicy"},

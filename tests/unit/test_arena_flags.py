@@ -121,7 +121,7 @@ def test_limits_follow_the_requests_as_in_arena():
 def test_tf_layout_follows_arenas_standalone_rule():
     v = values("--evaluator")  # one worker, no PS: a Chief (and the Evaluator), no Worker
     assert (v["chief"]["replicas"], v["worker"]["replicas"], v["evaluator"]["replicas"]) == (1, 0, 1)
-    assert v["annotations"]["kubeflow.org/disable-tf-config"] == "true"
+    assert v["annotations"]["arena.kubeflow.org/disable-tf-config"] == "true"
     v = values("--chief")
     assert (v["chief"]["replicas"], v["worker"]["replicas"]) == (1, 0)
     v = values("--chief", "--workers", "2")
@@ -153,12 +153,13 @@ def test_queue_is_kube_queue_and_queue_name_is_kueue():
 
 
 def test_gang_adds_the_coscheduling_pod_group_labels():
-    assert values("--gang", "--workers", "3", kind="pytorch")["labels"] == {
+    assert "labels" not in values("--gang", kind="pytorch")  # on the pods only, as Arena's charts
+    assert values("--gang", "--workers", "3", kind="pytorch")["podLabels"] == {
         "pod-group.scheduling.sigs.k8s.io/name": "pytorchjob-job",
         "pod-group.scheduling.sigs.k8s.io/min-available": "3"}
-    assert values("--gang", "--workers", "2", kind="mpi")["labels"][
+    assert values("--gang", "--workers", "2", kind="mpi")["podLabels"][
         "pod-group.scheduling.sigs.k8s.io/min-available"] == "2"  # the launcher is not counted, as in Arena
-    assert values("--gang", "--workers", "2", "--ps", "1", "--chief")["labels"][
+    assert values("--gang", "--workers", "2", "--ps", "1", "--chief")["podLabels"][
         "pod-group.scheduling.sigs.k8s.io/min-available"] == "4"
 
 

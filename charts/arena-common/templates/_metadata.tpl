@@ -87,6 +87,9 @@ label, which Kueue reads from the job) and the user's annotations.
 {{- define "arena-common.podMetadata" -}}
 labels:
   {{- include "arena-common.labels" . | nindent 2 }}
+  {{- with .Values.podLabels }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
 {{- with .Values.annotations }}
 annotations:
   {{- toYaml . | nindent 2 }}
