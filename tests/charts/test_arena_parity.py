@@ -224,7 +224,7 @@ def _affinity_pod_labels(arena: dict, helm: dict, case: Case) -> None:
 
     for spec in [*arena["roles"].values(), *helm["roles"].values()]:
         for kind in ("podAffinity", "podAntiAffinity"):
-            for rule, terms in (spec.get("affinity", {}).get(kind) or {}).items():
+            for terms in (spec.get("affinity", {}).get(kind) or {}).values():
                 for term in terms:
                     convert(term.get("podAffinityTerm", term))
 
