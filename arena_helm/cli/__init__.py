@@ -7,7 +7,6 @@ an ``ArenaHelmError`` is one line and its exit code (1 for runtime failures); ne
 
 from __future__ import annotations
 
-import enum
 import os
 import sys
 from typing import Annotated
@@ -20,7 +19,7 @@ from typer.exceptions import Abort
 
 from ..errors import ArenaHelmError
 from ..kinds import KINDS
-from .common import STATE
+from .common import ARENA_CONFIG_REFUSED, STATE, LogLevel
 
 
 class ArenaGroup(TyperGroup):
@@ -270,16 +269,6 @@ def _print_version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-class LogLevel(str, enum.Enum):
-    """Arena's global --loglevel: debug is --debug; the others are accepted (arena-helm logs only in debug)."""
-
-    debug = "debug"
-    info = "info"
-    warn = "warn"
-    warning = "warning"
-    error = "error"
-
-
 @app.callback()
 def _root(
     version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
@@ -297,8 +286,16 @@ def _root(
     loglevel: Annotated[LogLevel | None, typer.Option("--loglevel", show_default=False,
                                                       help="Arena's log level: debug is --debug; info, warn and "
                                                       "error are accepted.")] = None,
+    arena_namespace: Annotated[str | None, typer.Option("--arena-namespace", hidden=True,
+                                                        help="Arena's system namespace: arena-helm has none (accepted, "
+                                                        "unused).")] = None,
+    arena_config: Annotated[str | None, typer.Option("--config", hidden=True, help="Arena's config file.")] = None,
 ) -> None:
     """Submit and follow distributed training jobs on Kubernetes, as Helm charts."""
+    if arena_config is not None:
+        from ..errors import UsageError as ArenaUsageError
+
+        raise ArenaUsageError(ARENA_CONFIG_REFUSED)
     STATE["globals"] = {"namespace": namespace, "kubeconfig": kubeconfig, "context": context,
                         "debug": loglevel is LogLevel.debug}
 

@@ -30,6 +30,19 @@ HelmBinary = Annotated[
 Debug = Annotated[bool, typer.Option("--debug", help="Log helm and API calls to stderr; show tracebacks.")]
 
 
+class LogLevel(str, enum.Enum):
+    """Arena's global --loglevel: debug is --debug; the others are accepted (arena-helm logs only in debug)."""
+
+    debug = "debug"
+    info = "info"
+    warn = "warn"
+    warning = "warning"
+    error = "error"
+
+ARENA_CONFIG_REFUSED = ("--config: arena-helm does not read Arena's config file: put defaults (images, image pull "
+                        "secrets, Prometheus) in the YAML file named by $ARENA_HELM_CONFIG (see the README)")
+
+
 class OutputFormat(str, enum.Enum):
     table = "table"
     wide = "wide"

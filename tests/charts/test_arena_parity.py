@@ -939,3 +939,20 @@ def test_the_harness_reports_each_planted_difference(helm_bin):
     }
     text = report(case, differences(arena, helm))
     assert "  Master | volumeMounts./dev/shm | (emptyDir, Memory, 2Gi, ) | (emptyDir, Memory, 1Gi, )" in text
+
+
+@pytest.mark.parametrize("kind", ["tfjob", "pytorchjob", "mpijob"])
+def test_every_arena_flag_is_an_arena_helm_flag(kind):
+    """Every flag of Arena's submit command (the port's tables, read from pkg/argsbuilder/submit*.go), its
+    deprecated camelCase spellings included, is a flag of arena-helm's submit command of the same kind."""
+    import typer.main
+    from arena_values import arena_flags
+
+    from arena_helm.cli.submit import make_command
+
+    single = typer.Typer()
+    single.command()(make_command(kind))
+    ours = {o for p in typer.main.get_command(single).params for o in (*p.opts, *p.secondary_opts)}
+    theirs = {f"--{name}" for name in arena_flags(kind)}
+    assert len(theirs) > 40
+    assert sorted(theirs - ours) == []

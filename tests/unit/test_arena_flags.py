@@ -268,3 +268,10 @@ def test_the_submitting_user_is_recorded_as_arena_does(tmp_path, monkeypatch):
     assert values()["annotations"]["arena.kubeflow.org/username"] == "kubecfg:basicauth:bob"
     monkeypatch.setenv("KUBECONFIG", _kubeconfig(tmp_path, {"token": "abc"}))
     assert "arena.kubeflow.org/username" not in values()["annotations"]  # a token needs the API: not in --dry-run
+
+
+def test_arenas_global_flags_after_the_command_name():
+    assert values("--loglevel", "info", "--arena-namespace", "arena-system")["image"] == "tf:2"
+    assert "does not read Arena's config file" in error("--config", "/root/.arena/config")
+    res = CliRunner().invoke(app, ["--config", "/root/.arena/config", "list"])
+    assert res.exit_code == 2 and res.output.startswith("error: --config: ")
