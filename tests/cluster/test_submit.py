@@ -332,8 +332,9 @@ def test_dry_run_output_values_prints_the_chart_values(helm_bin):
               "--dry-run", "--output", "values", "--helm-binary", str(helm_bin), "torchrun", "train.py")
     assert res.exit_code == 0, res.output
     values = yaml.safe_load(res.stdout)
-    assert values["master"] == {"replicas": 1, "gpus": 2}
-    assert values["worker"] == {"replicas": 2, "gpus": 2}
+    assert values["master"] == {"replicas": 1, "gpus": 2, "restartPolicy": "Never"}
+    assert values["worker"] == {"replicas": 2, "gpus": 2, "restartPolicy": "OnFailure"}
+    assert values["runPolicy"] == {"backoffLimit": 0, "cleanPodPolicy": "Running"}
     assert values["command"] == "torchrun train.py"
 
 
