@@ -436,6 +436,7 @@ class JobView:
     start_ts: int = 0  # when the duration counts from (status.startTime, else creation), Unix seconds
     model_name: str = ""  # the job's modelName label (Arena's --model-name)
     model_version: str = ""  # the job's modelVersion label (Arena sets it after registering the model)
+    model_source: str = ""  # the job's modelSource annotation (arena-helm's --model-source)
 
     @property
     def finished(self) -> bool:
@@ -463,7 +464,8 @@ class JobView:
             "creationTimestamp": self.start_ts,  # job.StartTime().Unix()
             "modelName": self.model_name,
             "modelVersion": self.model_version,
-            "modelSource": "",  # Arena reads it from MLflow's model version only (arena-helm has no MLflow)
+            # Arena reads it from MLflow's model version; arena-helm's submit keeps --model-source on the job
+            "modelSource": self.model_source,
             "createdAt": self.created,
             "endedAt": self.ended,
             "requestCPU": fmt_cpu(self.requested_cpu),
@@ -478,6 +480,7 @@ class JobView:
 # (pkg/commands/training/submit_*.go, ``kubectl.AddTrainingJobLabel``).
 MODEL_NAME_LABEL = "modelName"
 MODEL_VERSION_LABEL = "modelVersion"
+MODEL_SOURCE_ANNOTATION = "modelSource"  # written by arena-helm's submit --model-source (values.arena_metadata)
 # Arena's YAML (gopkg.in/yaml.v2) names the fields without a yaml tag by their lowercased Go name.
 ARENA_YAML_ALIASES = {"modelName": "modelname", "modelVersion": "modelversion", "modelSource": "modelsource"}
 
@@ -577,6 +580,7 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
         start_ts=int(base.timestamp()) if base else 0,
         model_name=labels.get(MODEL_NAME_LABEL, ""),
         model_version=labels.get(MODEL_VERSION_LABEL, ""),
+        model_source=(meta.get("annotations") or {}).get(MODEL_SOURCE_ANNOTATION, ""),
     )
 
 

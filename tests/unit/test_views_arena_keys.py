@@ -170,3 +170,16 @@ def test_top_job_orders_by_gpus_requested_as_arena():
     big = job_view(release=RELEASE, job=tfjob(), pods=[], now=NOW)
     big.name, big.requested_gpus = "big", 8
     assert [v.name for v in top_jobs_order([small, big])] == ["big", "train"]
+
+
+def test_model_keys_come_from_what_submit_writes():
+    """submit --model-name/--model-source write the modelName label and modelSource annotation (values.py):
+    the views read them back, also through the slim objects of the list path."""
+    from arena_helm.slim import slim_job
+
+    job = tfjob(labels={"modelName": "bert", "modelVersion": "3"})
+    job["metadata"]["annotations"] = {"modelSource": "pvc://team/models/bert", "other": "x"}
+    for obj in (job, slim_job(job)):
+        data = job_view(release=RELEASE, job=obj, pods=[], now=NOW).to_json()
+        assert (data["modelName"], data["modelVersion"], data["modelSource"]) == ("bert", "3",
+                                                                                  "pvc://team/models/bert")
