@@ -716,16 +716,20 @@ class _Args:
         if min(self.ActiveDeadlineSeconds, self.StartingDeadlineSeconds, self.TTLSecondsAfterFinished) < 0:
             raise ArenaUsageError("--running-timeout/--starting-timeout/--ttl-after-finished is invalid")
 
-    def _pytorch_build(self) -> None:
-        """pkg/argsbuilder/submit_pytorchjob.go, SubmitPytorchJobArgsBuilder.Build: setRunPolicy, check, addEnv."""
-        self.ActiveDeadlineSeconds = int(self.f["running-timeout"])
-        self.TTLSecondsAfterFinished = int(self.f["ttl-after-finished"])
+    def _check_image_clean_policy_gpus(self) -> None:
+        """The first three checks of submit_pytorchjob.go's and submit_mpijob.go's check(), the same in both."""
         if not self.Image:
             raise ArenaUsageError("--image must be set ")
         if self.CleanPodPolicy not in ("None", "Running", "All"):
             raise ArenaUsageError(f"unsupported cleanTaskPolicy {self.CleanPodPolicy}")
         if self.GPUCount < 0:
             raise ArenaUsageError("--gpus is invalid")
+
+    def _pytorch_build(self) -> None:
+        """pkg/argsbuilder/submit_pytorchjob.go, SubmitPytorchJobArgsBuilder.Build: setRunPolicy, check, addEnv."""
+        self.ActiveDeadlineSeconds = int(self.f["running-timeout"])
+        self.TTLSecondsAfterFinished = int(self.f["ttl-after-finished"])
+        self._check_image_clean_policy_gpus()
         for value, flag in ((self.Cpu, "cpu"), (self.Memory, "memory"), (self.ShareMemory, "share-memory")):
             self._check_quantity(value, flag)
         if self.ActiveDeadlineSeconds < 0 or self.TTLSecondsAfterFinished < 0:
@@ -742,12 +746,7 @@ class _Args:
         """pkg/argsbuilder/submit_mpijob.go, SubmitMPIJobArgsBuilder.Build: setGPUTopologyReplica, check."""
         if self.GPUTopology:
             self.GPUTopologyReplica = str(self.WorkerCount)
-        if not self.Image:
-            raise ArenaUsageError("--image must be set ")
-        if self.CleanPodPolicy not in ("None", "Running", "All"):
-            raise ArenaUsageError(f"unsupported cleanTaskPolicy {self.CleanPodPolicy}")
-        if self.GPUCount < 0:
-            raise ArenaUsageError("--gpus is invalid")
+        self._check_image_clean_policy_gpus()
         for value, flag in ((self.Cpu, "cpu"), (self.Memory, "memory")):
             self._check_quantity(value, flag)
 
