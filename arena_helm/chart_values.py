@@ -33,13 +33,13 @@ from .k8s import (
     DNSSubdomain,
     EnvName,
     FileName,
-    GitURL,
     Image,
     LabelKey,
     LabelValue,
     PositiveIntText,
     Quantity,
     QueueName,
+    SyncSource,
 )
 from .kinds import KINDS
 
@@ -47,8 +47,8 @@ __all__ = [
     "Affinity", "AppArmorProfile", "ArenaCommonValues", "Capabilities", "CodeSync", "ContainerSecurityContext",
     "DataVolume", "EnvVar", "CHART_VALUES", "HostPathVolume", "JOB_VALUES", "JobValues", "MPIJobValues", "MPILauncherReplica",
     "MPIWorkerReplica", "PodSecurityContext", "PyTorchJobValues", "PyTorchMasterReplica", "PyTorchReplica",
-    "Replica", "ResourceList", "Resources", "RunPolicy", "SELinuxOptions", "SchedulingPolicy", "SeccompProfile",
-    "Sparse", "Sysctl", "TFJobValues", "TFReplica", "TFSingleReplica", "TensorBoardHostPath", "TensorBoardPvc",
+    "ConfigFile", "Replica", "ResourceList", "Resources", "RunPolicy", "SELinuxOptions", "SchedulingPolicy", "SeccompProfile",
+    "Sparse", "Sysctl", "TFJobValues", "TFReplica", "TFSingleReplica", "TFWorkerReplica", "TensorBoardHostPath", "TensorBoardPvc",
     "TensorBoardService", "TensorBoardValues", "Toleration", "ValuesModel", "WindowsOptions",
 ]
 
@@ -277,6 +277,11 @@ class TensorBoardValues(ValuesModel):
 
 
 # ---------------------------------------------------------------- job charts: shared blocks
+class ConfigFile(ValuesModel):
+    mount_path: AbsPath = Field(description="Path of the file in the container.")
+    content: str = Field(description="Content of the file (UTF-8 text).")
+
+
 class EnvVar(ValuesModel):
     name: EnvName = Field(description="Variable name.")
     value: str = Field(description="Value, passed byte for byte.")
@@ -296,9 +301,11 @@ class HostPathVolume(ValuesModel):
 
 
 class CodeSync(ValuesModel):
-    enabled: bool = Field(False, description="Add the git-sync init container (and the code-sync volume).")
-    repo: Empty | GitURL = Field("", description="Repository URL (https://, ssh://, git@host:path, git:// or "
-                                 "file://). Never put credentials in it: use secretName.")
+    enabled: bool = Field(False, description="Add the code-sync init container (and the code-sync volume).")
+    mode: Literal["git", "rsync"] = Field("git", description="git (git-sync v4 clones repo) or rsync (rsync -avP "
+                                          "<repo> <root>, with an image that has rsync: set image).")
+    repo: Empty | SyncSource = Field("", description="Repository URL for git (https://, ssh://, git@host:path, git:// or file://; "
+                      "never put credentials in it: use secretName), or the rsync source.")
     ref: str = Field("", description="Branch, tag or commit to check out; \"\" = the remote HEAD.")
     root: AbsPath = Field("/code", description="Mount path of the code volume (in git-sync and in the training "
                           "container); the code is at <root>/<linkName>.")
@@ -309,6 +316,8 @@ class CodeSync(ValuesModel):
         "", description="Secret with keys username and password (passed as GITSYNC_USERNAME / GITSYNC_PASSWORD); "
         "\"\" for a public repository.")
     depth: int = Field(1, ge=0, description="Clone depth (--depth); 0 = the full history.")
+    env: list[EnvVar] = Field([], description="Environment variables of the sync container (Arena passes the job's "
+                              "env: GIT_SYNC_USERNAME and GIT_SYNC_PASSWORD reach git-sync this way).")
     resources: Resources = Field(
         default_factory=lambda: Resources(requests=ResourceList(cpu="100m", memory="128Mi"),
                                           limits=ResourceList(cpu="1", memory="1Gi")),
@@ -361,6 +370,8 @@ class Replica(ValuesModel):
     restart_policy: Literal["", "Always", "OnFailure", "Never", "ExitCode"] = Field(
         "", description="restartPolicy of these replicas (Always, OnFailure, Never, ExitCode); \"\" = the "
         "operator's default.")
+    affinity: Affinity = Field(default_factory=Affinity, description="Affinity of these pods; when set it replaces "
+                               "the top-level affinity for them.")
 
 
 class TFReplica(Replica):
@@ -368,6 +379,17 @@ class TFReplica(Replica):
 
     port: int = Field(2222, ge=1, le=65535, description="Container port (the operator wires it into the cluster "
                       "spec).")
+    restart_policy: Literal["", "Always", "OnFailure", "Never", "ExitCode"] = Field(
+        "Never", description="restartPolicy of these replicas (Always, OnFailure, Never, ExitCode); Never, as "
+        "Arena.")
+
+
+class TFWorkerReplica(TFReplica):
+    """The TFJob worker block."""
+
+    restart_policy: Literal["", "Always", "OnFailure", "Never", "ExitCode"] = Field(
+        "", description="restartPolicy of the workers (Always, OnFailure, Never, ExitCode); \"\" = Arena's: "
+        "OnFailure when the job has a chief, else Never.")
 
 
 class TFSingleReplica(TFReplica):
@@ -380,24 +402,35 @@ class PyTorchReplica(Replica):
     """A PyTorchJob worker block."""
 
     port: int = Field(23456, ge=1, le=65535, description="Container port (MASTER_PORT; the operator wires it up).")
+    restart_policy: Literal["", "Always", "OnFailure", "Never", "ExitCode"] = Field(
+        "OnFailure", description="restartPolicy of the workers (Always, OnFailure, Never, ExitCode); OnFailure, "
+        "as Arena.")
 
 
 class PyTorchMasterReplica(PyTorchReplica):
     """The PyTorchJob master block: always one pod."""
 
     replicas: int = Field(1, ge=1, le=1, description="Number of pods: always 1.")
+    restart_policy: Literal["", "Always", "OnFailure", "Never", "ExitCode"] = Field(
+        "Never", description="restartPolicy of the master (Always, OnFailure, Never, ExitCode); Never, as Arena: "
+        "a failed master fails the job after runPolicy.backoffLimit retries.")
 
 
 class MPILauncherReplica(Replica):
     """The MPIJob launcher block: always one pod."""
 
     replicas: int = Field(1, ge=1, le=1, description="Number of pods: always 1.")
+    restart_policy: Literal["", "Always", "OnFailure", "Never", "ExitCode"] = Field(
+        "Never", description="restartPolicy of the launcher (Always, OnFailure, Never, ExitCode); Never, as Arena's "
+        "launcher Job (its retries are runPolicy.backoffLimit).")
 
 
 class MPIWorkerReplica(Replica):
     """The MPIJob worker block."""
 
     replicas: int = Field(1, ge=1, description="Number of worker pods (at least 1).")
+    restart_policy: Literal["", "Always", "OnFailure", "Never", "ExitCode"] = Field(
+        "Never", description="restartPolicy of the workers (Always, OnFailure, Never, ExitCode); Never, as Arena.")
     command: str = Field("", description="Command of the workers (run with <shell> -c); \"\" runs the default "
                          "keep-alive: /usr/sbin/sshd -De for v2beta1, sleep infinity for v1.")
 
@@ -418,18 +451,22 @@ class JobValues(ValuesModel):
         "with a letter (its pods' Services are named <name>-<type>-<index>).")
     image: Empty | Image = Field("", description="Default image of every replica (a replica's own image overrides "
                                  "it). Required once a replica has no image of its own.")
-    image_pull_policy: PullPolicy = Field("IfNotPresent", description="Pull policy of the training containers (and "
-                                          "of git-sync): Always, IfNotPresent or Never.")
+    image_pull_policy: PullPolicy = Field("Always", description="Pull policy of the training containers (and of "
+                                          "git-sync): Always (Arena's default), IfNotPresent or Never.")
     image_pull_secrets: SecretNames = Field(
         [], description="Names of image pull Secrets (kubernetes.io/dockerconfigjson) in the job's namespace.")
     command: str = Field("", description="The training command, run as [<shell>, \"-c\", <command>] byte for "
                          "byte; \"\" runs the image's entrypoint.")
     shell: str = Field("sh", min_length=1, description="Shell that runs the command.")
-    working_dir: Empty | AbsPath = Field("", description="Working directory of the training containers; \"\" = "
-                                         "the image's.")
+    working_dir: Empty | AbsPath = Field("/root", description="Working directory of the training containers "
+                                         "(Arena's /root; synced code is under <workingDir>/code); \"\" = the "
+                                         "image's, as when there is no command (the image's entrypoint runs).")
     env: list[EnvVar] = Field([], description="Environment variables of every training container.")
-    shm_size: Empty | Quantity = Field("", description="Size of a memory-backed /dev/shm (e.g. \"8Gi\", needed by "
-                                       "NCCL and data loaders); \"\" = the runtime's default.")
+    shm_size: Empty | Quantity = Field("2Gi", description="Size of the memory-backed /dev/shm (Arena's 2Gi; NCCL "
+                                       "and data loaders need more than the runtime's 64Mi); \"\" = the runtime's "
+                                       "default.")
+    config_files: list[ConfigFile] = Field([], description="Files mounted into every training container, from a "
+                                           "ConfigMap of the job (<job name>-config).")
     data: list[DataVolume] = Field([], description="PersistentVolumeClaims mounted into every training container.")
     host_paths: list[HostPathVolume] = Field([], description="Node directories mounted into every training "
                                              "container.")
@@ -459,6 +496,8 @@ class JobValues(ValuesModel):
     host_pid: bool = Field(False, alias="hostPID", description="Use the node's PID namespace.")
     host_ipc: bool = Field(False, alias="hostIPC", description="Use the node's IPC namespace.")
     labels: dict[LabelKey, LabelValue] = Field({}, description="Extra labels on the job and on every pod.")
+    pod_labels: dict[LabelKey, LabelValue] = Field({}, description="Extra labels on every pod only (e.g. the "
+                                                   "coscheduling pod-group labels of --gang).")
     annotations: dict[LabelKey, str] = Field({}, description="Extra annotations on the job and on every pod.")
     queue: Empty | QueueName = Field("", description="Kueue LocalQueue; \"\" = none. Sets the label "
                                      "kueue.x-k8s.io/queue-name on the job.")
@@ -476,7 +515,8 @@ class TFJobValues(JobValues):
     success_policy: Literal["", "AllWorkers"] = Field(
         "", description="\"\" (the job succeeds when the chief, or else worker 0, succeeds) or AllWorkers.")
     chief: TFSingleReplica = Field(default_factory=TFSingleReplica, description="The chief replicas.")
-    worker: TFReplica = Field(default_factory=lambda: TFReplica(replicas=1), description="The worker replicas.")
+    worker: TFWorkerReplica = Field(default_factory=lambda: TFWorkerReplica(replicas=1),
+                                    description="The worker replicas.")
     ps: TFReplica = Field(default_factory=TFReplica, description="The parameter server replicas.")
     evaluator: TFSingleReplica = Field(default_factory=TFSingleReplica, description="The evaluator replicas.")
 
@@ -484,6 +524,8 @@ class TFJobValues(JobValues):
 class PyTorchJobValues(JobValues):
     """Values of the pytorchjob chart: one Kubeflow PyTorchJob (kubeflow.org/v1)."""
 
+    run_policy: RunPolicy = Field(default_factory=lambda: RunPolicy(backoff_limit=0),
+                                  description="The job's runPolicy; backoffLimit 0 as Arena (its --retry).")
     nproc_per_node: Literal["", "auto", "cpu", "gpu"] | PositiveIntText = Field(
         "", description="Processes per pod (torchrun --nproc-per-node): \"\" (the operator decides), a number, "
         "auto, cpu or gpu.")
@@ -497,7 +539,10 @@ class MPIJobValues(JobValues):
     mpi_api_version: Literal["v2beta1", "v1", "auto"] = Field(
         "v2beta1", description="MPIJob API: v2beta1 (mpi-operator), v1 (the training-operator's MPIJob), or auto "
         "(what the cluster serves, v2beta1 first; v2beta1 when rendered offline with helm template).")
-    slots_per_worker: int = Field(1, ge=1, description="MPI slots (processes) per worker.")
+    run_policy: RunPolicy = Field(default_factory=lambda: RunPolicy(clean_pod_policy="All", backoff_limit=0),
+                                  description="The job's runPolicy; cleanPodPolicy All and backoffLimit 0 as Arena.")
+    slots_per_worker: int | None = Field(None, ge=1, description="MPI slots (processes) per worker; null = the "
+                                         "workers' GPUs (at least 1), as Arena's hostfile.")
     mpi_implementation: Literal["OpenMPI", "Intel", "MPICH"] = Field(
         "OpenMPI", description="MPI implementation (v2beta1 only): OpenMPI, Intel or MPICH.")
     ssh_auth_mount_path: AbsPath = Field("/root/.ssh", description="Where mpi-operator mounts the SSH keys "

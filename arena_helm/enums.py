@@ -19,6 +19,8 @@ class CleanPodPolicy(str, enum.Enum):
 
 class SyncMode(str, enum.Enum):
     git = "git"
+    rsync = "rsync"
+    hdfs = "hdfs"
 
 
 class MpiApi(str, enum.Enum):
@@ -28,7 +30,21 @@ class MpiApi(str, enum.Enum):
 
 
 class SuccessPolicy(str, enum.Enum):
+    ChiefWorker = "ChiefWorker"  # Arena's default: the operator's "" (the chief, else worker 0)
     AllWorkers = "AllWorkers"
+
+
+class AffinityPolicy(str, enum.Enum):
+    """Arena's --worker/--ps-affinity-policy: none, spread (pod anti-affinity) or binpack (pod affinity)."""
+
+    none = "none"
+    spread = "spread"
+    binpack = "binpack"
+
+
+class AffinityConstraint(str, enum.Enum):
+    preferred = "preferred"
+    required = "required"
 
 
 class DryRunOutput(str, enum.Enum):

@@ -28,6 +28,8 @@ QUANTITY_RX = r"^([0-9]+(\.[0-9]+)?|\.[0-9]+)([eE][0-9]+|[numkMGTPE]|[KMGTPE]i)?
 ENV_NAME_RX = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"
 ABS_PATH_RX = r"^/[^:\n]*$"
 GIT_URL_RX = r"^(https?://|ssh://|git@|git://|file://)\S+$"
+# an rsync source: rsync://HOST/PATH, HOST::MODULE/PATH or [USER@]HOST:PATH (the sync source of --sync-mode rsync)
+RSYNC_SOURCE_RX = r"^(rsync://\S+|[^\s:/]+::\S*|[^\s:/]+:\S+)$"
 IMAGE_RX = r"^\S+$"
 DURATION_RX = r"^([0-9]+h)?([0-9]+m)?([0-9]+s)?$"
 # Not Kubernetes grammars, but grammars the charts check: one path segment (git-sync's --link), a
@@ -75,6 +77,11 @@ check_queue_name = _checker(DNS1123_SUBDOMAIN_RX, 63,
 check_label_value = _checker(LABEL_VALUE_RX, 63, "must be at most 63 letters, digits, '-', '_', '.', starting and "
                              "ending with a letter or digit", "label value")
 check_env_name = _checker(ENV_NAME_RX, None, "must match [-._a-zA-Z][-._a-zA-Z0-9]*", "environment variable name")
+check_sync_source = _checker(f"({GIT_URL_RX})|({RSYNC_SOURCE_RX})", None,
+                             "is not a git URL (https://, ssh://, git@host:path, git:// or file://) or an rsync "
+                             "source (rsync://HOST/PATH, HOST::MODULE/PATH, HOST:PATH)")
+check_rsync_source = _checker(RSYNC_SOURCE_RX, None, "is not an rsync source (rsync://HOST/PATH, HOST::MODULE/PATH "
+                              "or [USER@]HOST:PATH)")
 check_git_url = _checker(GIT_URL_RX, None, "is not a git URL (https://, ssh://, git@host:path, git:// or file://)")
 check_image = _checker(IMAGE_RX, None, "must be an image reference without spaces (e.g. pytorch/pytorch:2.3.0)")
 
@@ -151,6 +158,9 @@ GRAMMARS: dict[str, dict[str, Any]] = {
     "envName": {"type": "string", "pattern": ENV_NAME_RX, "description": "An environment variable name."},
     "absPath": {"type": "string", "pattern": ABS_PATH_RX, "description": "An absolute path without ':'."},
     "gitUrl": {"type": "string", "pattern": GIT_URL_RX, "description": "A git repository URL."},
+    "syncSource": {"type": "string", "pattern": f"({GIT_URL_RX})|({RSYNC_SOURCE_RX})",
+                   "description": "A git repository URL or an rsync source (rsync://HOST/PATH, HOST::MODULE/PATH, "
+                   "[USER@]HOST:PATH)."},
     "image": {"type": "string", "pattern": IMAGE_RX, "description": "A container image reference."},
     "fileName": {"type": "string", "pattern": FILE_NAME_RX, "description": "One path segment: no '/'."},
     "positiveIntText": {"type": "string", "pattern": POSITIVE_INT_TEXT_RX,
@@ -173,6 +183,7 @@ Quantity = _type(str, check_quantity, "quantity")
 EnvName = _type(str, check_env_name, "envName")
 AbsPath = _type(str, check_abs_path, "absPath")
 GitURL = _type(str, check_git_url, "gitUrl")
+SyncSource = _type(str, check_sync_source, "syncSource")
 Image = _type(str, check_image, "image")
 FileName = _type(str, check_file_name, "fileName")
 PositiveIntText = _type(str, check_positive_int_text, "positiveIntText")

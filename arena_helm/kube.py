@@ -67,6 +67,23 @@ class Kube:
             reason = getattr(exc, "reason", None) or exc
             raise failures.unreachable(action, self.server, str(reason)) from None
 
+    def token_user(self, token: str) -> str | None:
+        """Who a bearer token is (a TokenReview, as Arena's getUserNameByToken); None if the server will not
+        say (no permission to create tokenreviews, or the token is not valid)."""
+        from kubernetes.client import AuthenticationV1Api, V1TokenReview, V1TokenReviewSpec
+
+        try:
+            review = AuthenticationV1Api(self.api).create_token_review(V1TokenReview(spec=V1TokenReviewSpec(
+                token=token)), _request_timeout=10)
+        except Exception:  # noqa: BLE001 - best effort: refused, unreachable (helm's install then says so)
+            return None
+        finally:
+            self.requests += 1
+        status = review.status
+        if status is None or status.error or not status.user:
+            return None
+        return status.user.username or None
+
     def get_json(self, path: str, action: str) -> dict:
         resp = self.call(
             self.api.call_api, path, "GET", auth_settings=["BearerToken"], _preload_content=False,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from .views import JobView, NodeView, fmt_cpu, fmt_mem
+from .views import JobView, NodeView, arena_yaml_form, fmt_cpu, fmt_mem
 
 if TYPE_CHECKING:
     from .usage import Metrics
@@ -29,6 +29,12 @@ def as_yaml(data: Any) -> str:
     import yaml
 
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True).rstrip("\n")
+
+
+def job_document(data: dict[str, Any], fmt: str) -> dict[str, Any]:
+    """A job's dict as ``-o json`` or ``-o yaml`` prints it: the YAML adds Arena's YAML spellings of the model
+    keys (``views.arena_yaml_form``)."""
+    return arena_yaml_form(data) if fmt == "yaml" else data
 
 
 def gpu_alloc(v: JobView) -> str:
@@ -154,17 +160,30 @@ def top_jobs_table(views: list[JobView], *, all_namespaces: bool, metrics: Metri
     if all_namespaces:
         headers = ["NAMESPACE", *headers]
     rows = []
-    for v in sorted(views, key=lambda v: (-v.requested_gpus, v.name)):
+    for v in top_jobs_order(views):
         util, gmem, cpu, mem = job_metric_cells(m, v)
         row = [v.name, v.status, v.trainer.upper(), str(v.requested_gpus), gpu_alloc(v), util, gmem,
                fmt_cpu(v.requested_cpu), cpu, fmt_mem(v.requested_memory), mem, v.node]
         if with_release:
             row.append(release_cell(v))
         rows.append([v.namespace, *row] if all_namespaces else row)
-    running = [v for v in views if v.status in ("RUNNING", "PENDING")]
-    alloc = sum(v.allocated_gpus or 0 for v in running)
-    req = sum(v.requested_gpus for v in running)
+    alloc, req = top_jobs_total(views)
     return table(headers, rows) + f"\n\nTotal Allocated/Requested GPUs of Training Jobs: {alloc}/{req}"
+
+
+def top_jobs_order(views: list[JobView]) -> list[JobView]:
+    """``top job``'s order, in the table and in ``-o json|yaml``: most GPUs requested first, as Arena's
+    (pkg/training/trainer.go ``makeTrainingJobOrderdByGPUCount``), then by name."""
+    return sorted(views, key=lambda v: (-v.requested_gpus, v.name))
+
+
+def top_jobs_total(views: list[JobView]) -> tuple[int, int]:
+    """(allocated, requested) GPUs of the jobs whose status is RUNNING, as Arena's ``top job`` total line
+    counts them (kubeflow/arena pkg/training/top_job.go ``displayWithNoMetric``: ``if jobInfo.Status ==
+    "RUNNING"``). A job that runs with a pod still pending shows PENDING (Arena's ``GetJobRealStatus``) and
+    is left out, as are PENDING, RESTARTING, SUSPENDED and finished jobs."""
+    running = [v for v in views if v.status == "RUNNING"]
+    return sum(v.allocated_gpus or 0 for v in running), sum(v.requested_gpus for v in running)
 
 
 def top_job_instances(v: JobView, metrics: Metrics | None = None) -> str:

@@ -18,7 +18,7 @@ NODES_KEYS = tuple(dict.fromkeys(k.nodes_key for k in KINDS if k.nodes_key))
 RUNTIME_KEYS = tuple(dict.fromkeys(k.runtime_key for k in KINDS if k.runtime_key))
 
 _intern = sys.intern
-_KEEP_ANNOTATIONS = (RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION)
+_KEEP_ANNOTATIONS = (RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION, "modelSource")  # views' model source
 
 
 def _labels(labels: dict | None) -> dict:
@@ -33,6 +33,8 @@ def _meta(meta: dict, *, annotations: bool) -> dict:
         "labels": _labels(meta.get("labels")),
         "creationTimestamp": meta.get("creationTimestamp", ""),
     }
+    if meta.get("uid"):  # Arena's ``uuid`` of a job
+        out["uid"] = meta["uid"]
     if meta.get("resourceVersion"):
         out["resourceVersion"] = meta["resourceVersion"]
     if meta.get("deletionTimestamp"):
@@ -109,8 +111,8 @@ def _container_status(cs: dict) -> dict:
 
 def slim_pod(pod: dict) -> dict:
     """A pod: metadata (name, namespace, labels, times), node, containers' resources and names, and the
-    status fields the STATUS column and the GPU counts read (phase, host IP, conditions, container
-    states)."""
+    status fields the STATUS column, the GPU counts and Arena's instance keys read (phase, host and pod IP,
+    start time, conditions, container states)."""
     spec = pod.get("spec") or {}
     status = pod.get("status") or {}
     out_spec: dict = {"containers": _containers(spec.get("containers"))}
@@ -122,6 +124,9 @@ def slim_pod(pod: dict) -> dict:
     for key in ("phase", "hostIP", "reason"):
         if status.get(key):
             out_status[key] = _intern(status[key])
+    for key in ("podIP", "startTime"):  # Arena's instance ``ip`` and the start of its ``age``
+        if status.get(key):
+            out_status[key] = status[key]
     if status.get("conditions"):
         out_status["conditions"] = [{k: c[k] for k in ("type", "status", "reason", "message") if k in c}
                                     for c in status["conditions"]]

@@ -23,9 +23,19 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from . import k8s
-from .enums import CleanPodPolicy, ImagePullPolicy, MpiApi, RuntimeKind, ServiceType, SuccessPolicy, SyncMode
+from .enums import (
+    AffinityConstraint,
+    AffinityPolicy,
+    CleanPodPolicy,
+    ImagePullPolicy,
+    MpiApi,
+    RuntimeKind,
+    ServiceType,
+    SuccessPolicy,
+    SyncMode,
+)
 from .errors import UsageError
-from .k8s import AbsPath, DNSSubdomain, Duration, EnvName, GitURL, Image, Quantity, QueueName
+from .k8s import AbsPath, DNSSubdomain, Duration, EnvName, Image, LabelValue, Quantity, QueueName, SyncSource
 
 HELM_RELEASE_MAX = 53
 NAME_MAX = 63
@@ -150,6 +160,37 @@ class HostPathVolume(Strict):
     read_only: bool = False
 
 
+class ConfigFile(Strict):
+    """A local file mounted into every training container (``--config-file HOST_FILE[:CONTAINER_FILE]``, as in
+    Arena: the container path defaults to the host path). Parsing the flag reads the file (UTF-8 text)."""
+
+    host_file: str
+    mount_path: AbsPath
+    content: str
+
+    @classmethod
+    def parse(cls, text: str) -> ConfigFile:
+        import os
+
+        host, sep, container = text.partition(":")
+        if not host or (sep and not container) or ":" in container:
+            raise ValueError(f"{text!r} is not HOST_FILE[:CONTAINER_FILE] (e.g. ./train.yaml:/etc/train.yaml)")
+        host = os.path.abspath(os.path.expanduser(host))
+        container = container or host
+        if not container.startswith("/"):
+            raise ValueError(f"{text!r}: the path in the container must be absolute")
+        try:
+            with open(host, encoding="utf-8") as f:
+                content = f.read()
+        except FileNotFoundError:
+            raise ValueError(f"{host} does not exist: give a file that exists") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{host} cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
+        if len(content.encode()) > 900 * 1024:
+            raise ValueError(f"{host} is over 900 KiB: a ConfigMap holds at most 1 MiB; put it on a --data PVC")
+        return cls(host_file=host, mount_path=container, content=content)
+
+
 class Toleration(Strict):
     key: str = ""
     operator: Literal["Equal", "Exists"] = "Equal"
@@ -239,11 +280,14 @@ class JobSpec(Strict):
                          json_schema_extra={"flag": {"cli": False}})
     image_entrypoint: bool = opt("Run the image's own entrypoint: no training command.", False)
     shell: str = opt("Shell that runs the command.", "sh", values="shell")
-    working_dir: AbsPath | None = opt("Working directory of the command.")
+    working_dir: AbsPath = opt("Working directory of the command (synced code lands in <working dir>/code).",
+                               "/root", hidden=("--workingDir",), values="workingDir")
     env: list[EnvVar] = opt_list("Environment variable NAME=VALUE (repeatable).", "-e", metavar="NAME=VALUE")
     data: list[DataVolume] = opt_list("Mount a PVC: PVC:MOUNT_PATH (repeatable).", "-d", metavar="PVC:PATH")
     data_dir: list[HostPathVolume] = opt_list("Mount a host path: HOST[:CONTAINER] (repeatable).",
-                                              metavar="HOST[:PATH]")
+                                              metavar="HOST[:PATH]", hidden=("--dataDir",))
+    config_file: list[ConfigFile] = opt_list("Mount a local file: HOST_FILE[:CONTAINER_FILE] (repeatable; the file "
+                                             "goes into a ConfigMap of the job).", metavar="FILE[:PATH]")
     annotation: dict[str, str] = opt_map("Annotation KEY=VALUE of the pods (repeatable).", "-a", metavar="KEY=VALUE",
                                          values="annotations")
     label: dict[str, str] = opt_map("Label KEY=VALUE of the job and pods (repeatable).", "-l", metavar="KEY=VALUE",
@@ -255,7 +299,7 @@ class JobSpec(Strict):
     priority: DNSSubdomain | None = opt("PriorityClass of the pods.", None, "-p", values="priorityClassName")
     image_pull_secret: list[DNSSubdomain] = opt_list("Image pull Secret name (repeatable).", metavar="SECRET",
                                                      values="imagePullSecrets")
-    image_pull_policy: ImagePullPolicy = opt("Image pull policy.", ImagePullPolicy.IfNotPresent,
+    image_pull_policy: ImagePullPolicy = opt("Image pull policy.", ImagePullPolicy.Always,
                                              values="imagePullPolicy")
     service_account: DNSSubdomain | None = opt("ServiceAccount of the pods.", values="serviceAccountName")
     retry: Annotated[int, Field(ge=0, le=1000)] | None = opt("Retries before the job is marked failed (backoffLimit).",
@@ -265,26 +309,41 @@ class JobSpec(Strict):
     running_timeout: Annotated[Duration, Field(ge=1)] | None = opt(
         "Fail the job if it runs longer than this (e.g. 2h).", values="runPolicy.activeDeadlineSeconds")
     clean_task_policy: CleanPodPolicy = opt("Which pods to delete when the job ends.", CleanPodPolicy.Running,
-                                            values="runPolicy.cleanPodPolicy")
-    share_memory: Quantity | None = opt("Size of a memory-backed /dev/shm (e.g. 2Gi).", values="shmSize")
+                                            hidden=("--cleanTaskPolicy",), values="runPolicy.cleanPodPolicy")
+    share_memory: Quantity | None = opt("Size of the memory-backed /dev/shm (0 for the runtime's 64Mi).", "2Gi",
+                                        values="shmSize")
     device: dict[str, Gpus] = opt_map("Other device resource VENDOR/RESOURCE=N per worker pod (repeatable).",
                                       metavar="RESOURCE=N")
-    sync_mode: SyncMode | None = opt("Code sync mode (git; implied by --sync-source).")
-    sync_source: GitURL | None = opt("Git repository URL to sync the code from.")
-    sync_branch: str | None = opt("Branch, tag or commit to sync.", values="codeSync.ref")
-    sync_image: Image | None = opt("git-sync image.", values="codeSync.image")
+    sync_mode: SyncMode | None = opt("Code sync mode: git (implied by a git --sync-source) or rsync.",
+                                     hidden=("--syncMode",))
+    sync_source: SyncSource | None = opt("Where to sync the code from: a git repository URL, or an rsync source.",
+                                  hidden=("--syncSource",))
+    sync_branch: str | None = opt("Branch, tag or commit to sync (also -e GIT_SYNC_BRANCH=...).")
+    sync_image: Image | None = opt("Image of the sync init container (git-sync v4; for rsync an image with rsync).",
+                                   hidden=("--syncImage",), values="codeSync.image")
     sync_secret: DNSSubdomain | None = opt("Secret with username/password keys for the repository.",
                                            values="codeSync.secretName")
     tensorboard: bool = opt("Start a TensorBoard with the job (removed with it).", False)
-    tensorboard_image: Image | None = opt("TensorBoard image.")
+    tensorboard_image: Image | None = opt("TensorBoard image.", hidden=("--tensorboardImage",))
     logdir: LogDir = opt("Training log directory TensorBoard reads: under a --data mount (that PVC), another "
                          "absolute path (a directory of the node, as in Arena) or a URL (s3://, hdfs://).",
                          "/training_logs")
     tensorboard_service_type: ServiceType = opt("Service type of the TensorBoard.", ServiceType.NodePort)
-    queue: QueueName | None = opt("Kueue LocalQueue (label kueue.x-k8s.io/queue-name).", values="queue")
+    queue: bool = opt("Queue the job with kube-queue (Arena's --queue: annotation scheduling.x-k8s.io/suspend).",
+                      False)
+    queue_name: QueueName | None = opt("Kueue LocalQueue (label kueue.x-k8s.io/queue-name).", values="queue")
     scheduler: DNSSubdomain | None = opt("Scheduler name of the pods.", values="schedulerName")
+    gang: bool = opt("Gang-schedule the pods (scheduler-plugins coscheduling pod-group labels, as Arena).", False)
+    rdma: bool = opt("Request an RDMA device (rdma/hca: 1) per pod, with the IPC_LOCK capability.", False)
     host_network: bool = opt("Run the pods in the node's network namespace.", False, hidden=("--hostNetwork",),
                              values="hostNetwork")
+    host_ipc: bool = opt("Run the pods in the node's IPC namespace.", False, hidden=("--hostIPC",), values="hostIPC")
+    host_pid: bool = opt("Run the pods in the node's PID namespace.", False, hidden=("--hostPID",), values="hostPID")
+    model_name: LabelValue | None = opt("Model name: the job's modelName label (with --model-source).")
+    model_source: str | None = opt("Where the model is stored (a URI: s3://..., pvc://NAMESPACE/PVC/PATH).")
+    user: str | None = Field(None, description="The Kubernetes user who submits (Arena's arena.kubeflow.org/uid "
+                             "label and username annotation); found in the kubeconfig by the CLI.",
+                             json_schema_extra={"flag": {"cli": False}})
 
     # -- parsing of the command-line forms --
     @field_validator("env", mode="before")
@@ -345,6 +404,11 @@ class JobSpec(Strict):
         for key in v:
             k8s.check_label_key(key, "annotation")
         return v
+
+    @field_validator("config_file", mode="before")
+    @classmethod
+    def _config_files(cls, v: Any) -> Any:
+        return [ConfigFile.parse(t) if isinstance(t, str) else t for t in v or []]
 
     @field_validator("toleration", mode="before")
     @classmethod
@@ -428,10 +492,29 @@ class JobSpec(Strict):
             if replica.replicas and not (replica.image or self.image):
                 raise ValueError(f"--image: no image for the {replica_name} replicas: give --image IMAGE")
         if self.sync_mode is not None and not self.sync_source:
-            raise ValueError("--sync-mode git needs --sync-source URL")
+            raise ValueError(f"--sync-mode {self.sync_mode.value} needs --sync-source")
         for name in ("sync_branch", "sync_image", "sync_secret"):
             if getattr(self, name) and not self.sync_source:
                 raise ValueError(f"{flag_of_field(name)} needs --sync-source URL")
+        if self.sync_source:
+            mode = self.code_sync_mode
+            if mode is SyncMode.hdfs:
+                raise ValueError("--sync-mode hdfs: Arena's charts have no hdfs sync either: put the code on a "
+                                 "--data PVC or in the image")
+            if mode is SyncMode.git:
+                k8s.check_git_url(self.sync_source, "--sync-source")
+            if mode is SyncMode.rsync:
+                k8s.check_rsync_source(self.sync_source, "--sync-source")
+                if not self.sync_image:
+                    raise ValueError("--sync-mode rsync needs --sync-image IMAGE (an image with rsync)")
+                if self.sync_branch or self.sync_secret:
+                    raise ValueError("--sync-branch and --sync-secret are for --sync-mode git")
+        if self.model_name and not self.model_source:
+            raise ValueError("--model-name needs --model-source URI (where the model version is stored)")
+        paths = [c.mount_path for c in self.config_file]
+        dup = sorted({m for m in paths if paths.count(m) > 1})
+        if dup:
+            raise ValueError(f"--config-file: {dup[0]} is given twice: mount each file once")
         for name in ("tensorboard_image",):
             if getattr(self, name) and not self.tensorboard:
                 raise ValueError(f"{flag_of_field(name)} needs --tensorboard")
@@ -442,6 +525,13 @@ class JobSpec(Strict):
         if self.image_entrypoint and self.command:
             raise ValueError("--image-entrypoint runs the image's own entrypoint: give no training command with it")
         return self
+
+    @property
+    def code_sync_mode(self) -> SyncMode | None:
+        """The sync mode: --sync-mode, else git when --sync-source is given (Arena needs --sync-mode)."""
+        if not self.sync_source:
+            return None
+        return self.sync_mode or SyncMode.git
 
     def _check_name(self) -> None:
         name = self.name
@@ -521,30 +611,51 @@ class TFJobSpec(JobSpec):
     cpu: Quantity | None = opt("CPU request per worker pod (e.g. 4, 500m).")
     memory: Quantity | None = opt("Memory request per worker pod (e.g. 16Gi).")
     ps: Count = opt("Parameter-server replicas.", 0)
-    ps_image: Image | None = opt("Image of the PS replicas.")
-    worker_image: Image | None = opt("Image of the worker replicas.")
+    ps_image: Image | None = opt("Image of the PS replicas.", hidden=("--psImage",))
+    worker_image: Image | None = opt("Image of the worker replicas.", hidden=("--workerImage",))
     chief: bool = opt("Add a Chief replica (needed by Estimator).", False)
     evaluator: bool = opt("Add an Evaluator replica.", False)
-    worker_port: Port | None = opt("Worker port (default 2222).")
-    ps_port: Port | None = opt("PS port (default 2222).")
+    worker_port: Port | None = opt("Worker port (default 2222).", hidden=("--workerPort",))
+    ps_port: Port | None = opt("PS port (default 2222).", hidden=("--psPort",))
+    chief_port: Port | None = opt("Chief port (default 2222).", hidden=("--chiefPort",))
     ps_gpus: Gpus = opt("GPUs per PS pod.", 0)
-    success_policy: SuccessPolicy | None = opt("AllWorkers: succeed when all workers do.", values="successPolicy")
-    worker_cpu: Quantity | None = opt("CPU request per worker.")
-    worker_memory: Quantity | None = opt("Memory request per worker.")
+    success_policy: SuccessPolicy = opt("ChiefWorker (succeed when the chief, else worker 0, does) or AllWorkers.",
+                                        SuccessPolicy.ChiefWorker)
+    worker_cpu: Quantity | None = opt("CPU request per worker (the limit too, unless --worker-cpu-limit).",
+                                      hidden=("--workerCpu",))
+    worker_memory: Quantity | None = opt("Memory request per worker (the limit too, unless --worker-memory-limit).",
+                                         hidden=("--workerMemory",))
     worker_cpu_limit: Quantity | None = opt("CPU limit per worker.")
     worker_memory_limit: Quantity | None = opt("Memory limit per worker.")
-    ps_cpu: Quantity | None = opt("CPU request per PS.")
-    ps_memory: Quantity | None = opt("Memory request per PS.")
+    ps_cpu: Quantity | None = opt("CPU request per PS (the limit too, unless --ps-cpu-limit).", hidden=("--psCpu",))
+    ps_memory: Quantity | None = opt("Memory request per PS (the limit too, unless --ps-memory-limit).",
+                                     hidden=("--psMemory",))
     ps_cpu_limit: Quantity | None = opt("CPU limit per PS.")
     ps_memory_limit: Quantity | None = opt("Memory limit per PS.")
-    chief_cpu: Quantity | None = opt("CPU request of the chief.")
-    chief_memory: Quantity | None = opt("Memory request of the chief.")
+    chief_cpu: Quantity | None = opt("CPU request of the chief (the limit too, unless --chief-cpu-limit).",
+                                     hidden=("--ChiefCpu",))
+    chief_memory: Quantity | None = opt("Memory request of the chief (the limit too, unless --chief-memory-limit).",
+                                        hidden=("--ChiefMemory",))
     chief_cpu_limit: Quantity | None = opt("CPU limit of the chief.")
     chief_memory_limit: Quantity | None = opt("Memory limit of the chief.")
-    evaluator_cpu: Quantity | None = opt("CPU request of the evaluator.")
-    evaluator_memory: Quantity | None = opt("Memory request of the evaluator.")
+    evaluator_cpu: Quantity | None = opt("CPU request of the evaluator (the limit too, unless "
+                                         "--evaluator-cpu-limit).", hidden=("--evaluatorCpu",))
+    evaluator_memory: Quantity | None = opt("Memory request of the evaluator (the limit too, unless "
+                                            "--evaluator-memory-limit).", hidden=("--evaluatorMemory",))
     evaluator_cpu_limit: Quantity | None = opt("CPU limit of the evaluator.")
     evaluator_memory_limit: Quantity | None = opt("Memory limit of the evaluator.")
+    worker_affinity_policy: AffinityPolicy = opt("Spread the workers over nodes (spread), pack them (binpack) or "
+                                                 "neither (none).", AffinityPolicy.none)
+    worker_affinity_constraint: AffinityConstraint = opt("Whether --worker-affinity-policy is preferred or "
+                                                         "required.", AffinityConstraint.preferred)
+    ps_affinity_policy: AffinityPolicy = opt("Spread the PS over nodes (spread), pack them (binpack) or neither "
+                                             "(none).", AffinityPolicy.none)
+    ps_affinity_constraint: AffinityConstraint = opt("Whether --ps-affinity-policy is preferred or required.",
+                                                     AffinityConstraint.preferred)
+    role_sequence: str | None = opt("Order the roles start in, e.g. Worker,PS,Chief or w,p,c (annotation "
+                                    "job-role-sequence, as Arena).")
+    starting_timeout: Duration | None = opt("Not available on the upstream training operator (Arena's "
+                                            "startingDeadlineSeconds).")
     worker_selector: dict[str, str] = opt_map("Node selector of the workers KEY=VALUE (repeatable).",
                                               metavar="KEY=VALUE")
     ps_selector: dict[str, str] = opt_map("Node selector of the PS KEY=VALUE (repeatable).", metavar="KEY=VALUE")
@@ -563,33 +674,67 @@ class TFJobSpec(JobSpec):
     def _role_labels(cls, v: dict[str, str]) -> dict[str, str]:
         return _check_labels(v, "node selector")
 
+    @field_validator("role_sequence")
+    @classmethod
+    def _role_sequence(cls, v: str | None) -> str | None:
+        if v is None or v == "":
+            return None
+        names = {"worker": "Worker", "w": "Worker", "ps": "PS", "p": "PS", "evaluator": "Evaluator",
+                 "e": "Evaluator", "chief": "Chief", "c": "Chief"}
+        roles = []
+        for r in v.split(","):
+            role = names.get(r.strip().lower())
+            if role is None:
+                raise ValueError(f"unknown role {r.strip()!r}: give Worker(w), PS(p), Evaluator(e) or Chief(c), "
+                                 "comma-separated")
+            roles.append(role)
+        return ",".join(roles)
+
+    @field_validator("starting_timeout")
+    @classmethod
+    def _starting_timeout(cls, v: int | None) -> int | None:
+        if v is not None:
+            raise ValueError("the upstream training operator has no startingDeadlineSeconds (Arena's needs "
+                             "Alibaba's operator): use --running-timeout, which counts from the start")
+        return v
+
     @property
     def standalone(self) -> bool:
-        """As in Arena: one worker and no PS (and no explicit chief/evaluator) is a single Chief."""
-        return self.workers == 1 and self.ps == 0 and not self.chief and not self.evaluator
+        """As in Arena (submit_tfjob.go setStandaloneMode): no PS and one worker run as a single Chief (with
+        the Evaluator if asked for): the worker count becomes 0."""
+        return self.workers == 1 and self.ps == 0
+
+    @property
+    def has_chief(self) -> bool:
+        return self.chief or self.standalone
 
     def _role(self, role: str, replicas: int, gpus: int, image: str | None = None, port: int | None = None,
               devices: bool = False) -> Replica:
         get = lambda suffix: getattr(self, f"{role}_{suffix}")  # noqa: E731
+        # Arena's tfjob chart: the limit is --<role>-cpu-limit, else the request
         return Replica(replicas=replicas, image=image, gpus=gpus, cpu=get("cpu"), memory=get("memory"),
-                       cpu_limit=get("cpu_limit"), memory_limit=get("memory_limit"),
+                       cpu_limit=get("cpu_limit") or get("cpu"), memory_limit=get("memory_limit") or get("memory"),
                        selector=dict(get("selector")), port=port, devices=devices)
 
     def replicas(self) -> dict[str, Replica]:
         worker = self._role("worker", self.workers, self.gpus, self.worker_image, self.worker_port, devices=True)
         worker.cpu = self._one_of("cpu", self.cpu, "worker_cpu", self.worker_cpu)
         worker.memory = self._one_of("memory", self.memory, "worker_memory", self.worker_memory)
+        worker.cpu_limit = self.worker_cpu_limit or worker.cpu
+        worker.memory_limit = self.worker_memory_limit or worker.memory
         out: dict[str, Replica] = {}
-        if self.standalone:
-            chief = self._role("chief", 1, self.gpus, self.worker_image, self.worker_port, devices=True)
+        if self.standalone and not self.chief:
+            # the one worker becomes the chief: the worker's flags are its flags (Arena's chief takes the
+            # worker's image and port; --chief-* flags still win)
+            chief = self._role("chief", 1, self.gpus, self.worker_image, self.chief_port or self.worker_port,
+                               devices=True)
             for attr in ("cpu", "memory", "cpu_limit", "memory_limit"):
                 setattr(chief, attr, getattr(chief, attr) or getattr(worker, attr))
             chief.selector = chief.selector or worker.selector
             out["chief"] = chief
-            return out
-        if self.chief:
-            out["chief"] = self._role("chief", 1, self.gpus, self.worker_image, devices=True)
-        if self.workers:
+        elif self.has_chief:
+            out["chief"] = self._role("chief", 1, self.gpus, self.worker_image, self.chief_port, devices=True)
+        if self.workers and not self.standalone:
             out["worker"] = worker
         if self.ps:
             out["ps"] = self._role("ps", self.ps, self.ps_gpus, self.ps_image, self.ps_port)
@@ -612,10 +757,12 @@ class PyTorchJobSpec(JobSpec):
     gpus: Gpus = opt("GPUs (nvidia.com/gpu) per pod.", 0)
     workers: Annotated[int, Field(ge=1, le=MAX_REPLICAS)] = opt(
         "Pods in all, the master included (3 = master + 2 workers).", 1)
-    cpu: Quantity | None = opt("CPU request per pod (e.g. 4, 500m).")
-    memory: Quantity | None = opt("Memory request per pod (e.g. 16Gi).")
-    cpu_limit: Quantity | None = opt("CPU limit per pod.")
-    memory_limit: Quantity | None = opt("Memory limit per pod.")
+    cpu: Quantity | None = opt("CPU per pod (e.g. 4, 500m): the request, and the limit unless --cpu-limit.")
+    memory: Quantity | None = opt("Memory per pod (e.g. 16Gi): the request, and the limit unless --memory-limit.")
+    cpu_limit: Quantity | None = opt("CPU limit per pod (default: --cpu).")
+    memory_limit: Quantity | None = opt("Memory limit per pod (default: --memory).")
+    retry: Annotated[int, Field(ge=0, le=1000)] = opt("Retries before the job is marked failed (backoffLimit).", 0,
+                                                      values="runPolicy.backoffLimit")
     nproc_per_node: str | None = opt("Processes per pod: a number, auto, cpu or gpu.", values="nprocPerNode")
 
     @field_validator("nproc_per_node", mode="before")
@@ -630,8 +777,9 @@ class PyTorchJobSpec(JobSpec):
 
     def replicas(self) -> dict[str, Replica]:
         def pod(n: int) -> Replica:
-            return Replica(replicas=n, gpus=self.gpus, cpu=self.cpu, memory=self.memory, cpu_limit=self.cpu_limit,
-                           memory_limit=self.memory_limit, devices=True)
+            return Replica(replicas=n, gpus=self.gpus, cpu=self.cpu, memory=self.memory,
+                           cpu_limit=self.cpu_limit or self.cpu, memory_limit=self.memory_limit or self.memory,
+                           devices=True)
 
         out = {"master": pod(1)}
         if self.workers > 1:
@@ -646,22 +794,39 @@ class MPIJobSpec(JobSpec):
 
     gpus: Gpus = opt("GPUs (nvidia.com/gpu) per worker pod.", 0)
     workers: Annotated[int, Field(ge=1, le=MAX_REPLICAS)] = opt("Worker replicas (plus one launcher).", 1)
-    cpu: Quantity | None = opt("CPU request per worker (e.g. 4, 500m).")
-    memory: Quantity | None = opt("Memory request per worker (e.g. 16Gi).")
-    cpu_limit: Quantity | None = opt("CPU limit per worker.")
-    memory_limit: Quantity | None = opt("Memory limit per worker.")
+    cpu: Quantity | None = opt("CPU per worker (e.g. 4, 500m): the request, and the limit unless --cpu-limit.")
+    memory: Quantity | None = opt("Memory per worker (e.g. 16Gi): the request, and the limit unless "
+                                  "--memory-limit.")
+    cpu_limit: Quantity | None = opt("CPU limit per worker (default: --cpu).")
+    memory_limit: Quantity | None = opt("Memory limit per worker (default: --memory).")
     launcher_cpu: Quantity | None = opt("CPU request of the launcher.")
     launcher_memory: Quantity | None = opt("Memory request of the launcher.")
-    slots_per_worker: Annotated[int, Field(ge=1, le=1024)] | None = opt("MPI slots per worker (default 1).",
-                                                                        values="slotsPerWorker")
+    slots_per_worker: Annotated[int, Field(ge=1, le=1024)] | None = opt(
+        "MPI slots per worker (default: the worker's GPUs, at least 1, as Arena).", values="slotsPerWorker")
+    retry: Annotated[int, Field(ge=0, le=1000)] = opt("Retries of the launcher before the job is marked failed "
+                                                      "(backoffLimit).", 0, values="runPolicy.backoffLimit")
+    clean_task_policy: CleanPodPolicy = opt("Which pods to delete when the job ends.", CleanPodPolicy.All,
+                                            hidden=("--cleanTaskPolicy",), values="runPolicy.cleanPodPolicy")
+    mounts_on_launcher: bool = opt("Mount the --data PVCs on the launcher too (they always are here).", False)
+    gputopology: bool = opt("Not available on the upstream MPI operators (Alibaba's GPU topology scheduling).",
+                            False)
     mpi_api: MpiApi = opt("MPIJob API: auto (what the cluster serves; v2beta1 in --dry-run), v2beta1 "
                           "(mpi-operator) or v1 (training operator).", MpiApi.auto, values="mpiApiVersion")
+
+    @field_validator("gputopology")
+    @classmethod
+    def _gputopology(cls, v: bool) -> bool:
+        if v:
+            raise ValueError("GPU topology scheduling needs Alibaba's gpu-topology scheduler and operator, which "
+                             "the upstream MPI operators lack: leave it out")
+        return v
 
     def replicas(self) -> dict[str, Replica]:
         return {
             "launcher": Replica(replicas=1, cpu=self.launcher_cpu, memory=self.launcher_memory),
             "worker": Replica(replicas=self.workers, gpus=self.gpus, cpu=self.cpu, memory=self.memory,
-                              cpu_limit=self.cpu_limit, memory_limit=self.memory_limit, devices=True),
+                              cpu_limit=self.cpu_limit or self.cpu, memory_limit=self.memory_limit or self.memory,
+                              devices=True),
         }
 
 
@@ -695,6 +860,8 @@ class TrainJobSpec(JobSpec):
     image_pull_policy: ImagePullPolicy | None = opt("Not available on a TrainJob (the runtime's pull policy "
                                                     "applies).")
     clean_task_policy: CleanPodPolicy | None = opt("Not available on a TrainJob.")
+    working_dir: AbsPath | None = opt("Not available on a TrainJob.")
+    share_memory: Quantity | None = opt("Size of a memory-backed /dev/shm (e.g. 2Gi).", values="shmSize")
 
     # (flag field, why a TrainJob cannot take it)
     UNSUPPORTED: ClassVar[tuple[tuple[str, str], ...]] = (
@@ -712,6 +879,11 @@ class TrainJobSpec(JobSpec):
         ("sync_source", "Trainer v2.3 cannot add a git-sync init container: put the code in the image or on a "
                         "--data PVC"),
         ("tensorboard", "TensorBoard is not offered with a TrainJob: run arena-helm tensorboard on the logs' PVC"),
+        ("config_file", "arena-helm's trainjob chart mounts no ConfigMap: put the file on a --data PVC"),
+        ("host_ipc", "Trainer v2.3's runtime patches have no hostIPC: set it in the runtime's pod template"),
+        ("host_pid", "Trainer v2.3's runtime patches have no hostPID: set it in the runtime's pod template"),
+        ("rdma", "Trainer v2.3's runtime patches cannot add capabilities: set them in the runtime"),
+        ("queue", "kube-queue does not know TrainJobs: use --queue-name (Kueue)"),
     )
 
     @model_validator(mode="before")

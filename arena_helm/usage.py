@@ -344,12 +344,13 @@ def instance_gpu_rows(m: Metrics, v: JobView, instance_cells) -> list[list[str]]
 # ---- JSON ------------------------------------------------------------------------------------------------
 def add_job_json(m: Metrics, v: JobView, data: dict[str, Any]) -> dict[str, Any]:
     """A job's JSON with its metrics: the job's GPU summary and usage, and each instance's ``gpuMetrics``
-    (device index -> Arena's GpuMetric keys) and usage. Values are None where metrics are missing."""
+    (device index -> Arena's GpuMetric keys) and usage. Values are None where metrics are missing, except
+    ``gpuMetrics``, which is ``{}`` then, as Arena's map is (pkg/training/get_advanced.go ``BuildJobInfo``)."""
     data.update(summarize(job_gpus(m, v)).to_json())
     data.update(usage_json(job_usage(m, v)))
     for inst in data.get("instances") or []:
         gpus = m.pod_gpus(v.namespace, inst.get("name", ""))
-        inst["gpuMetrics"] = None if gpus is None else {
+        inst["gpuMetrics"] = {} if gpus is None else {
             g.device: {"gpuDutyCycle": g.util, "usedGPUMemory": g.mem_used, "totalGPUMemory": g.mem_total}
             for g in gpus}
         inst.update(usage_json(m.pod_usage(v.namespace, inst.get("name", ""))))

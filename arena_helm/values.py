@@ -7,10 +7,23 @@ to helm after these generated values, so helm's own merge and type rules apply (
 from __future__ import annotations
 
 import enum
+import hashlib
 from typing import Any
 
+from .enums import AffinityPolicy, SyncMode
 from .kinds import BY_KEY
 from .spec import JobSpec, MPIJobSpec, PyTorchJobSpec, Replica, TFJobSpec, TrainJobSpec, flag_info
+
+# Arena's keys (kubeflow/arena pkg/apis/types/const.go, training.go; pkg/argsbuilder/const.go)
+USER_ID_LABEL = "arena.kubeflow.org/uid"
+USER_NAME_ANNOTATION = "arena.kubeflow.org/username"
+REQUEST_GPUS_ANNOTATION = "requestGPUsOfJobOwner"
+KUBE_QUEUE_SUSPEND = "scheduling.x-k8s.io/suspend"
+POD_GROUP_NAME = "pod-group.scheduling.sigs.k8s.io/name"
+POD_GROUP_MIN = "pod-group.scheduling.sigs.k8s.io/min-available"
+DISABLE_TF_CONFIG = "arena.kubeflow.org/disable-tf-config"  # submit_tfjob.go disableTFConfigAnnotation
+RDMA_RESOURCE = "rdma/hca"
+GIT_REF_ENV = ("GIT_SYNC_BRANCH", "GIT_SYNC_REV")  # the ref: --sync-branch (git-sync v4 would let them override it)
 
 
 def _resources(r: Replica) -> dict[str, Any]:
@@ -28,8 +41,11 @@ def replica_values(r: Replica, spec: JobSpec) -> dict[str, Any]:
     v: dict[str, Any] = {"replicas": r.replicas, "gpus": r.gpus}
     if r.image:
         v["image"] = r.image
-    if spec.device and r.devices:
-        v["devices"] = dict(spec.device)
+    devices = dict(spec.device) if r.devices else {}
+    if spec.rdma:
+        devices[RDMA_RESOURCE] = 1  # Arena's charts: rdma/hca "1" in requests and limits of every pod
+    if devices:
+        v["devices"] = devices
     res = _resources(r)
     if res:
         v["resources"] = res
@@ -65,16 +81,107 @@ def declared_values(spec: JobSpec) -> dict[str, Any]:
     return values
 
 
+def requested_gpus(spec: JobSpec) -> int:
+    """Arena's requestGPUsOfJobOwner: the GPUs of the replicas that train (a TF PS's --ps-gpus not counted:
+    submit_tfjob.go addRequestGPUsToAnnotation counts chief, evaluator and workers)."""
+    reps = spec.replicas()
+    return sum(r.replicas * r.gpus for name, r in reps.items() if name != "ps")
+
+
+def arena_env(spec: JobSpec) -> list[dict[str, str]]:
+    """The user's env, then Arena's job info (submit.go setJobInfoToEnv: ``workers`` and ``gpus``, the
+    command-line figures, which Arena sets over the user's)."""
+    own = {e.name: e.value for e in spec.env}
+    own["workers"] = str(spec.workers)  # type: ignore[attr-defined]
+    own["gpus"] = str(spec.gpus)  # type: ignore[attr-defined]
+    if isinstance(spec, PyTorchJobSpec) and spec.rdma:
+        own["MASTER_ADDR"] = f"{spec.name}-master-0"  # submit_pytorchjob.go addEnv
+    return [{"name": k, "value": v} for k, v in own.items()]
+
+
+def user_id(user: str) -> str:
+    """Arena's user id: the md5 of the user name (pkg/apis/config/arenaconfig.go, util.Md5)."""
+    return hashlib.md5(user.encode(), usedforsecurity=False).hexdigest()
+
+
+def arena_metadata(spec: JobSpec) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    """The labels and annotations Arena puts on a job and its pods (besides the chart's own), and the labels it
+    puts on the pods only."""
+    # the user's first: Arena sets its own over them (submit.go: setUserNameAndUserId and
+    # addRequestGPUsToAnnotation run after setLabels/setAnnotations)
+    labels: dict[str, str] = dict(spec.label)
+    annotations: dict[str, str] = dict(spec.annotation)
+    if spec.user:
+        labels[USER_ID_LABEL] = user_id(spec.user)
+        annotations[USER_NAME_ANNOTATION] = spec.user
+    annotations[REQUEST_GPUS_ANNOTATION] = str(requested_gpus(spec))
+    if spec.queue:
+        annotations[KUBE_QUEUE_SUSPEND] = "true"
+    pod_labels: dict[str, str] = {}
+    if spec.gang:  # on the pods only, as Arena's charts
+        reps = spec.replicas()
+        pod_labels[POD_GROUP_NAME] = f"{spec.kind}-{spec.name}"
+        # submit.go addPodGroupLabel: the workers (MPI: not the launcher); TF's: all its roles
+        counted = [r for name, r in reps.items() if name != "launcher"]
+        pod_labels[POD_GROUP_MIN] = str(sum(r.replicas for r in counted))
+    if spec.model_name:
+        labels["modelName"] = spec.model_name
+        annotations["modelSource"] = spec.model_source or ""
+    if isinstance(spec, TFJobSpec):
+        if spec.standalone:
+            annotations[DISABLE_TF_CONFIG] = "true"  # submit_tfjob.go setStandaloneMode
+        if spec.role_sequence:
+            annotations["job-role-sequence"] = spec.role_sequence
+    return labels, annotations, pod_labels
+
+
+def _code_sync(spec: JobSpec) -> dict[str, Any]:
+    """The code-sync init container: Arena's layout (the code at <working dir>/code/<repo name>), the ref from
+    --sync-branch or the user's GIT_SYNC_BRANCH, and the user's env in it as in Arena (so GIT_SYNC_USERNAME and
+    GIT_SYNC_PASSWORD reach git-sync v4, which reads them)."""
+    env = {e.name: e.value for e in spec.env}
+    ref = spec.sync_branch
+    for key in GIT_REF_ENV:
+        if env.get(key):
+            if ref and ref != env[key]:
+                from .errors import UsageError
+
+                raise UsageError(f"--sync-branch {ref} and -e {key}={env[key]} say different things: give one")
+            ref = env[key]
+    out: dict[str, Any] = {"enabled": True, "repo": spec.sync_source,
+                           "root": f"{spec.working_dir.rstrip('/')}/code"}
+    if spec.code_sync_mode is SyncMode.rsync:
+        out["mode"] = "rsync"
+    if ref:
+        out["ref"] = ref
+    passed = [{"name": k, "value": v} for k, v in env.items() if k not in GIT_REF_ENV]
+    if passed:
+        out["env"] = passed
+    return out
+
+
 def build_values(spec: JobSpec) -> dict[str, Any]:
     """The chart values for ``spec``: only what the spec sets; the chart's defaults do the rest."""
     values = declared_values(spec)
     values["command"] = spec.command
-    if spec.working_dir:
-        values["workingDir"] = spec.working_dir
-    elif spec.sync_source:
-        values["workingDir"] = "/root"  # Arena's working dir: synced code is at code/<repo name>
-    if spec.env:
-        values["env"] = [{"name": e.name, "value": e.value} for e in spec.env]
+    if spec.share_memory is not None and parse_zero(spec.share_memory):
+        values["shmSize"] = ""  # --share-memory 0: no memory-backed /dev/shm
+    if isinstance(spec, TrainJobSpec):
+        if spec.env:
+            values["env"] = [{"name": e.name, "value": e.value} for e in spec.env]
+    else:
+        values["env"] = arena_env(spec)
+        labels, annotations, pod_labels = arena_metadata(spec)
+        if labels:
+            values["labels"] = labels
+        if pod_labels:
+            values["podLabels"] = pod_labels
+        values["annotations"] = annotations
+    if spec.rdma:
+        values["securityContext"] = {"allowPrivilegeEscalation": False,
+                                     "capabilities": {"add": ["IPC_LOCK"], "drop": ["NET_RAW"]}}
+    if spec.config_file:
+        values["configFiles"] = [{"mountPath": c.mount_path, "content": c.content} for c in spec.config_file]
     if spec.data:
         values["data"] = [
             {"claimName": d.claim_name, "mountPath": d.mount_path, "readOnly": d.read_only} for d in spec.data
@@ -84,14 +191,16 @@ def build_values(spec: JobSpec) -> dict[str, Any]:
             {"path": d.path, "mountPath": d.mount_path, "readOnly": d.read_only} for d in spec.data_dir
         ]
     if spec.sync_source:
-        # Arena's layout: the working dir (default /root) holds code/<repo name>.
-        values["codeSync"] = {"enabled": True, "repo": spec.sync_source, **values.get("codeSync", {}),
-                              "root": f"{(spec.working_dir or '/root').rstrip('/')}/code"}
+        values["codeSync"] = {**_code_sync(spec), **values.get("codeSync", {})}
     if spec.toleration:
         values["tolerations"] = [t.to_values() for t in spec.toleration]
     if spec.tensorboard:
         values["tensorboard"] = tensorboard_values(spec)
         values.update(logdir_mount_values(spec, values.get("hostPaths", [])))
+    if isinstance(spec, TFJobSpec):
+        values.pop("nodeSelector", None)  # per role: a role's own selector replaces it (see _kind_values)
+        if spec.success_policy.value == "AllWorkers":  # ChiefWorker is the operator's "" (its default)
+            values["successPolicy"] = "AllWorkers"
     values.update(_kind_values(spec))
     return values
 
@@ -100,8 +209,9 @@ def tensorboard_values(spec: JobSpec) -> dict[str, Any]:
     """The job's TensorBoard, as in Arena. ``--logdir`` under a ``--data`` mount: TensorBoard reads that PVC
     (read-only). Another absolute ``--logdir`` (Arena's local logging): TensorBoard mounts the node directory
     the training containers write to (``spec.logdir_host_path()``, read-only) and must run on the node of the
-    pod that writes the logs (a required podAffinity). A URL: TensorBoard reads it itself."""
-    out: dict[str, Any] = {"enabled": True, "logDir": spec.logdir,
+    pod that writes the logs (a required podAffinity). A URL: TensorBoard reads it itself. The image is pulled
+    as the job's (``--image-pull-policy``, Always by default: Arena's TensorBoard always pulls)."""
+    out: dict[str, Any] = {"enabled": True, "logDir": spec.logdir, "imagePullPolicy": spec.image_pull_policy.value,
                            "service": {"type": spec.tensorboard_service_type.value}}
     volume = spec.logdir_volume()
     host = spec.logdir_host_path()
@@ -155,9 +265,28 @@ def _kind_values(spec: JobSpec) -> dict[str, Any]:
         return replica_values(reps[name], spec) if name in reps else {"replicas": 0}
 
     if isinstance(spec, TFJobSpec):
-        return {name: block(name) for name in ("chief", "worker", "ps", "evaluator")}
+        out = {name: block(name) for name in ("chief", "worker", "ps", "evaluator")}
+        # Arena's tfjob chart: every role Never, but the workers OnFailure when there is a chief
+        for name, b in out.items():
+            if b["replicas"]:
+                b["restartPolicy"] = "OnFailure" if name == "worker" and spec.has_chief else "Never"
+                # a role's --X-selector replaces --selector for that role (submit_tfjob.go setTFNodeSelectors)
+                b["nodeSelector"] = dict(reps[name].selector or spec.selector)
+                if not b["nodeSelector"]:
+                    del b["nodeSelector"]
+        for role in ("worker", "ps"):
+            policy = getattr(spec, f"{role}_affinity_policy")
+            if out[role]["replicas"] and policy is not AffinityPolicy.none:
+                out[role]["affinity"] = role_affinity(spec, role, policy,
+                                                      getattr(spec, f"{role}_affinity_constraint").value)
+        return out
     if isinstance(spec, PyTorchJobSpec):
-        return {"master": block("master"), "worker": block("worker")}
+        # Arena's pytorchjob chart: the master Never (with backoffLimit = --retry), the workers OnFailure
+        master, worker = block("master"), block("worker")
+        master["restartPolicy"] = "Never"
+        if worker["replicas"]:
+            worker["restartPolicy"] = "OnFailure"
+        return {"master": master, "worker": worker}
     if isinstance(spec, TrainJobSpec):
         # per node: the trainer's numNodes x resourcesPerNode (charts/trainjob)
         node = reps["node"]
@@ -169,6 +298,32 @@ def _kind_values(spec: JobSpec) -> dict[str, Any]:
             out["resources"] = res
         return out
     if isinstance(spec, MPIJobSpec):
-        # mpiApiVersion auto: the chart picks what the cluster serves at install (v2beta1 rendered offline)
-        return {"launcher": block("launcher"), "worker": block("worker")}
+        # mpiApiVersion auto: the chart picks what the cluster serves at install (v2beta1 rendered offline);
+        # the launcher is not restarted (Arena's: a Job with backoffLimit --retry), the workers Never
+        launcher, worker = block("launcher"), block("worker")
+        launcher["restartPolicy"] = "Never"
+        worker["restartPolicy"] = "Never"
+        out = {"launcher": launcher, "worker": worker}
+        if spec.slots_per_worker is None:
+            out["slotsPerWorker"] = max(1, spec.gpus)  # Arena's hostfile: slots = GPUs per worker
+        return out
     raise TypeError(f"unknown spec {type(spec).__name__}")
+
+
+def parse_zero(quantity: str) -> bool:
+    from .k8s import parse_quantity
+
+    return parse_quantity(quantity) == 0
+
+
+def role_affinity(spec: TFJobSpec, role: str, policy: AffinityPolicy, constraint: str) -> dict[str, Any]:
+    """Arena's --<role>-affinity-policy: spread keeps the role's pods on different nodes (pod anti-affinity),
+    binpack puts them together (pod affinity); preferred or required."""
+    info = BY_KEY[spec.kind]
+    term = {"labelSelector": {"matchLabels": {info.pod_job_label: spec.name,
+                                              info.pod_role_label: role}},
+            "topologyKey": "kubernetes.io/hostname"}
+    kind = "podAntiAffinity" if policy is AffinityPolicy.spread else "podAffinity"
+    if constraint == "required":
+        return {kind: {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    return {kind: {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "podAffinityTerm": term}]}}

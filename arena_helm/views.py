@@ -1,7 +1,10 @@
 """Job views: what ``list``, ``get`` and ``top`` show, computed from plain API dicts. Pure (no I/O).
 
 A view joins a helm release, its job object (TFJob/PyTorchJob/MPIJob) and the job's pods. The JSON form
-carries Arena's ``TrainingJobInfo`` keys so that Arena's SDK parsers keep working.
+carries the keys of Arena's ``TrainingJobInfo`` and ``TrainingJobInstance`` (kubeflow/arena
+``pkg/apis/types/training.go``), with the values Arena's ``BuildJobInfo`` (``pkg/training/get_advanced.go``)
+gives them, so that scripts parsing ``arena list/get -o json`` keep working; arena-helm's own keys sit beside
+them.
 """
 
 from __future__ import annotations
@@ -185,12 +188,54 @@ class Instance:
     node: str
     node_ip: str
     replica_type: str
+    ip: str = ""  # the pod's IP (status.podIP)
+    age_seconds: int = 0  # Arena's instance age: how long the pod has been pending, else running
+    created_ts: int = 0  # the pod's metadata.creationTimestamp, Unix seconds
 
     def to_json(self) -> dict[str, Any]:
-        # Arena's instance keys
-        return {"name": self.name, "status": self.status, "age": self.age, "node": self.node,
+        # Arena's TrainingJobInstance keys (pkg/apis/types/training.go), valued as Arena's BuildJobInfo
+        # (pkg/training/get_advanced.go): age "<seconds>s", gpuMetrics a map (filled by usage.add_job_json),
+        # creationTimestamp the pod's, in Unix seconds; replicaType is arena-helm's
+        return {"name": self.name, "status": self.status, "age": f"{self.age_seconds}s", "node": self.node,
                 "nodeIP": self.node_ip, "chief": self.is_chief, "requestGPUs": self.gpus,
-                "replicaType": self.replica_type}
+                "replicaType": self.replica_type, "ip": self.ip, "gpuMetrics": {},
+                "creationTimestamp": self.created_ts}
+
+
+def unix_seconds(value: str | None) -> int:
+    """An RFC 3339 time as whole Unix seconds (Go's ``Time.Unix()``); 0 when there is none."""
+    t = parse_time(value)
+    return int(t.timestamp()) if t else 0
+
+
+def pod_duration_seconds(pod: dict, now: dt.datetime) -> int:
+    """Arena's age of an instance (pkg/apis/utils/pods.go ``GetDurationOfPod``): a Pending pod, the time since
+    its creation; an Unknown one, 0; else its running time, from its containers' earliest start (or the pod's
+    ``status.startTime``, or its creation) to now while it runs or has no finished container, else to its
+    containers' latest finish. Whole seconds, never negative."""
+    meta, status = pod.get("metadata") or {}, pod.get("status") or {}
+    phase = status.get("phase") or ""
+    created = parse_time(meta.get("creationTimestamp"))
+    if phase == "Pending":
+        return max(int((now - created).total_seconds()), 0) if created else 0
+    if phase == "Unknown":
+        return 0
+    starts: list[dt.datetime] = []
+    ends: list[dt.datetime] = []
+    for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
+        state = cs.get("state") or {}
+        if state.get("running"):
+            t = parse_time(state["running"].get("startedAt"))
+            starts += [t] if t else []
+        elif state.get("terminated"):
+            t, e = parse_time(state["terminated"].get("startedAt")), parse_time(state["terminated"].get("finishedAt"))
+            starts += [t] if t else []
+            ends += [e] if e else []
+    start = min(starts) if starts else parse_time(status.get("startTime")) or created
+    if start is None:
+        return 0
+    end = now if phase == "Running" or not ends else max(ends)
+    return max(int((end - start).total_seconds()), 0)
 
 
 def instance_of(pod: dict, now: dt.datetime) -> Instance:
@@ -206,6 +251,9 @@ def instance_of(pod: dict, now: dt.datetime) -> Instance:
         node=spec.get("nodeName") or "N/A",
         node_ip=status.get("hostIP") or "N/A",
         replica_type=rtype,
+        ip=status.get("podIP") or "",
+        age_seconds=pod_duration_seconds(pod, now),
+        created_ts=unix_seconds(meta.get("creationTimestamp")),
     )
 
 
@@ -383,25 +431,41 @@ class JobView:
     created_ts: float = 0.0
     reason: str = ""  # why it is in its state, when that needs saying (state_reason)
     runtime: str = ""  # a TrainJob's training runtime, NAME (KIND)
+    uid: str = ""  # the job object's metadata.uid (empty without a job object)
+    duration_seconds: int = 0  # what ``duration`` says, in whole seconds
+    start_ts: int = 0  # when the duration counts from (status.startTime, else creation), Unix seconds
+    model_name: str = ""  # the job's modelName label (Arena's --model-name)
+    model_version: str = ""  # the job's modelVersion label (Arena sets it after registering the model)
+    model_source: str = ""  # the job's modelSource annotation (arena-helm's --model-source)
 
     @property
     def finished(self) -> bool:
         return self.status in ("SUCCEEDED", "FAILED")
 
     def to_json(self) -> dict[str, Any]:
+        """Arena's TrainingJobInfo keys first (kubeflow/arena pkg/apis/types/training.go), valued as its
+        BuildJobInfo (pkg/training/get_advanced.go): ``duration`` "<seconds>s" since the job started,
+        ``creationTimestamp`` the start in Unix seconds (so that start + duration is the end, as Arena's
+        ``get`` computes EndTime), model keys from the job's labels (pkg/apis/arenaclient/model_client.go
+        ``searchModelVersionByJobLabels``). Then arena-helm's own keys."""
         return {
+            "uuid": self.uid,  # the job object's UID (pkg/training/trainer_tensorflow.go Uid())
             "name": self.name,
             "namespace": self.namespace,
-            "status": self.status,
+            "duration": f"{self.duration_seconds}s",  # fmt.Sprintf("%vs", int(job.Duration().Seconds()))
+            "status": self.status,  # RUNNING with a pending pod is PENDING (get_advanced.go GetJobRealStatus)
             "trainer": self.trainer,
-            "duration": self.duration,
-            "requestGPUs": self.requested_gpus,
-            "allocatedGPUs": self.allocated_gpus if self.allocated_gpus is not None else 0,
+            "tensorboard": self.tensorboard,
             "chiefName": self.chief_name,
             "instances": [i.to_json() for i in self.instances],
-            "tensorboard": self.tensorboard,
             "priority": self.priority,
-            "creationTimestamp": int(self.created_ts),
+            "requestGPUs": self.requested_gpus,
+            "allocatedGPUs": self.allocated_gpus if self.allocated_gpus is not None else 0,
+            "creationTimestamp": self.start_ts,  # job.StartTime().Unix()
+            "modelName": self.model_name,
+            "modelVersion": self.model_version,
+            # Arena reads it from MLflow's model version; arena-helm's submit keeps --model-source on the job
+            "modelSource": self.model_source,
             "createdAt": self.created,
             "endedAt": self.ended,
             "requestCPU": fmt_cpu(self.requested_cpu),
@@ -409,6 +473,27 @@ class JobView:
             "release": self.release,
             **({"runtime": self.runtime} if self.runtime else {}),
         }
+
+
+# Arena's model labels of a training job: ``--model-name`` sets ``modelName`` (pkg/argsbuilder/submit.go
+# ``setModelName``); after registering the model in MLflow, submit adds ``modelVersion``
+# (pkg/commands/training/submit_*.go, ``kubectl.AddTrainingJobLabel``).
+MODEL_NAME_LABEL = "modelName"
+MODEL_VERSION_LABEL = "modelVersion"
+MODEL_SOURCE_ANNOTATION = "modelSource"  # written by arena-helm's submit --model-source (values.arena_metadata)
+# Arena's YAML (gopkg.in/yaml.v2) names the fields without a yaml tag by their lowercased Go name.
+ARENA_YAML_ALIASES = {"modelName": "modelname", "modelVersion": "modelversion", "modelSource": "modelsource"}
+
+
+def arena_yaml_form(data: dict[str, Any]) -> dict[str, Any]:
+    """A job's JSON dict for ``-o yaml``: Arena's YAML spellings of the model keys added after each camelCase
+    one (TrainingJobInfo's ModelName, ModelVersion, ModelSource have json tags only)."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        out[key] = value
+        if key in ARENA_YAML_ALIASES:
+            out[ARENA_YAML_ALIASES[key]] = value
+    return out
 
 
 def release_info(release: dict | None) -> dict[str, Any]:
@@ -463,7 +548,9 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
         seconds = (now - created).total_seconds()
     else:
         seconds = None
+    base = started or created
     chief = next((i for i in instances if i.is_chief), instances[0] if instances else None)
+    labels = meta.get("labels") or {}
     allocated = None if finished else sum(pod_gpus(p) for p in pods if pod_allocates(p))
     reason = state_reason(status, job=job, kind=(job or {}).get("kind") or kind or "job", name=name,
                           namespace=namespace)
@@ -488,6 +575,12 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
         created_ts=created.timestamp() if created else 0.0,
         reason=reason,
         runtime=job_runtime(job) if job else "",
+        uid=meta.get("uid") or "",
+        duration_seconds=max(int(seconds), 0) if seconds is not None else 0,
+        start_ts=int(base.timestamp()) if base else 0,
+        model_name=labels.get(MODEL_NAME_LABEL, ""),
+        model_version=labels.get(MODEL_VERSION_LABEL, ""),
+        model_source=(meta.get("annotations") or {}).get(MODEL_SOURCE_ANNOTATION, ""),
     )
 
 

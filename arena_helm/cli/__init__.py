@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Annotated
 
 import typer
 import typer.main
@@ -18,7 +19,7 @@ from typer.exceptions import Abort
 
 from ..errors import ArenaHelmError
 from ..kinds import KINDS
-from .common import STATE
+from .common import ARENA_CONFIG_REFUSED, STATE, LogLevel
 
 
 class ArenaGroup(TyperGroup):
@@ -29,6 +30,7 @@ class ArenaGroup(TyperGroup):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         STATE["debug"] = False
+        STATE["globals"] = {}
         # pydantic scans every installed distribution for plugins on first use (~20 ms+); the CLI has none
         os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
         try:
@@ -269,10 +271,33 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
-                                 help="Print the arena-helm version and exit (helm's too: arena-helm version)."),
+    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
+                                          help="Print the arena-helm version and exit (helm's too: arena-helm "
+                                          "version).")] = False,
+    namespace: Annotated[str | None, typer.Option("--namespace", "-n", show_default=False,
+                                                  help="Namespace of every command (as Arena's global -n; a "
+                                                  "command's own -n wins).")] = None,
+    kubeconfig: Annotated[str | None, typer.Option("--kubeconfig", show_default=False,
+                                                   help="The kubeconfig file of every command (a command's own "
+                                                   "wins).")] = None,
+    context: Annotated[str | None, typer.Option("--context", "--kube-context", show_default=False,
+                                                help="kubeconfig context of every command (a command's own "
+                                                "wins).")] = None,
+    loglevel: Annotated[LogLevel | None, typer.Option("--loglevel", show_default=False,
+                                                      help="Arena's log level: debug is --debug; info, warn and "
+                                                      "error are accepted.")] = None,
+    arena_namespace: Annotated[str | None, typer.Option("--arena-namespace", hidden=True,
+                                                        help="Arena's system namespace: arena-helm has none (accepted, "
+                                                        "unused).")] = None,
+    arena_config: Annotated[str | None, typer.Option("--config", hidden=True, help="Arena's config file.")] = None,
 ) -> None:
     """Submit and follow distributed training jobs on Kubernetes, as Helm charts."""
+    if arena_config is not None:
+        from ..errors import UsageError as ArenaUsageError
+
+        raise ArenaUsageError(ARENA_CONFIG_REFUSED)
+    STATE["globals"] = {"namespace": namespace, "kubeconfig": kubeconfig, "context": context,
+                        "debug": loglevel is LogLevel.debug}
 
 
 def main() -> None:

@@ -30,6 +30,19 @@ HelmBinary = Annotated[
 Debug = Annotated[bool, typer.Option("--debug", help="Log helm and API calls to stderr; show tracebacks.")]
 
 
+class LogLevel(str, enum.Enum):
+    """Arena's global --loglevel: debug is --debug; the others are accepted (arena-helm logs only in debug)."""
+
+    debug = "debug"
+    info = "info"
+    warn = "warn"
+    warning = "warning"
+    error = "error"
+
+ARENA_CONFIG_REFUSED = ("--config: arena-helm does not read Arena's config file: put defaults (images, image pull "
+                        "secrets, Prometheus) in the YAML file named by $ARENA_HELM_CONFIG (see the README)")
+
+
 class OutputFormat(str, enum.Enum):
     table = "table"
     wide = "wide"
@@ -38,7 +51,7 @@ class OutputFormat(str, enum.Enum):
     yaml = "yaml"
 
 
-STATE = {"debug": False}  # --debug of the running invocation (reset by the root group each time)
+STATE: dict = {"debug": False, "globals": {}}  # --debug of the running invocation (reset by the root group each time)
 
 
 @dataclass
@@ -50,6 +63,12 @@ class Globals:
     debug: bool
 
     def __post_init__(self) -> None:
+        # the global flags given before the command (arena-helm -n team-a submit ...); the command's own win
+        before = STATE.get("globals") or {}
+        for name in ("namespace", "kubeconfig", "context"):
+            if getattr(self, name) is None and before.get(name) is not None:
+                setattr(self, name, before[name])
+        self.debug = self.debug or bool(before.get("debug"))
         if self.debug:
             import logging
 

@@ -149,14 +149,14 @@ def list_cmd(
     helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """List the training jobs (newest first)."""
-    from ..output import job_name, jobs_table
+    from ..output import job_document, job_name, jobs_table
     from ..reader import kind_of_type, list_jobs
 
     kind = kind_of_type(type_)
     ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
     views = list_jobs(c, ns, all_namespaces, kind)
     if output in (OutputFormat.json, OutputFormat.yaml):
-        emit([v.to_json() for v in views], output.value)
+        emit([job_document(v.to_json(), output.value) for v in views], output.value)
         return
     if output is OutputFormat.name:
         for v in views:
@@ -178,7 +178,7 @@ def get_cmd(
     helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """Show one job: status (and why), instances, TensorBoard, and why it is pending; -g: its GPUs' use."""
-    from ..output import job_detail, job_gpus_detail, job_name
+    from ..output import job_detail, job_document, job_gpus_detail, job_name
     from ..reader import get_job, kind_of_type
 
     ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
@@ -203,7 +203,7 @@ def get_cmd(
             data["events"] = [{"type": e.get("type"), "reason": e.get("reason"), "message": e.get("message"),
                                "object": (e.get("involvedObject") or {}).get("name"),
                                "lastTimestamp": e.get("lastTimestamp")} for e in d.events]
-        emit(data, output.value)
+        emit(job_document(data, output.value), output.value)
         return
     if metrics is not None:
         typer.echo(job_gpus_detail(d.view, metrics, pending=d.pending, events=d.events))
@@ -381,7 +381,7 @@ def top_job(
     helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """Jobs by GPUs requested, with GPU utilisation/memory and CPU/memory usage where metrics exist."""
-    from ..output import top_job_instances, top_jobs_table
+    from ..output import job_document, top_job_instances, top_jobs_order, top_jobs_table
     from ..reader import get_job, kind_of_type, list_jobs
     from ..usage import add_job_json
 
@@ -399,14 +399,14 @@ def top_job(
             m = coll.collect(namespace=ns)
             notes.show(m)
             if output is not DetailFormat.table:
-                data = add_job_json(m, d.view, d.view.to_json())
+                data = job_document(add_job_json(m, d.view, d.view.to_json()), output.value)
                 return as_json(data) if output is DetailFormat.json else as_yaml(data)
             return top_job_instances(d.view, m)
         views = list_jobs(c, ns, all_namespaces, kind)
         m = coll.collect(namespace=None if all_namespaces else ns)
         notes.show(m)
         if output is not DetailFormat.table:
-            data = [add_job_json(m, v, v.to_json()) for v in views]
+            data = [job_document(add_job_json(m, v, v.to_json()), output.value) for v in top_jobs_order(views)]
             return as_json(data) if output is DetailFormat.json else as_yaml(data)
         return top_jobs_table(views, all_namespaces=all_namespaces, metrics=m)
 

@@ -24,7 +24,7 @@ import typer
 from ..enums import DryRunOutput
 from ..kinds import KINDS, lookup
 from . import FastCommand, lazy_app
-from .common import Context, Debug, Globals, HelmBinary, Kubeconfig, Namespace
+from .common import ARENA_CONFIG_REFUSED, Context, Debug, Globals, HelmBinary, Kubeconfig, LogLevel, Namespace
 
 CMD_SETTINGS = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]}
 
@@ -53,6 +53,13 @@ RUN_OPTIONS: list[tuple[str, Any, Any]] = [
     ("wait", Annotated[bool, Opt("--wait", help="Follow the job to its end; exit 0 succeeded, 1 failed, "
                                  "3 timed out.")], False),
     ("timeout", Annotated[str | None, Opt("--timeout", help="With --wait: how long to wait. [default: 30m]")], None),
+    # Arena's global flags, also after the command name as cobra allows (hidden)
+    ("loglevel", Annotated[LogLevel | None, Opt("--loglevel", help="Arena's log level: debug is --debug.",
+                                                hidden=True)], None),
+    ("arena_namespace", Annotated[str | None, Opt("--arena-namespace", help="Arena's system namespace (unused).",
+                                                  hidden=True)], None),
+    ("arena_config", Annotated[str | None, Opt("--config", help="Arena's config file (not read).", hidden=True)],
+     None),
 ]
 GLOBAL_OPTIONS: list[tuple[str, Any, Any]] = [
     ("namespace", Namespace, None), ("kubeconfig", Kubeconfig, None), ("context", Context, None),
@@ -203,6 +210,8 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
     from ..kinds import BY_KEY
 
     info = BY_KEY[kind_key]
+    if run["arena_config"] is not None:
+        raise UsageError(ARENA_CONFIG_REFUSED)
     words = list(command or [])
     _check_command_words(ctx, words)
     dry_run, output = run["dry_run"], run["output"]
@@ -232,6 +241,16 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
     sources = ValueSources.of(run["values_file"] or (), run["set_value"] or (), run["set_string"] or (),
                               run["set_file"] or (), run["set_json"] or ())
     sources.check_files()
+    kube = None
+    if not dry_run:
+        from ..kube import Kube
+        from ..kubeconfig import load
+
+        load(g.kubeconfig, g.context).check()  # a missing or malformed kubeconfig: one line, before helm runs
+        kube = Kube(g.kubeconfig, g.context)
+    from ..identity import submitting_user
+
+    spec = spec.model_copy(update={"user": submitting_user(g.kubeconfig, g.context, kube)})
 
     from ..submission import job_values, render, submit, wait_for
 
@@ -243,12 +262,8 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
             return
         typer.echo(render(spec, Helm(g.helm_binary), values=values, sources=sources), nl=False)
         return
-    from ..kube import Kube
-    from ..kubeconfig import load
-
-    load(g.kubeconfig, g.context).check()  # a missing or malformed kubeconfig: one line, before helm runs
+    assert kube is not None
     helm = Helm(g.helm_binary, KubeTarget(kubeconfig=g.kubeconfig, context=g.context))
-    kube = Kube(g.kubeconfig, g.context)
     result = submit(spec, helm, kube, values=values, sources=sources,
                     notify=lambda m: typer.echo(f"note: {m}", err=True))
     for okind, api_version, oname in result.objects:
@@ -274,8 +289,9 @@ def make_command(kind_key: str):
     params = [ctx_param, command_param, *spec_params, *extra]
 
     def submit_command(**kwargs: Any) -> None:
-        g = Globals(*(kwargs.pop(n) for n, _, _ in GLOBAL_OPTIONS))
         run = {n: kwargs.pop(n) for n, _, _ in RUN_OPTIONS}
+        debug_level = run["loglevel"] is LogLevel.debug
+        g = Globals(*(kwargs.pop(n) or (debug_level if n == "debug" else None) for n, _, _ in GLOBAL_OPTIONS))
         command = kwargs.pop("command")
         ctx = kwargs.pop("ctx")
         fields = _fields_from(kwargs, options)

@@ -490,12 +490,13 @@ def test_values_schema_shape(chart):
         jsonschema.Draft7Validator(schema).validate(yaml.safe_load(path.read_text(encoding="utf-8")))
 
 
-REPLICA_KEYS = {"replicas", "image", "command", "gpus", "devices", "resources", "nodeSelector", "restartPolicy"}
+REPLICA_KEYS = {"replicas", "image", "command", "gpus", "devices", "resources", "nodeSelector", "restartPolicy",
+                "affinity"}
 COMMON_JOB_KEYS = {
     "nameOverride", "image", "imagePullPolicy", "imagePullSecrets", "command", "shell", "workingDir", "env",
-    "shmSize", "data", "hostPaths", "codeSync", "nodeSelector", "tolerations", "affinity", "priorityClassName",
+    "shmSize", "configFiles", "data", "hostPaths", "codeSync", "nodeSelector", "tolerations", "affinity", "priorityClassName",
     "schedulerName", "serviceAccountName", "podSecurityContext", "securityContext", "hostNetwork", "hostPID",
-    "hostIPC", "labels", "annotations", "queue", "runPolicy", "tensorboard",
+    "hostIPC", "labels", "podLabels", "annotations", "queue", "runPolicy", "tensorboard",
 }
 CONTRACT = {
     "tfjob": (COMMON_JOB_KEYS | {"chief", "worker", "ps", "evaluator", "successPolicy"},
@@ -520,7 +521,7 @@ def test_values_contract(chart):
         assert set(values[block]) == expected, block
         assert set(props[block]["properties"]) == expected, block
     assert set(values["codeSync"]) == set(props["codeSync"]["properties"]) == {
-        "enabled", "repo", "ref", "root", "linkName", "image", "secretName", "depth", "resources"}
+        "enabled", "mode", "repo", "ref", "root", "linkName", "image", "secretName", "depth", "env", "resources"}
     assert set(values["runPolicy"]) == set(props["runPolicy"]["properties"]) == {
         "cleanPodPolicy", "backoffLimit", "ttlSecondsAfterFinished", "activeDeadlineSeconds", "suspend",
         "schedulingPolicy"}
@@ -531,7 +532,9 @@ def test_values_contract(chart):
     # a job's TensorBoard Service is NodePort, as Arena's job charts' tensorboardServiceType
     assert values["tensorboard"] == {"enabled": False, "service": {"type": "NodePort"}}
     assert values["codeSync"]["image"] == "registry.k8s.io/git-sync/git-sync:v4.4.0"
-    assert values["imagePullPolicy"] == "IfNotPresent" and values["shell"] == "sh"
+    # Arena's defaults
+    assert (values["imagePullPolicy"], values["shell"], values["workingDir"], values["shmSize"]) == (
+        "Always", "sh", "/root", "2Gi")
 
 
 def test_tensorboard_values_contract():
@@ -676,7 +679,12 @@ def test_shm_data_and_host_paths(helm_bin):
         {"name": "hostpath-0", "mountPath": "/cache", "readOnly": True},
         {"name": "hostpath-1", "mountPath": "/y"},
     ]
+    # by default a 2Gi memory-backed /dev/shm, as Arena; shmSize "" leaves the runtime's
     bare = job_of(render_docs(helm_bin, "pytorchjob", BASE))
+    assert pod_spec(bare, "Master")["volumes"] == [{"name": "dshm", "emptyDir": {"medium": "Memory",
+                                                                                "sizeLimit": "2Gi"}}]
+    assert main_container(bare, "Master")["volumeMounts"] == [{"name": "dshm", "mountPath": "/dev/shm"}]
+    bare = job_of(render_docs(helm_bin, "pytorchjob", {**BASE, "shmSize": ""}))
     assert "volumes" not in pod_spec(bare, "Master") and "volumeMounts" not in main_container(bare, "Master")
 
 
@@ -719,6 +727,9 @@ def _expected_labels(chart: str, release: str = "demo") -> dict:
         "app.kubernetes.io/name": chart, "app.kubernetes.io/instance": release,
         "app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/part-of": "arena-helm",
         "helm.sh/chart": f"{chart}-0.1.0", "app": chart, "release": release,
+        # Arena's labels (its charts' chart, heritage and createdBy)
+        "chart": f"{chart}-0.1.0", "heritage": "Helm",
+        "createdBy": {"tfjob": "TFJob", "pytorchjob": "PyTorchJob", "mpijob": "MPIJob"}[chart],
     }
 
 
@@ -766,7 +777,7 @@ def test_pod_spec_pieces(helm_bin):
     assert main_container(job, "Worker")["securityContext"] == {
         "allowPrivilegeEscalation": False, "capabilities": {"drop": ["NET_RAW"]}, "runAsUser": 1000}
     defaults = pod_spec(job_of(render_docs(helm_bin, "tfjob", BASE)), "Worker")
-    assert set(defaults) == {"automountServiceAccountToken", "containers"}
+    assert set(defaults) == {"automountServiceAccountToken", "containers", "volumes"}  # volumes: /dev/shm
     with_sa = pod_spec(job_of(render_docs(helm_bin, "tfjob", {**BASE, "serviceAccountName": "trainer"})), "Worker")
     assert with_sa["serviceAccountName"] == "trainer" and "automountServiceAccountToken" not in with_sa
 
@@ -778,8 +789,12 @@ def test_run_policy(helm_bin):
     assert job["spec"]["runPolicy"] == {
         "cleanPodPolicy": "All", "backoffLimit": 0, "ttlSecondsAfterFinished": 3600, "activeDeadlineSeconds": 86400,
         "schedulingPolicy": {"minAvailable": 1, "queue": "q", "minResources": {"cpu": "4", "nvidia.com/gpu": 2}}}
+    # Arena's defaults: the PyTorch master is not retried (backoffLimit 0); TF leaves it to the operator
     default = job_of(render_docs(helm_bin, "pytorchjob", BASE))
-    assert default["spec"]["runPolicy"] == {"cleanPodPolicy": "Running"}
+    assert default["spec"]["runPolicy"] == {"cleanPodPolicy": "Running", "backoffLimit": 0}
+    assert job_of(render_docs(helm_bin, "tfjob", BASE))["spec"]["runPolicy"] == {"cleanPodPolicy": "Running"}
+    mpi = job_of(render_docs(helm_bin, "mpijob", BASE))
+    assert mpi["spec"]["runPolicy"] == {"cleanPodPolicy": "All", "backoffLimit": 0}
     nulls = job_of(render_docs(helm_bin, "pytorchjob", {**BASE, "runPolicy": {"backoffLimit": None}}))
     assert nulls["spec"]["runPolicy"] == {"cleanPodPolicy": "Running"}
 
@@ -976,7 +991,7 @@ def test_a_jobs_tensorboard_service_type_can_be_chosen(helm_bin, stype):
     assert by_kind(docs, "Service")[0]["spec"]["type"] == stype
     pod = by_kind(docs, "Deployment")[0]["spec"]["template"]["spec"]
     assert [v["name"] for v in pod["volumes"]] == ["tmp"] and "affinity" not in pod  # a URL: no volume
-    assert "volumes" not in pod_spec(job_of(docs), "Chief")
+    assert not any("hostPath" in v for v in pod_spec(job_of(docs), "Chief").get("volumes", []))
 
 
 # ============================================================================ cross-field checks

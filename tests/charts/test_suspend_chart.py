@@ -20,12 +20,17 @@ def job(helm_bin, chart, run_policy):
     return out
 
 
+# each chart's runPolicy defaults (Arena's: PyTorch and MPI not retried, MPI cleans all pods)
+RUN_POLICY_DEFAULTS = {"tfjob": {"cleanPodPolicy": "Running"},
+                       "pytorchjob": {"cleanPodPolicy": "Running", "backoffLimit": 0},
+                       "mpijob": {"cleanPodPolicy": "All", "backoffLimit": 0}}
+
+
 @pytest.mark.parametrize("chart", list(JOBS))
 def test_suspend_is_rendered_once_set(helm_bin, chart):
-    assert job(helm_bin, chart, {"suspend": True})["spec"]["runPolicy"] == {"cleanPodPolicy": "Running",
-                                                                          "suspend": True}
-    assert job(helm_bin, chart, {"suspend": False})["spec"]["runPolicy"] == {"cleanPodPolicy": "Running",
-                                                                           "suspend": False}
+    defaults = RUN_POLICY_DEFAULTS[chart]
+    assert job(helm_bin, chart, {"suspend": True})["spec"]["runPolicy"] == {**defaults, "suspend": True}
+    assert job(helm_bin, chart, {"suspend": False})["spec"]["runPolicy"] == {**defaults, "suspend": False}
     assert "suspend" not in job(helm_bin, chart, {"suspend": None})["spec"]["runPolicy"]
     assert "suspend" not in job(helm_bin, chart, {})["spec"]["runPolicy"]
     with pytest.raises(RenderError) as err:

@@ -102,7 +102,7 @@ FLAG_CASES = {
                 "--share-memory", "4Gi"],
     "placement": ["--selector", "pool=gpu", "--toleration", "nvidia.com/gpu:NoSchedule", "--toleration", "all",
                   "--service-account", "trainer", "--image-pull-secret", "regcred"],
-    "metadata": ["-l", "team=vision", "-a", "example.com/owner=alice", "--queue", "team-queue"],
+    "metadata": ["-l", "team=vision", "-a", "example.com/owner=alice", "--queue-name", "team-queue"],
     "lifecycle": ["--suspend", "--running-timeout", "2h"],
     "namespaced-runtime": ["--runtime", "team-torch", "--runtime-kind", "TrainingRuntime"],
     "entrypoint": ["--image-entrypoint"],
@@ -163,10 +163,12 @@ def test_submit_dry_run_renders_a_crd_valid_trainjob(helm_bin, case):
 @pytest.mark.parametrize(("field", "why"), TrainJobSpec.UNSUPPORTED, ids=[f for f, _ in TrainJobSpec.UNSUPPORTED])
 def test_flags_a_trainjob_cannot_carry_are_refused_in_one_line(field, why):
     flag = flag_of_field(field)
-    value = {"host_network": [], "tensorboard": []}.get(field)
+    value = {"host_network": [], "tensorboard": [], "host_ipc": [], "host_pid": [], "rdma": [],
+             "queue": []}.get(field)
     sample = {"priority": "high", "scheduler": "volcano", "working_dir": "/code", "image_pull_policy": "Always",
               "retry": "2", "ttl_after_finished": "1h", "clean_task_policy": "All", "sync_mode": "git",
-              "sync_source": "https://example.com/a/b.git"}.get(field)
+              "sync_source": "https://example.com/a/b.git",
+              "config_file": "train.yaml:/etc/train.yaml"}.get(field)
     args = [flag] if value is not None else [flag, sample]
     res = CliRunner().invoke(app, ["submit", "tj", "--name", "m", "--dry-run", *args, "python", "t.py"])
     assert res.exit_code == 2

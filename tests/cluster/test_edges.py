@@ -296,7 +296,7 @@ def kueue_crd(cluster):
 def test_suspended_by_kueue_names_the_queue_and_why(helm_bin, cluster, namespace, kueue_crd):
     api = cluster.api_client()
     o = opts(cluster, namespace, helm_bin)
-    _submit(cluster, namespace, helm_bin, "queued", "--queue", "team-q")
+    _submit(cluster, namespace, helm_bin, "queued", "--queue-name", "team-q")
     custom = client.CustomObjectsApi(api)
     job = custom.patch_namespaced_custom_object("kubeflow.org", "v1", namespace, "tfjobs", "queued",
                                                 {"spec": {"runPolicy": {"suspend": True}}})

@@ -3,12 +3,14 @@ training operator and kubelet. Tables are asserted exactly; only durations and a
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import threading
 import time
 
 import pytest
+import yaml
 from kubernetes import client
 from typer.testing import CliRunner
 
@@ -58,10 +60,27 @@ def ok(res):
     return res.stdout
 
 
-def test_list_and_get_follow_a_job_through_its_life(ctx, operator, kubelet, gpu_node, namespace):
+def assert_arena_keys(view: dict, tfjob: dict, pods: dict) -> None:
+    """Arena's TrainingJobInfo/TrainingJobInstance keys (kubeflow/arena pkg/apis/types/training.go) hold the
+    live objects' values: the job's uid, its modelName label, its start; each pod's IP and creation time."""
+    assert view["uuid"] == tfjob["metadata"]["uid"] and view["uuid"]
+    assert (view["modelName"], view["modelVersion"], view["modelSource"]) == ("resnet50", "", "")
+    assert re.fullmatch(r"\d+s", view["duration"]), view["duration"]
+    start = tfjob["status"].get("startTime") or tfjob["metadata"]["creationTimestamp"]
+    assert view["creationTimestamp"] == int(dt.datetime.fromisoformat(start.replace("Z", "+00:00")).timestamp())
+    assert sorted(i["name"] for i in view["instances"]) == sorted(pods)
+    for inst in view["instances"]:
+        pod = pods[inst["name"]]
+        assert inst["ip"] == (pod.status.pod_ip or "")
+        assert inst["creationTimestamp"] == int(pod.metadata.creation_timestamp.timestamp())
+        assert type(inst["creationTimestamp"]) is int and inst["gpuMetrics"] == {}
+        assert re.fullmatch(r"\d+s", inst["age"]), inst["age"]
+
+
+def test_list_and_get_follow_a_job_through_its_life(ctx, operator, kubelet, gpu_node, namespace, cluster):
     ns = namespace
     ok(ctx("submit", "tf", "--name", "train", "--image", "tf:2", "--workers", "2", "--ps", "1", "--gpus", "1",
-           "--", "python", "train.py"))
+           "-l", "modelName=resnet50", "--", "python", "train.py"))
     out = ok(ctx("list"))
     assert mask(out) == mask(
         "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE\n"
@@ -88,6 +107,19 @@ def test_list_and_get_follow_a_job_through_its_life(ctx, operator, kubelet, gpu_
     assert {k for k in job} >= {"name", "namespace", "status", "trainer", "duration", "requestGPUs", "allocatedGPUs",
                                 "chiefName", "instances", "tensorboard", "priority", "creationTimestamp", "release"}
     assert job["release"]["revision"] == 1 and job["release"]["chart"] == "tfjob"
+    api = cluster.api_client()
+    tfjob = client.CustomObjectsApi(api).get_namespaced_custom_object("kubeflow.org", "v1", ns, "tfjobs", "train")
+    live = {p.metadata.name: p for p in client.CoreV1Api(api).list_namespaced_pod(
+        ns, label_selector="training.kubeflow.org/job-name=train").items}
+    assert_arena_keys(job, tfjob, live)
+    got_json = json.loads(ok(ctx("get", "train", "-o", "json")))
+    assert_arena_keys(got_json, tfjob, live)
+    ips = {i["name"]: i["ip"] for i in got_json["instances"]}
+    assert ips["train-worker-0"] == live["train-worker-0"].status.pod_ip != "" and ips["train-worker-1"] == ""
+    got_yaml = yaml.safe_load(ok(ctx("get", "train", "-o", "yaml")))
+    assert (got_yaml["uuid"], got_yaml["modelName"], got_yaml["modelname"]) == (job["uuid"], "resnet50", "resnet50")
+    # Arena's top job totals RUNNING jobs only: this one is PENDING (a pod still pending)
+    assert ok(ctx("top", "job")).endswith("\n\nTotal Allocated/Requested GPUs of Training Jobs: 0/0\n")
     got = ok(ctx("get", "train"))
     assert f"Pending:     pod train-worker-1 cannot be scheduled: not enough GPUs ({verdict})" in got
     assert mask(got.split("\n\n", 1)[1]) == mask(

@@ -89,8 +89,9 @@ def _read_every_kind(helm_bin, cluster, ns, operator, kubelet, sdk):
     jobs = {"TFJob": "tf-sdk", "PyTorchJob": "pt-sdk", "MPIJob": "mpi-sdk"}
     arena(helm_bin, cluster, ns, "submit", "tf", "--name", "tf-sdk", "--image", "tf:2", "--workers", "2",
           "--gpus", "1", "--", "python", "train.py")
+    # the master restarts OnFailure here (Arena's default is Never, with backoffLimit --retry): helm's --set
     arena(helm_bin, cluster, ns, "submit", "pytorch", "--name", "pt-sdk", "--image", "pt:2", "--workers", "2",
-          "--gpus", "1", "--", "torchrun", "train.py")
+          "--gpus", "1", "--retry", "3", "--set", "master.restartPolicy=OnFailure", "--", "torchrun", "train.py")
     arena(helm_bin, cluster, ns, "submit", "mpi", "--name", "mpi-sdk", "--image", "mpi:1", "--workers", "2",
           "--gpus", "1", "--mpi-api", "v1", "--", "mpirun", "train")
     masters = {"TFJob": "tf-sdk-worker-0", "PyTorchJob": "pt-sdk-master-0", "MPIJob": "mpi-sdk-launcher"}

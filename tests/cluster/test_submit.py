@@ -217,8 +217,88 @@ def check_mpi(job):
     assert ctr(job, "Launcher")["command"] == ["sh", "-c", "mpirun -np 8 python train.py"]
 
 
+def _run_policy(job):
+    """The runPolicy the chart wrote (the CRDs' schema adds suspend: false on the API server)."""
+    return {k: v for k, v in job["spec"]["runPolicy"].items() if k != "suspend"}
+
+
+def _labels(job, rtype):
+    return tpl(job, rtype)["metadata"].get("labels", {})
+
+
+def check_arena_defaults(job):
+    """Arena's defaults (kubeflow/arena pkg/argsbuilder/submit*.go and charts/pytorchjob)."""
+    spec = job["spec"]
+    assert _run_policy(job) == {"cleanPodPolicy": "Running", "backoffLimit": 0}
+    master, worker = spec["pytorchReplicaSpecs"]["Master"], spec["pytorchReplicaSpecs"]["Worker"]
+    assert (master["restartPolicy"], worker["restartPolicy"]) == ("Never", "OnFailure")
+    c = ctr(job, "Master")
+    assert (c["imagePullPolicy"], c["workingDir"]) == ("Always", "/root")
+    res = {k: {r: q(v) for r, v in d.items()} for k, d in c["resources"].items()}
+    assert res == {"requests": {"cpu": "2", "memory": "4Gi"}, "limits": {"cpu": "2", "memory": "4Gi"}}
+    assert volumes(pod(job, "Master"))[mounts(c)["/dev/shm"]]["emptyDir"] == {"medium": "Memory", "sizeLimit": "2Gi"}
+    assert (envmap(c)["workers"], envmap(c)["gpus"]) == ("2", "0")
+    for holder in (job["metadata"], tpl(job, "Master")["metadata"]):
+        assert {k: holder["labels"][k] for k in ("chart", "heritage", "createdBy")} == {
+            "chart": "pytorchjob-0.1.0", "heritage": "Helm", "createdBy": "PyTorchJob"}
+        assert holder["annotations"]["requestGPUsOfJobOwner"] == "0"
+
+
+def check_arena_metadata(job):
+    meta = job["metadata"]
+    assert meta["annotations"]["scheduling.x-k8s.io/suspend"] == "true"  # --queue: kube-queue
+    assert meta["annotations"]["job-role-sequence"] == "Worker,Chief"
+    assert (meta["labels"]["modelName"], meta["annotations"]["modelSource"]) == ("bert", "s3://models/bert")
+    assert "pod-group.scheduling.sigs.k8s.io/name" not in meta["labels"]  # on the pods only, as Arena
+    for rtype in ("Chief", "Worker"):
+        assert _labels(job, rtype)["pod-group.scheduling.sigs.k8s.io/name"] == "tfjob-job-arena-metadata"
+        assert _labels(job, rtype)["pod-group.scheduling.sigs.k8s.io/min-available"] == "3"
+    assert job["spec"]["tfReplicaSpecs"]["Worker"]["restartPolicy"] == "OnFailure"  # with a chief
+    (term,) = pod(job, "Worker")["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert term["podAffinityTerm"]["labelSelector"]["matchLabels"] == {
+        "training.kubeflow.org/job-name": "job-arena-metadata", "training.kubeflow.org/replica-type": "worker"}
+
+
+def check_arena_camel(job):
+    tf = job["spec"]["tfReplicaSpecs"]
+    assert (ctr(job, "Worker")["image"], ctr(job, "PS")["image"]) == ("w:1", "p:1")
+    assert ctr(job, "Worker")["ports"][0]["containerPort"] == 3000 and ctr(job, "PS")["ports"][0]["containerPort"] == 3001
+    assert job["spec"]["runPolicy"]["cleanPodPolicy"] == "All"
+    assert ctr(job, "Worker")["workingDir"] == "/ws"
+    assert volumes(pod(job, "PS"))[mounts(ctr(job, "PS"))["/x"]]["hostPath"]["path"] == "/host/x"
+    assert pod(job, "Worker")["hostIPC"] is True and pod(job, "Worker")["hostPID"] is True
+    assert (tf["Worker"]["restartPolicy"], tf["PS"]["restartPolicy"]) == ("Never", "Never")
+
+
+def check_arena_mpi(job):
+    spec = job["spec"]
+    assert spec["slotsPerWorker"] == 2  # the workers' GPUs
+    assert _run_policy(job) == {"cleanPodPolicy": "All", "backoffLimit": 0}
+    assert spec["mpiReplicaSpecs"]["Launcher"]["restartPolicy"] == "Never"
+    worker = ctr(job, "Worker")
+    assert q(worker["resources"]["limits"]["rdma/hca"]) == "1"
+    assert worker["securityContext"]["capabilities"]["add"] == ["IPC_LOCK"]
+
+
+def check_git_env(job):
+    (sync,) = pod(job, "Worker")["initContainers"]
+    assert "--ref=dev" in sync["args"]
+    assert envmap(sync)["GIT_SYNC_USERNAME"] == "bob" and "GIT_SYNC_BRANCH" not in envmap(sync)
+    assert mounts(ctr(job, "Worker"))["/root/code"] == "code-sync"
+
+
 COMMAND = "python train.py --lr 0.1"
 CASES = [
+    ("arena-defaults", "pytorch", ["--workers", "2", "--cpu", "2", "--memory", "4Gi"], check_arena_defaults),
+    ("arena-metadata", "tf", ["--workers", "2", "--chief", "--queue", "--gang", "--model-name", "bert",
+                              "--model-source", "s3://models/bert", "--role-sequence", "w,c",
+                              "--worker-affinity-policy", "spread"], check_arena_metadata),
+    ("arena-camel", "tf", ["--workers", "2", "--ps", "1", "--workerImage", "w:1", "--psImage", "p:1",
+                           "--workerPort", "3000", "--psPort", "3001", "--cleanTaskPolicy", "All", "--workingDir",
+                           "/ws", "--dataDir", "/host/x:/x", "--hostIPC", "--hostPID"], check_arena_camel),
+    ("arena-mpi", "mpi", ["--workers", "2", "--gpus", "2", "--rdma"], check_arena_mpi),
+    ("git-env", "tf", ["--workers", "2", "--sync-source", "https://git.example.com/team/models.git", "-e",
+                       "GIT_SYNC_BRANCH=dev", "-e", "GIT_SYNC_USERNAME=bob"], check_git_env),
     ("gpus-workers", "tf", ["--gpus", "2", "--workers", "2"], check_gpus_workers),
     ("cpu-memory", "tf", ["--workers", "2", "--cpu", "2", "--memory", "4Gi"], check_cpu_memory),
     ("env", "tf", ["--workers", "2", "-e", "SPECIAL=a=b, c d=e", "--env", "EMPTY="], check_env),
@@ -240,7 +320,7 @@ CASES = [
     ("sync", "tf", ["--workers", "2", "--sync-mode", "git", "--sync-source", "https://git.example.com/team/models.git",
                     "--sync-branch", "dev", "--sync-image", "git-sync:v4.4.0", "--sync-secret", "git-creds"],
      check_sync),
-    ("queue-scheduler", "tf", ["--workers", "2", "--queue", "team-queue", "--scheduler", "volcano"],
+    ("queue-scheduler", "tf", ["--workers", "2", "--queue-name", "team-queue", "--scheduler", "volcano"],
      check_queue_scheduler),
     ("values-set", "tf", ["--workers", "2", "-f", "{values_file}", "--set", "worker.replicas=4"], check_values_and_set),
     ("tf-roles", "tf", ["--workers", "2", "--ps", "2", "--ps-image", "ps:1", "--worker-image", "worker:1",
@@ -332,8 +412,9 @@ def test_dry_run_output_values_prints_the_chart_values(helm_bin):
               "--dry-run", "--output", "values", "--helm-binary", str(helm_bin), "torchrun", "train.py")
     assert res.exit_code == 0, res.output
     values = yaml.safe_load(res.stdout)
-    assert values["master"] == {"replicas": 1, "gpus": 2}
-    assert values["worker"] == {"replicas": 2, "gpus": 2}
+    assert values["master"] == {"replicas": 1, "gpus": 2, "restartPolicy": "Never"}
+    assert values["worker"] == {"replicas": 2, "gpus": 2, "restartPolicy": "OnFailure"}
+    assert values["runPolicy"] == {"backoffLimit": 0, "cleanPodPolicy": "Running"}
     assert values["command"] == "torchrun train.py"
 
 
@@ -481,3 +562,27 @@ def test_wait_follows_the_job_to_its_end(helm_bin, cluster, namespace, operator)
 
 def _json(o):
     return json.loads(json.dumps(o))
+
+
+@pytest.mark.cluster
+def test_config_file_and_the_submitting_user_reach_the_api_server(helm_bin, cluster, namespace, tmp_path):
+    """--config-file's ConfigMap, and Arena's user label/annotation: the admin's token is reviewed by the API
+    server (TokenReview), which names the user admin."""
+    import hashlib
+
+    conf = tmp_path / "train.yaml"
+    conf.write_bytes(b"lr: 0.1\nname: 'a b' # not a comment for YAML here\n")
+    res = run("submit", "pytorch", "--name", "conf", "--image", "pt:2", "--config-file", f"{conf}:/etc/train/t.yaml",
+              "-n", namespace, "--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin),
+              "python", "train.py")
+    assert res.exit_code == 0, res.output
+    api = cluster.api_client()
+    cm = client.CoreV1Api(api).read_namespaced_config_map("conf-config", namespace)
+    assert cm.data == {"config-0": conf.read_text()}
+    job = client.CustomObjectsApi(api).get_namespaced_custom_object("kubeflow.org", "v1", namespace,
+                                                                    "pytorchjobs", "conf")
+    m = {x["mountPath"]: x for x in ctr(job, "Master")["volumeMounts"]}["/etc/train/t.yaml"]
+    assert (m["subPath"], m["readOnly"]) == ("config-0", True)
+    assert job["metadata"]["labels"]["arena.kubeflow.org/uid"] == hashlib.md5(b"admin").hexdigest()
+    assert job["metadata"]["annotations"]["arena.kubeflow.org/username"] == "admin"
+    assert tpl(job, "Master")["metadata"]["annotations"]["arena.kubeflow.org/username"] == "admin"

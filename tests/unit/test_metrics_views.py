@@ -208,7 +208,7 @@ def test_job_json_carries_arena_gpu_metric_keys(job, metrics):
                                                                           "7.5Gi")
     assert data["instances"][1]["gpuMetrics"] == {"2": {"gpuDutyCycle": 25.0, "usedGPUMemory": 2048 * MIB,
                                                         "totalGPUMemory": 81920 * MIB}}
-    assert add_job_json(Metrics(), v, v.to_json())["instances"][0]["gpuMetrics"] is None
+    assert add_job_json(Metrics(), v, v.to_json())["instances"][0]["gpuMetrics"] == {}  # Arena's empty map
 
 
 def node(name, gpus):

@@ -181,6 +181,7 @@ def test_newest_first_by_revision_time_then_by_resource_version():
 def full_pod(name: str, job_name: str, node: str | None, phase: str, gpus: int = 1) -> dict:
     return {
         "metadata": {"name": name, "namespace": "team", "creationTimestamp": "2026-01-02T03:04:05Z",
+                     "uid": f"uid-{name}",
                      "labels": {"training.kubeflow.org/job-name": job_name,
                                 "training.kubeflow.org/replica-type": "worker",
                                 "training.kubeflow.org/replica-index": name[-1]},
@@ -193,6 +194,7 @@ def full_pod(name: str, job_name: str, node: str | None, phase: str, gpus: int =
                                  "resources": {"limits": {"nvidia.com/gpu": str(gpus), "cpu": "2"},
                                                "requests": {"cpu": "1", "memory": "1Gi"}}}]},
         "status": {"phase": phase, "hostIP": "10.0.0.1",
+                   **({"podIP": "10.1.0.7", "startTime": "2026-01-02T03:04:08Z"} if node else {}),
                    "conditions": [{"type": "PodScheduled", "status": "True", "lastProbeTime": None}],
                    "containerStatuses": [{"name": "tensorflow", "image": "tf:2", "imageID": "sha256:" + "f" * 64,
                                           "ready": phase == "Running", "restartCount": 0,
@@ -205,6 +207,8 @@ def test_a_view_of_slim_objects_equals_the_view_of_the_full_objects():
     j = job("a", release="a")
     j["status"] = {"conditions": [{"type": "Running", "status": "True"}], "startTime": "2026-01-02T03:04:07Z"}
     j["metadata"]["managedFields"] = [{"manager": "helm"}]
+    j["metadata"]["uid"] = "6f1c0e2a-0000-4000-8000-000000000001"
+    j["metadata"]["labels"]["modelName"] = "resnet"
     j["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] = "{}"
     pods = [full_pod("a-worker-0", "a", "node-1", "Running"), full_pod("a-worker-1", "a", None, "Pending")]
     now = dt.datetime(2026, 1, 2, 4, 0, tzinfo=dt.UTC)
@@ -212,7 +216,10 @@ def test_a_view_of_slim_objects_equals_the_view_of_the_full_objects():
     full = job_view(release=release, job=copy.deepcopy(j), pods=copy.deepcopy(pods), now=now)
     slim = job_view(release=release, job=slim_job(j), pods=[slim_pod(p) for p in pods], now=now)
     assert slim == full
+    assert slim.to_json() == full.to_json()
     assert (full.status, full.requested_gpus, full.allocated_gpus) == ("PENDING", 2, 1)
+    assert (full.uid, full.model_name) == ("6f1c0e2a-0000-4000-8000-000000000001", "resnet")
+    assert [(i.ip, i.age_seconds) for i in full.instances] == [("10.1.0.7", 3351), ("", 3355)]
     node = {"metadata": {"name": "node-1"}, "status": {"allocatable": {"nvidia.com/gpu": "4", "cpu": "8"}}}
     assert node_view(node, [slim_pod(p) for p in pods]) == node_view(node, pods)
 
@@ -225,7 +232,8 @@ def test_slim_objects_drop_what_no_view_reads():
     assert "managedFields" not in s["metadata"]
     assert s["metadata"]["annotations"] == {"meta.helm.sh/release-name": "a", "meta.helm.sh/release-namespace": "team"}
     p = slim_pod(full_pod("a-worker-0", "a", "node-1", "Running"))
-    assert set(p["metadata"]) == {"name", "namespace", "labels", "creationTimestamp"}
+    assert set(p["metadata"]) == {"name", "namespace", "labels", "creationTimestamp", "uid"}
+    assert (p["status"]["podIP"], p["status"]["startTime"]) == ("10.1.0.7", "2026-01-02T03:04:08Z")
     assert p["spec"] == {"nodeName": "node-1", "containers": [{"name": "tensorflow", "resources": {
         "limits": {"nvidia.com/gpu": "1", "cpu": "2"}, "requests": {"cpu": "1", "memory": "1Gi"}}}]}
     assert p["status"]["containerStatuses"] == [{"name": "tensorflow", "state": {"running": {

@@ -26,15 +26,16 @@ def test_the_flag_forms_and_the_structured_forms_mean_the_same():
 
 def test_kubernetes_names_with_dots_are_accepted_where_kubernetes_accepts_them():
     s = tf(data=["my.pvc:/data"], sync_source="https://example.com/a/b.git", sync_secret="git.creds",
-           service_account="a.b", priority="high.prio", queue="team.a")
-    assert (s.data[0].claim_name, s.sync_secret, s.service_account, s.queue) == ("my.pvc", "git.creds", "a.b", "team.a")
+           service_account="a.b", priority="high.prio", queue_name="team.a")
+    assert (s.data[0].claim_name, s.sync_secret, s.service_account, s.queue_name) == ("my.pvc", "git.creds", "a.b",
+                                                                                    "team.a")
 
 
 @pytest.mark.parametrize(("fields", "message"), [
     ({"cpu": "1."}, "--cpu: '1.' is not a valid quantity"),
     ({"cpu": "+2"}, "--cpu: '+2' is not a valid quantity"),
     ({"memory": "1e-3"}, "--memory: '1e-3' is not a valid quantity"),
-    ({"queue": "Team_A"}, "--queue: 'Team_A' must be a LocalQueue name"),
+    ({"queue_name": "Team_A"}, "--queue-name: 'Team_A' must be a LocalQueue name"),
     ({"running_timeout": 0}, "--running-timeout: Input should be greater than or equal to 1"),
     ({"running_timeout": "0s"}, "--running-timeout: Input should be greater than or equal to 1"),
     ({"service_account": "A_b"}, "--service-account: 'A_b' must be a lowercase DNS subdomain"),
@@ -84,10 +85,10 @@ def test_pytorch_workers_count_the_master():
     assert {k: r.replicas for k, r in reps.items()} == {"master": 1, "worker": 2}
 
 
-def test_every_spec_field_but_two_is_a_flag_with_help():
+def test_every_spec_field_but_three_is_a_flag_with_help():
     for info in KINDS:
         for name, field in info.spec_class().model_fields.items():
             meta = flag_info(field)
             assert meta is not None, name
             assert field.description, name
-            assert meta.get("cli", True) is (name not in ("namespace", "command")), name
+            assert meta.get("cli", True) is (name not in ("namespace", "command", "user")), name

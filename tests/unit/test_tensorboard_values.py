@@ -33,7 +33,7 @@ def test_the_default_logdir_is_arenas_local_logging_on_a_node_directory_of_the_j
     spec = TFJobSpec(name="mnist", namespace="team-a", image="tf:2", command="python train.py", tensorboard=True)
     values = build_values(spec)
     assert values["tensorboard"] == {
-        "enabled": True, "logDir": "/training_logs", "service": {"type": "NodePort"},
+        "enabled": True, "logDir": "/training_logs", "imagePullPolicy": "Always", "service": {"type": "NodePort"},
         "hostPath": {"enabled": True, "path": "/arena_logs/team-a/mnist", "mountPath": "/training_logs"},
         # one worker and no PS runs as a single Chief: the chief writes the logs
         "affinity": affinity(is_(JOB, "mnist"), is_(TYPE, "chief"), is_(INDEX, "0")),
@@ -67,8 +67,8 @@ def test_a_logdir_under_a_data_pvc_is_read_from_the_pvc_with_no_host_path_and_no
     spec = PyTorchJobSpec(name="bert", image="i", command="c", data=["logs:/logs"], tensorboard=True,
                           logdir="/logs/bert")
     values = build_values(spec)
-    assert values["tensorboard"] == {"enabled": True, "logDir": "/logs/bert", "service": {"type": "NodePort"},
-                                     "pvc": {"claimName": "logs", "mountPath": "/logs"}}
+    assert values["tensorboard"] == {"enabled": True, "logDir": "/logs/bert", "imagePullPolicy": "Always",
+                                     "service": {"type": "NodePort"}, "pvc": {"claimName": "logs", "mountPath": "/logs"}}
     assert "hostPaths" not in values and spec.logdir_host_path() is None
 
 
@@ -76,7 +76,8 @@ def test_a_logdir_url_is_passed_through_with_no_volume():
     for url in ("hdfs://namenode:8020/logs/run1", "s3://bucket/logs", "gs://b/l"):
         spec = TFJobSpec(name="t", image="i", command="c", tensorboard=True, logdir=url)
         values = build_values(spec)
-        assert values["tensorboard"] == {"enabled": True, "logDir": url, "service": {"type": "NodePort"}}
+        assert values["tensorboard"] == {"enabled": True, "logDir": url, "imagePullPolicy": "Always",
+                                         "service": {"type": "NodePort"}}
         assert "hostPaths" not in values
 
 
@@ -104,10 +105,11 @@ def test_the_service_type_is_nodeport_unless_told(stype):
 
 
 def test_the_typed_values_the_chart_gets():
-    spec = MPIJobSpec(name="hvd", image="i", command="c", workers=2, tensorboard=True, tensorboard_image="tb:2")
+    spec = MPIJobSpec(name="hvd", image="i", command="c", workers=2, tensorboard=True, tensorboard_image="tb:2",
+                      image_pull_policy="IfNotPresent")
     values = job_values(spec)
-    assert values["tensorboard"] == {
-        "enabled": True, "image": "tb:2", "logDir": "/training_logs",
+    assert values["tensorboard"] == {  # pulled as the job's images are
+        "enabled": True, "image": "tb:2", "imagePullPolicy": "IfNotPresent", "logDir": "/training_logs",
         "hostPath": {"enabled": True, "path": "/arena_logs/default/hvd", "mountPath": "/training_logs"},
         "service": {"type": "NodePort"},
         "affinity": affinity(is_(JOB, "hvd"), not_(ROLE, "launcher", "master"), not_(INDEX, "1")),

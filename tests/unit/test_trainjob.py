@@ -20,7 +20,7 @@ NOW = dt.datetime(2026, 1, 2, 12, 0, 0, tzinfo=dt.UTC)
 def test_the_python_api_exports_trainjobspec_and_the_registry_knows_it():
     spec = arena_helm.TrainJobSpec(name="mnist", workers=3, gpus=2, cpu="4", memory="16Gi", command="torchrun t.py",
                                    device={"example.com/fpga": 1}, nproc_per_node=2, suspend=True,
-                                   runtime="deepspeed-distributed", running_timeout="2h", queue="q")
+                                   runtime="deepspeed-distributed", running_timeout="2h", queue_name="q")
     assert lookup("tj") is lookup("trainjob") is BY_KIND["TrainJob"]
     values = build_values(spec)
     assert values == {

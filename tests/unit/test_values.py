@@ -5,38 +5,54 @@ from __future__ import annotations
 from arena_helm.spec import MPIJobSpec, PyTorchJobSpec, TFJobSpec
 from arena_helm.values import build_values
 
-BASE = {"imagePullPolicy": "IfNotPresent", "command": "python train.py", "shell": "sh",
-        "runPolicy": {"cleanPodPolicy": "Running"}}
+BASE = {"imagePullPolicy": "Always", "command": "python train.py", "shell": "sh", "workingDir": "/root",
+        "shmSize": "2Gi", "runPolicy": {"cleanPodPolicy": "Running"}}
+
+
+def env(workers: int, gpus: int, *user: tuple[str, str]) -> list[dict[str, str]]:
+    """The user's env, then Arena's workers and gpus."""
+    return [{"name": k, "value": v} for k, v in (*user, ("workers", str(workers)), ("gpus", str(gpus)))]
 
 
 def test_tfjob_values():
     spec = TFJobSpec(name="mnist", image="tf:2", command="python train.py", workers=2, ps=1, gpus=1,
                      device=["amd.com/gpu=1"], cpu="2", worker_memory_limit="8Gi", retry=3, running_timeout="1h",
-                     data=["d:/data/"], tensorboard=True, logdir="/data/logs", queue="q")
+                     data=["d:/data/"], tensorboard=True, logdir="/data/logs", queue_name="q")
     assert build_values(spec) == {
         **BASE, "image": "tf:2",
+        "env": env(2, 1),
+        "annotations": {"requestGPUsOfJobOwner": "2"},
         "data": [{"claimName": "d", "mountPath": "/data", "readOnly": False}],
         "queue": "q",
         "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 3, "activeDeadlineSeconds": 3600},
-        "tensorboard": {"enabled": True, "logDir": "/data/logs", "service": {"type": "NodePort"},
+        "tensorboard": {"enabled": True, "logDir": "/data/logs", "imagePullPolicy": "Always", "service": {"type": "NodePort"},
                         "pvc": {"claimName": "d", "mountPath": "/data"}},
         "chief": {"replicas": 0},
-        "worker": {"replicas": 2, "gpus": 1, "devices": {"amd.com/gpu": 1},
-                   "resources": {"requests": {"cpu": "2"}, "limits": {"memory": "8Gi"}}},
-        "ps": {"replicas": 1, "gpus": 0},
+        # Arena's tfjob chart: the limit is the role's -limit flag, else its request
+        "worker": {"replicas": 2, "gpus": 1, "devices": {"amd.com/gpu": 1}, "restartPolicy": "Never",
+                   "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "2", "memory": "8Gi"}}},
+        "ps": {"replicas": 1, "gpus": 0, "restartPolicy": "Never"},
         "evaluator": {"replicas": 0},
     }
 
 
 def test_pytorchjob_and_mpijob_values():
     py = PyTorchJobSpec(name="p", image="i", command="python train.py", workers=2, nproc_per_node="auto")
-    assert build_values(py) == {**BASE, "image": "i", "master": {"replicas": 1, "gpus": 0},
-                                "worker": {"replicas": 1, "gpus": 0}, "nprocPerNode": "auto"}
+    assert build_values(py) == {**BASE, "image": "i", "env": env(2, 0), "annotations": {"requestGPUsOfJobOwner": "0"},
+                                "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 0},
+                                "master": {"replicas": 1, "gpus": 0, "restartPolicy": "Never"},
+                                "worker": {"replicas": 1, "gpus": 0, "restartPolicy": "OnFailure"},
+                                "nprocPerNode": "auto"}
     mpi = MPIJobSpec(name="m", image="i", command="python train.py", workers=2, gpus=2, launcher_cpu="1",
                      slots_per_worker=2)
-    assert build_values(mpi) == {**BASE, "image": "i", "mpiApiVersion": "auto",
-                                 "launcher": {"replicas": 1, "gpus": 0, "resources": {"requests": {"cpu": "1"}}},
-                                 "worker": {"replicas": 2, "gpus": 2}, "slotsPerWorker": 2}
+    assert build_values(mpi) == {**BASE, "image": "i", "mpiApiVersion": "auto", "env": env(2, 2),
+                                 "annotations": {"requestGPUsOfJobOwner": "4"},
+                                 "runPolicy": {"cleanPodPolicy": "All", "backoffLimit": 0},
+                                 "launcher": {"replicas": 1, "gpus": 0, "restartPolicy": "Never",
+                                              "resources": {"requests": {"cpu": "1"}}},
+                                 "worker": {"replicas": 2, "gpus": 2, "restartPolicy": "Never"}, "slotsPerWorker": 2}
+    # no --slots-per-worker: the workers' GPUs, as Arena's hostfile
+    assert build_values(mpi.model_copy(update={"slots_per_worker": None}))["slotsPerWorker"] == 2
 
 
 def test_code_sync_lands_under_the_working_dir_as_in_arena():

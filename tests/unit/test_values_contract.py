@@ -265,7 +265,7 @@ def _specs():
         image="reg.example.com/ml/train:1", command="python train.py --lr 0.1", env=["A=1", "B=x: y"],
         data=["training-data:/data", "my.pvc:/ckpt"], label={"team": "vision"},
         annotation={"example.com/owner": "alice"}, selector={"pool": "gpu"}, image_pull_secret=["reg.creds"],
-        priority="high", service_account="a.b", queue="team.a", retry=2, running_timeout=1,
+        priority="high", service_account="a.b", queue_name="team.a", retry=2, running_timeout=1,
         ttl_after_finished=3600, share_memory="8Gi", scheduler="volcano",
         toleration=["gpu=yes:NoSchedule", "all", "example.com/spot:NoExecute,Exists"],
     )
@@ -295,7 +295,7 @@ def test_build_values_round_trip(chart, spec):
 def test_construction_by_field_name():
     values = cv.TFJobValues(
         image="tf:2", command="python train.py", host_pid=True,
-        worker=cv.TFReplica(replicas=2, gpus=1, resources=cv.Resources(requests=cv.ResourceList(cpu=4))),
+        worker=cv.TFWorkerReplica(replicas=2, gpus=1, resources=cv.Resources(requests=cv.ResourceList(cpu=4))),
         data=[cv.DataVolume(claim_name="my.pvc", mount_path="/data/")],
         run_policy=cv.RunPolicy(active_deadline_seconds=1, suspend=True),
         tensorboard=cv.TensorBoardValues(enabled=True, log_dir="/data/logs",

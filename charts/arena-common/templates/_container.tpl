@@ -125,6 +125,12 @@ the synced code.
 - name: code-sync
   mountPath: {{ $v.codeSync.root | toJson }}
 {{- end }}
+{{- range $i, $f := $v.configFiles }}
+- name: config-files
+  mountPath: {{ $f.mountPath | toJson }}
+  subPath: {{ printf "config-%d" $i }}
+  readOnly: true
+{{- end }}
 {{- end -}}
 
 {{/*
@@ -144,8 +150,9 @@ arena-common.container: the training container (one list item).
     - {{ toJson . }}
     {{- end }}
   {{- end }}
-  {{- with $v.workingDir }}
-  workingDir: {{ toJson . }}
+  {{- /* the image's own entrypoint (no command) keeps the image's working directory */}}
+  {{- if and $command $v.workingDir }}
+  workingDir: {{ toJson $v.workingDir }}
   {{- end }}
   {{- with include "arena-common.env" . }}
   env:
@@ -192,6 +199,16 @@ Secret codeSync.secretName (keys username and password).
 {{- define "arena-common.gitSyncContainer" -}}
 {{- $v := .root.Values -}}
 {{- $cs := $v.codeSync -}}
+{{- if eq $cs.mode "rsync" -}}
+- name: rsync
+  image: {{ $cs.image | toJson }}
+  imagePullPolicy: {{ $v.imagePullPolicy }}
+  command:
+    - rsync
+    - -avP
+    - {{ $cs.repo | toJson }}
+    - {{ $cs.root | toJson }}
+{{- else -}}
 - name: git-sync
   image: {{ $cs.image | toJson }}
   imagePullPolicy: {{ $v.imagePullPolicy }}
@@ -202,9 +219,14 @@ Secret codeSync.secretName (keys username and password).
     - {{ printf "--link=%s" (include "arena-common.codeSyncLink" .root) | toJson }}
     - --one-time
     - {{ printf "--depth=%d" (int (default 0 $cs.depth)) | toJson }}
+{{- end }}
   {{- $noGpu := include "arena-common.noGpuEnv" . }}
-  {{- if or $cs.secretName $noGpu }}
+  {{- if or $cs.secretName $noGpu $cs.env }}
   env:
+    {{- range $cs.env }}
+    - name: {{ .name | toJson }}
+      value: {{ .value | toJson }}
+    {{- end }}
     {{- with $cs.secretName }}
     - name: GITSYNC_USERNAME
       valueFrom:

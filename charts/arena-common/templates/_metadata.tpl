@@ -24,7 +24,7 @@ arena-common.reservedLabels: label keys the chart sets itself (a user's `labels`
 JSON list.
 */}}
 {{- define "arena-common.reservedLabels" -}}
-{{- list "app.kubernetes.io/name" "app.kubernetes.io/instance" "app.kubernetes.io/managed-by" "app.kubernetes.io/part-of" "helm.sh/chart" "app" "release" "kueue.x-k8s.io/queue-name" | toJson -}}
+{{- list "app.kubernetes.io/name" "app.kubernetes.io/instance" "app.kubernetes.io/managed-by" "app.kubernetes.io/part-of" "helm.sh/chart" "app" "release" "chart" "heritage" "createdBy" "kueue.x-k8s.io/queue-name" | toJson -}}
 {{- end -}}
 
 {{/*
@@ -39,6 +39,13 @@ release: {{ .Release.Name | quote }}
 {{- end -}}
 
 {{/*
+arena-common.createdBy: Arena's createdBy label, the job kind (TFJob, PyTorchJob, MPIJob, TrainJob).
+*/}}
+{{- define "arena-common.createdBy" -}}
+{{- index (dict "tfjob" "TFJob" "pytorchjob" "PyTorchJob" "mpijob" "MPIJob" "trainjob" "TrainJob") .Chart.Name | default .Chart.Name -}}
+{{- end -}}
+
+{{/*
 arena-common.labels: labels of the job object and of every pod template: the recommended
 app.kubernetes.io/* labels, Arena's `app: <kind chart>` and `release: <release>`, then the user's labels.
 */}}
@@ -47,6 +54,9 @@ app.kubernetes.io/* labels, Arena's `app: <kind chart>` and `release: <release>`
 app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 app.kubernetes.io/part-of: arena-helm
 helm.sh/chart: {{ include "arena-common.chart" . | quote }}
+chart: {{ include "arena-common.chart" . | quote }}
+heritage: {{ .Release.Service | quote }}
+createdBy: {{ include "arena-common.createdBy" . | quote }}
 {{- with .Values.labels }}
 {{ toYaml . }}
 {{- end }}
@@ -77,6 +87,9 @@ label, which Kueue reads from the job) and the user's annotations.
 {{- define "arena-common.podMetadata" -}}
 labels:
   {{- include "arena-common.labels" . | nindent 2 }}
+  {{- with .Values.podLabels }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
 {{- with .Values.annotations }}
 annotations:
   {{- toYaml . | nindent 2 }}

@@ -31,6 +31,30 @@ paths and the emptyDir that git-sync fills. Takes the root context.
 - name: code-sync
   emptyDir: {}
 {{- end }}
+{{- if $v.configFiles }}
+- name: config-files
+  configMap:
+    name: {{ printf "%s-config" (include "arena-common.name" .) }}
+{{- end }}
+{{- end -}}
+
+{{/*
+arena-common.configMap: the ConfigMap of the job's configFiles (keys config-0, config-1, ...), or nothing.
+*/}}
+{{- define "arena-common.configMap" -}}
+{{- if .Values.configFiles }}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ printf "%s-config" (include "arena-common.name" .) }}
+  namespace: {{ .Release.Namespace | quote }}
+  labels:
+    {{- include "arena-common.labels" . | nindent 4 }}
+data:
+  {{- range $i, $f := .Values.configFiles }}
+  {{ printf "config-%d" $i }}: {{ $f.content | toJson }}
+  {{- end }}
+{{- end }}
 {{- end -}}
 
 {{/*
@@ -54,7 +78,7 @@ nodeSelector:
 tolerations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with $v.affinity }}
+{{- with (.replica.affinity | default $v.affinity) }}
 affinity:
   {{- toYaml . | nindent 2 }}
 {{- end }}
