@@ -222,7 +222,7 @@ class TensorBoardHostPath(ValuesModel):
 class TensorBoardService(ValuesModel):
     type: Literal["ClusterIP", "NodePort", "LoadBalancer"] = Field(
         "ClusterIP", description="Service type: ClusterIP (reach it with kubectl port-forward), NodePort or "
-        "LoadBalancer.")
+        "LoadBalancer. A job chart's TensorBoard is NodePort by default, as in Arena.")
     port: int = Field(6006, ge=1, le=65535, description="Service port (the container listens on 6006).")
     node_port: int | None = Field(None, ge=1, le=65535, description="Fixed node port for NodePort/LoadBalancer "
                                   "(30000-32767 by default); null lets Kubernetes choose.")
@@ -504,9 +504,9 @@ class JobValues(ValuesModel):
     run_policy: RunPolicy = Field(default_factory=RunPolicy, description="The job's runPolicy (common to the "
                                   "Kubeflow training operators).")
     tensorboard: TensorBoardValues = Field(
-        default_factory=lambda: TensorBoardValues(enabled=False),
+        default_factory=lambda: TensorBoardValues(enabled=False, service=TensorBoardService(type="NodePort")),
         description="Values of the tensorboard subchart (see charts/tensorboard); enabled turns it on (a "
-        "Deployment and a Service named <job name>-tensorboard).")
+        "Deployment and a Service named <job name>-tensorboard; the Service is NodePort, as in Arena).")
 
 
 class TFJobValues(JobValues):

@@ -57,3 +57,11 @@ class RuntimeKind(str, enum.Enum):
 
     ClusterTrainingRuntime = "ClusterTrainingRuntime"
     TrainingRuntime = "TrainingRuntime"
+
+
+class ServiceType(str, enum.Enum):
+    """How a TensorBoard's Service is reached."""
+
+    ClusterIP = "ClusterIP"
+    NodePort = "NodePort"
+    LoadBalancer = "LoadBalancer"

@@ -20,10 +20,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from . import k8s
-from .enums import AffinityConstraint, AffinityPolicy, CleanPodPolicy, ImagePullPolicy, MpiApi, RuntimeKind, SuccessPolicy, SyncMode
+from .enums import (
+    AffinityConstraint,
+    AffinityPolicy,
+    CleanPodPolicy,
+    ImagePullPolicy,
+    MpiApi,
+    RuntimeKind,
+    ServiceType,
+    SuccessPolicy,
+    SyncMode,
+)
 from .errors import UsageError
 from .k8s import AbsPath, DNSSubdomain, Duration, EnvName, Image, LabelValue, Quantity, QueueName, SyncSource
 
@@ -32,6 +42,10 @@ NAME_MAX = 63
 MAX_REPLICAS = 1000
 MAX_GPUS = 128
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+# Arena's local logging: a --logdir on no --data PVC lives on the node, under this directory of the host
+LOGS_HOST_ROOT = "/arena_logs"
+# a --logdir TensorBoard reads itself (hdfs://, s3://, gs://): the tensorboard chart's own URL grammar
+LOGDIR_URL_RX = r"^[a-z][a-z0-9+.-]*://[^\s]+$"
 
 
 # ---- flag metadata ----------------------------------------------------------------------------------
@@ -236,6 +250,17 @@ class Replica:
     devices: bool = False  # gets the job's --device resources
 
 
+def _check_logdir(v: Any) -> str:
+    if isinstance(v, str) and "://" in v:
+        if not k8s.matches(LOGDIR_URL_RX, v):
+            raise ValueError(f"{v!r} is not a URL TensorBoard reads (e.g. s3://bucket/logs, hdfs://nn/logs)")
+        return v
+    if isinstance(v, str) and not v.startswith("/"):
+        raise ValueError(f"{v!r} must be an absolute path or a URL such as s3://bucket/logs")
+    return k8s.check_abs_path(v)
+
+
+LogDir = Annotated[str, BeforeValidator(_check_logdir)]
 Count = Annotated[int, Field(ge=0, le=MAX_REPLICAS)]
 Gpus = Annotated[int, Field(ge=0, le=MAX_GPUS)]
 Port = Annotated[int, Field(ge=1, le=65535)]
@@ -300,7 +325,10 @@ class JobSpec(Strict):
                                            values="codeSync.secretName")
     tensorboard: bool = opt("Start a TensorBoard with the job (removed with it).", False)
     tensorboard_image: Image | None = opt("TensorBoard image.", hidden=("--tensorboardImage",))
-    logdir: AbsPath = opt("Training log directory TensorBoard reads (under a --data mount).", "/training_logs")
+    logdir: LogDir = opt("Training log directory TensorBoard reads: under a --data mount (that PVC), another "
+                         "absolute path (a directory of the node, as in Arena) or a URL (s3://, hdfs://).",
+                         "/training_logs")
+    tensorboard_service_type: ServiceType = opt("Service type of the TensorBoard.", ServiceType.NodePort)
     queue: bool = opt("Queue the job with kube-queue (Arena's --queue: annotation scheduling.x-k8s.io/suspend).",
                       False)
     queue_name: QueueName | None = opt("Kueue LocalQueue (label kueue.x-k8s.io/queue-name).", values="queue")
@@ -490,13 +518,10 @@ class JobSpec(Strict):
         for name in ("tensorboard_image",):
             if getattr(self, name) and not self.tensorboard:
                 raise ValueError(f"{flag_of_field(name)} needs --tensorboard")
-        if "logdir" in self.model_fields_set and not self.tensorboard:
-            raise ValueError("--logdir needs --tensorboard")
-        if self.tensorboard and self.logdir_volume() is None:
-            raise ValueError(
-                f"--logdir {self.logdir} is not under a --data mount: TensorBoard reads the logs from a PVC, so "
-                "write them under a --data PVC:MOUNT path and point --logdir there"
-            )
+        for name in ("logdir", "tensorboard_service_type"):
+            if name in self.model_fields_set and not self.tensorboard:
+                raise ValueError(f"{flag_of_field(name)} needs --tensorboard")
+        self._check_logdir_mount()
         if self.image_entrypoint and self.command:
             raise ValueError("--image-entrypoint runs the image's own entrypoint: give no training command with it")
         return self
@@ -530,9 +555,35 @@ class JobSpec(Strict):
     def logdir_volume(self) -> DataVolume | None:
         """The ``--data`` volume whose mount holds ``--logdir`` (the deepest one), if any."""
         for d in sorted(self.data, key=lambda d: len(d.mount_path), reverse=True):
-            if self.logdir == d.mount_path or self.logdir.startswith(d.mount_path.rstrip("/") + "/"):
+            if _under(self.logdir, d.mount_path):
                 return d
         return None
+
+    def logdir_host_path(self) -> HostPathVolume | None:
+        """Arena's local logging: the node directory that holds ``--logdir``, and where the training containers
+        mount it (TensorBoard mounts it at the same path). The ``--data-dir`` whose mount holds ``--logdir``,
+        else the job's own ``/arena_logs/<namespace>/<name>`` mounted at ``--logdir``. None without
+        ``--tensorboard``, for a URL, and when a ``--data`` PVC holds ``--logdir``. Pure: the same job always
+        gets the same directory (Arena draws a random one)."""
+        if not self.tensorboard or "://" in self.logdir or self.logdir_volume() is not None:
+            return None
+        for d in sorted(self.data_dir, key=lambda d: len(d.mount_path), reverse=True):
+            if _under(self.logdir, d.mount_path):
+                return d
+        return HostPathVolume(path=f"{LOGS_HOST_ROOT}/{self.namespace}/{self.name}", mount_path=self.logdir)
+
+    def _check_logdir_mount(self) -> None:
+        host = self.logdir_host_path()
+        if host is None or host in self.data_dir:
+            return
+        taken = {"/": "the container's root"}
+        if self.share_memory:
+            taken["/dev/shm"] = "the --share-memory mount"
+        if self.sync_source:
+            taken[f"{(self.working_dir or '/root').rstrip('/')}/code"] = "the mount of the --sync-source code"
+        if self.logdir in taken:
+            raise ValueError(f"--logdir {self.logdir} is {taken[self.logdir]}: the logs' host directory is mounted "
+                             "there, so pick another --logdir")
 
     # -- layout --
     def replicas(self) -> dict[str, Replica]:
@@ -858,6 +909,10 @@ class TrainJobSpec(JobSpec):
         if len(self.name) > limit:
             raise ValueError(f"--name: job name {self.name!r} is {len(self.name)} characters; at most {limit} fit "
                              "a TrainJob (its JobSet's pod host names and the helm release name have length limits)")
+
+
+def _under(path: str, mount: str) -> bool:
+    return path == mount or path.startswith(mount.rstrip("/") + "/")
 
 
 # ---- errors -----------------------------------------------------------------------------------------

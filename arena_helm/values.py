@@ -196,6 +196,7 @@ def build_values(spec: JobSpec) -> dict[str, Any]:
         values["tolerations"] = [t.to_values() for t in spec.toleration]
     if spec.tensorboard:
         values["tensorboard"] = tensorboard_values(spec)
+        values.update(logdir_mount_values(spec, values.get("hostPaths", [])))
     if isinstance(spec, TFJobSpec):
         values.pop("nodeSelector", None)  # per role: a role's own selector replaces it (see _kind_values)
         if spec.success_policy.value == "AllWorkers":  # ChiefWorker is the operator's "" (its default)
@@ -205,17 +206,56 @@ def build_values(spec: JobSpec) -> dict[str, Any]:
 
 
 def tensorboard_values(spec: JobSpec) -> dict[str, Any]:
-    """TensorBoard reads the job's log dir from the ``--data`` PVC whose mount holds it (read-only)."""
+    """The job's TensorBoard, as in Arena. ``--logdir`` under a ``--data`` mount: TensorBoard reads that PVC
+    (read-only). Another absolute ``--logdir`` (Arena's local logging): TensorBoard mounts the node directory
+    the training containers write to (``spec.logdir_host_path()``, read-only) and must run on the node of the
+    pod that writes the logs (a required podAffinity). A URL: TensorBoard reads it itself. The image is pulled
+    as the job's (``--image-pull-policy``, Always by default: Arena's TensorBoard always pulls)."""
+    out: dict[str, Any] = {"enabled": True, "logDir": spec.logdir, "imagePullPolicy": spec.image_pull_policy.value,
+                           "service": {"type": spec.tensorboard_service_type.value}}
     volume = spec.logdir_volume()
-    assert volume is not None  # the spec checks it
-    out: dict[str, Any] = {
-        "enabled": True,
-        "logDir": spec.logdir,
-        "pvc": {"claimName": volume.claim_name, "mountPath": volume.mount_path},
-    }
+    host = spec.logdir_host_path()
+    if volume is not None:
+        out["pvc"] = {"claimName": volume.claim_name, "mountPath": volume.mount_path}
+    elif host is not None:
+        out["hostPath"] = {"enabled": True, "path": host.path, "mountPath": host.mount_path}
+        out["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchExpressions": log_writer_selector(spec)},
+             "topologyKey": "kubernetes.io/hostname"}]}}
     if spec.tensorboard_image:
         out["image"] = spec.tensorboard_image
     return out
+
+
+def logdir_mount_values(spec: JobSpec, host_paths: list[dict[str, Any]]) -> dict[str, Any]:
+    """Local logging: the job's own log directory of the node, mounted at ``--logdir`` in every training
+    container (appended to ``hostPaths``); nothing when a ``--data-dir`` (or a PVC) already holds it."""
+    host = spec.logdir_host_path()
+    if host is None or host in spec.data_dir:
+        return {}
+    return {"hostPaths": [*host_paths, {"path": host.path, "mountPath": host.mount_path, "readOnly": False}]}
+
+
+def log_writer_selector(spec: JobSpec) -> list[dict[str, Any]]:
+    """The pod that writes the logs (Arena: TF chief, else worker 0; PyTorch master 0; MPI worker 0), as the
+    matchExpressions of the operators' pod labels (``arena_helm.kinds``).
+
+    MPI: mpi-operator (v2beta1) labels a worker with its job-role and replica-index, the training operator's
+    MPIJob v1 labels workers with their replica-type and no index; and with ``--mpi-api auto`` the API is
+    only known at install. So the MPI selector is the job's pods that are not a launcher (job-role launcher,
+    or master in v1) and have no other index than 0: worker 0 under v2beta1, a worker under v1."""
+    info = BY_KEY[spec.kind]
+    job = {"key": info.pod_job_label, "operator": "In", "values": [spec.name]}
+    if isinstance(spec, MPIJobSpec):
+        out = [job, {"key": "training.kubeflow.org/job-role", "operator": "NotIn", "values": ["launcher", "master"]}]
+        if spec.workers > 1:
+            out.append({"key": info.pod_index_label, "operator": "NotIn",
+                        "values": [str(i) for i in range(1, spec.workers)]})
+        return out
+    reps = spec.replicas()
+    role = next((r for r in ("chief", "master", "worker") if r in reps), next(iter(reps)))
+    return [job, {"key": info.pod_role_label, "operator": "In", "values": [role]},
+            {"key": info.pod_index_label, "operator": "In", "values": ["0"]}]
 
 
 def _kind_values(spec: JobSpec) -> dict[str, Any]:

@@ -112,7 +112,7 @@ def _lines(model: BaseModel, indent: int, only_set: bool = False, top: bool = Fa
             out.append("")
         out.extend(_comment(description, indent))
         if isinstance(value, BaseModel):
-            sub = _lines(value, indent + 2, only_set=top and key in chart_values.SUBCHART_KEYS)
+            sub = _lines(value, indent + 2, only_set=only_set or (top and key in chart_values.SUBCHART_KEYS))
             out.extend([f"{' ' * indent}{key}:", *sub] if sub else [f"{' ' * indent}{key}: {{}}"])
         else:
             out.extend(_value_lines(key, value, indent))

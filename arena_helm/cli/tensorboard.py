@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import enum
 from typing import Annotated
 
 import typer
 
+from ..enums import ServiceType
 from . import new_app
 from .common import Context, Debug, Globals, HelmBinary, Kubeconfig, Namespace
 from .jobs import cluster_for
 
 app = new_app(help="Standalone TensorBoards (a job's own TensorBoard comes with submit --tensorboard).")
-
-
-class ServiceType(str, enum.Enum):
-    ClusterIP = "ClusterIP"
-    NodePort = "NodePort"
-    LoadBalancer = "LoadBalancer"
 
 
 @app.command("start")
@@ -29,7 +23,8 @@ def start(
         "--host-path", help="Read the logs from this node directory instead (pins TensorBoard to nodes that have "
         "it; prefer a PVC).", show_default=False)] = None,
     image: Annotated[str | None, typer.Option("--image", help="TensorBoard image.", show_default=False)] = None,
-    service_type: Annotated[ServiceType, typer.Option("--service-type", help="How to reach it.")] =
+    service_type: Annotated[ServiceType, typer.Option(
+        "--service-type", help="How to reach it (ClusterIP: through tensorboard open).")] =
     ServiceType.ClusterIP,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the manifests only (no cluster, no kubeconfig).")]
     = False,

@@ -41,6 +41,7 @@ import copy
 import hashlib
 import json
 import posixpath
+import re
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -157,6 +158,21 @@ def _tensorboard_default_image(arena: dict, helm: dict, case: Case) -> None:
     for model in (arena, helm):
         if model.get("TensorBoard"):
             model["TensorBoard"].pop("image", None)
+
+
+def _tensorboard_host_log_dir(arena: dict, helm: dict, case: Case) -> None:
+    # the node directory of Arena's local logging: Arena's /arena_logs/training<random>, arena-helm's
+    # /arena_logs/<namespace>/<job>
+    def same(source: tuple | None) -> tuple | None:
+        if source and source[0] == "hostPath" and re.fullmatch(r"/arena_logs/(training[0-9]+|[^/]+/[^/]+)", source[1]):
+            return (source[0], "/arena_logs/<the job's directory>", *source[2:])
+        return source
+
+    for model in (arena, helm):
+        if model.get("TensorBoard"):
+            model["TensorBoard"]["logdirSource"] = same(model["TensorBoard"].get("logdirSource"))
+        for role in model["roles"].values():
+            role["volumeMounts"] = {path: same(m) for path, m in role["volumeMounts"].items()}
 
 
 def _given(case: Case, *flags: str) -> bool:
@@ -280,6 +296,12 @@ NORMALIZATIONS: tuple[Normalization, ...] = (
         "Arena's default TensorBoard image (the chart's tensorboardImage, TensorFlow 1.12 in a vendor registry) is not "
         "arena-helm's; the image is compared when the command line names one (--tensorboard-image).",
         MANIFESTS_SECTION, _tensorboard_default_image),
+    Normalization(
+        "tensorboard-host-log-dir",
+        "The node directory of the logs when no --data PVC holds --logdir (Arena's local logging): Arena draws "
+        "/arena_logs/training<random number> at each submit, arena-helm uses /arena_logs/<namespace>/<job name> "
+        "(the same command renders the same manifests); the training containers and TensorBoard mount it as Arena's do.",
+        "TensorBoard with a job", _tensorboard_host_log_dir),
     Normalization(
         "tf-auto-port",
         "Arena picks the first port from 20000 no pod of the cluster uses (util/port_allocate.go) when no port flag "

@@ -529,7 +529,8 @@ def test_values_contract(chart):
         "minAvailable", "queue", "priorityClass", "minResources", "scheduleTimeoutSeconds"}
     assert values["securityContext"]["allowPrivilegeEscalation"] is False
     assert "privileged" not in values["securityContext"]
-    assert values["tensorboard"] == {"enabled": False}
+    # a job's TensorBoard Service is NodePort, as Arena's job charts' tensorboardServiceType
+    assert values["tensorboard"] == {"enabled": False, "service": {"type": "NodePort"}}
     assert values["codeSync"]["image"] == "registry.k8s.io/git-sync/git-sync:v4.4.0"
     # Arena's defaults
     assert (values["imagePullPolicy"], values["shell"], values["workingDir"], values["shmSize"]) == (
@@ -874,6 +875,8 @@ def test_tensorboard_subchart(helm_bin, chart):
         assert labels["release"] == labels["app.kubernetes.io/instance"] == "rel"
         assert labels["app.kubernetes.io/component"] == "tensorboard"
         assert labels["app.kubernetes.io/part-of"] == "arena-helm"
+        assert (labels["role"], labels["app"]) == ("tensorboard", chart)  # Arena's labels
+    assert service["spec"]["type"] == "NodePort"
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     assert [*container["command"], *container["args"]] == [
         "tensorboard", "--logdir", "/logs/run-1", "--bind_all", "--port", "6006"]
@@ -896,6 +899,8 @@ def test_tensorboard_standalone(helm_bin):
     assert service["spec"]["selector"] == selector
     pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert selector.items() <= pod_labels.items() and pod_labels["helm.sh/chart"] == "tensorboard-0.1.0"
+    for labels in (deployment["metadata"]["labels"], pod_labels, service["metadata"]["labels"]):
+        assert (labels["role"], labels["app"], labels["release"]) == ("tensorboard", "tensorboard", "tb")
     spec = deployment["spec"]["template"]["spec"]
     container = spec["containers"][0]
     assert container["image"] == "tensorflow/tensorflow:2.15.0"
@@ -917,6 +922,76 @@ def test_tensorboard_standalone(helm_bin):
     assert {"name": "logs", "hostPath": {"path": "/var/logs"}} in host_spec["volumes"]
     assert {"name": "logs", "mountPath": "/h", "readOnly": True} in host_spec["containers"][0]["volumeMounts"]
     assert render_docs(helm_bin, "tensorboard", {"enabled": False}) == []
+
+
+def _mounts_at(container: dict, volumes: list[dict], path: str) -> list[dict]:
+    """The volumes mounted at ``path`` in ``container`` (each as the pod declares it)."""
+    by_name = {v["name"]: v for v in volumes}
+    return [by_name[m["name"]] | {"readOnly": m.get("readOnly", False)}
+            for m in container.get("volumeMounts", []) if m["mountPath"] == path]
+
+
+LOCAL_LOGGING = {  # (spec, the replica types of the job, the writer pod's matchExpressions)
+    "tfjob": ("TFJobSpec", {"workers": 2, "ps": 1}, ("Worker", "PS"), [
+        {"key": "training.kubeflow.org/job-name", "operator": "In", "values": ["mnist"]},
+        {"key": "training.kubeflow.org/replica-type", "operator": "In", "values": ["worker"]},
+        {"key": "training.kubeflow.org/replica-index", "operator": "In", "values": ["0"]}]),
+    "pytorchjob": ("PyTorchJobSpec", {"workers": 3}, ("Master", "Worker"), [
+        {"key": "training.kubeflow.org/job-name", "operator": "In", "values": ["mnist"]},
+        {"key": "training.kubeflow.org/replica-type", "operator": "In", "values": ["master"]},
+        {"key": "training.kubeflow.org/replica-index", "operator": "In", "values": ["0"]}]),
+    "mpijob": ("MPIJobSpec", {"workers": 2}, ("Launcher", "Worker"), [
+        {"key": "training.kubeflow.org/job-name", "operator": "In", "values": ["mnist"]},
+        {"key": "training.kubeflow.org/job-role", "operator": "NotIn", "values": ["launcher", "master"]},
+        {"key": "training.kubeflow.org/replica-index", "operator": "NotIn", "values": ["1"]}]),
+}
+
+
+@pytest.mark.parametrize("chart", JOB_CHARTS)
+def test_tensorboard_with_local_logging_reads_the_writers_node_directory(helm_bin, chart):
+    """--tensorboard without a --data PVC (Arena's isLocalLogging): every training container writes to the
+    node directory mounted at --logdir, and TensorBoard mounts it read-only next to the pod that writes."""
+    from arena_helm import spec as specs
+    from arena_helm.submission import job_values
+
+    cls, fields, rtypes, writer = LOCAL_LOGGING[chart]
+    spec = getattr(specs, cls)(name="mnist", namespace="team-a", image="trainer:1", command="python train.py",
+                               tensorboard=True, data=["data:/data"], **fields)
+    docs = render_docs(helm_bin, chart, job_values(spec), release="mnist")
+    validate_docs(docs)
+    job = job_of(docs)
+    for rtype in rtypes:
+        pod = pod_spec(job, rtype)
+        assert _mounts_at(main_container(job, rtype), pod["volumes"], "/training_logs") == [
+            {"name": "hostpath-0", "hostPath": {"path": "/arena_logs/team-a/mnist"}, "readOnly": False}], rtype
+    (deployment,), (service,) = by_kind(docs, "Deployment"), by_kind(docs, "Service")
+    pod = deployment["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["args"][:2] == ["--logdir", "/training_logs"]
+    assert _mounts_at(container, pod["volumes"], "/training_logs") == [
+        {"name": "logs", "hostPath": {"path": "/arena_logs/team-a/mnist"}, "readOnly": True}]
+    assert not any("persistentVolumeClaim" in v for v in pod["volumes"])  # the data PVC does not hold the logs
+    assert pod["affinity"] == {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchExpressions": writer}, "topologyKey": "kubernetes.io/hostname"}]}}
+    assert service["spec"]["type"] == "NodePort"
+    for labels in (deployment["metadata"]["labels"], deployment["spec"]["template"]["metadata"]["labels"],
+                   service["metadata"]["labels"]):
+        assert {k: labels[k] for k in ("role", "app", "release")} == {"role": "tensorboard", "app": chart,
+                                                                       "release": "mnist"}
+
+
+@pytest.mark.parametrize("stype", ["ClusterIP", "LoadBalancer"])
+def test_a_jobs_tensorboard_service_type_can_be_chosen(helm_bin, stype):
+    from arena_helm.spec import TFJobSpec
+    from arena_helm.submission import job_values
+
+    spec = TFJobSpec(name="t", image="i", command="c", tensorboard=True, logdir="s3://bucket/t",
+                     tensorboard_service_type=stype)
+    docs = render_docs(helm_bin, "tfjob", job_values(spec), release="t")
+    assert by_kind(docs, "Service")[0]["spec"]["type"] == stype
+    pod = by_kind(docs, "Deployment")[0]["spec"]["template"]["spec"]
+    assert [v["name"] for v in pod["volumes"]] == ["tmp"] and "affinity" not in pod  # a URL: no volume
+    assert not any("hostPath" in v for v in pod_spec(job_of(docs), "Chief").get("volumes", []))
 
 
 # ============================================================================ cross-field checks
@@ -1004,14 +1079,15 @@ def test_tensorboard_under_another_chart_still_checks_itself(helm_bin, tmp_path)
 def test_tensorboard_problems(helm_bin):
     problems = _problems(render_error(helm_bin, "tensorboard", {
         "logDir": "/elsewhere/x", "pvc": {"claimName": "logs"},
-        "hostPath": {"enabled": True, "path": ""}, "service": {"nodePort": 30001}, "labels": {"app": "x"}}))
-    assert len(problems) == 6, problems
+        "hostPath": {"enabled": True, "path": ""}, "service": {"nodePort": 30001},
+        "labels": {"app": "x", "role": "y"}}))
+    assert len(problems) == 7, problems
     for text in ("pvc.claimName and hostPath.enabled are both set",
                  "hostPath.enabled is true but hostPath.path is empty",
                  "logDir \"/elsewhere/x\" is not inside pvc.mountPath",
                  "logDir \"/elsewhere/x\" is not inside hostPath",
                  "service.nodePort is set but service.type is ClusterIP",
-                 "labels: \"app\" is set by the chart"):
+                 "labels: \"app\" is set by the chart", "labels: \"role\" is set by the chart"):
         assert sum(text in p for p in problems) == 1, (text, problems)
     problems = _problems(render_error(helm_bin, "tensorboard", {"hostPath": {"path": "/var/log"}}))
     assert problems == ["hostPath.path is set but hostPath.enabled is false: host paths must be enabled explicitly"]

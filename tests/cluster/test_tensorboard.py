@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import time
 
 import pytest
 import yaml
@@ -49,9 +51,12 @@ def test_submit_with_tensorboard_makes_one_release_and_delete_removes_it(cli, cl
     assert mount.mount_path == "/data" and mount.read_only is True
     assert dep.metadata.labels["app.kubernetes.io/instance"] == "mnist"
 
+    svc = client.CoreV1Api(cluster.api_client()).read_namespaced_service("mnist-tensorboard", namespace)
+    assert svc.spec.type == "NodePort"  # as Arena's tensorboardServiceType
+    assert svc.metadata.labels["role"] == "tensorboard" and svc.metadata.labels["app"] == "tfjob"
     got = json.loads(cli("get", "mnist", "-o", "json").stdout)
-    assert got["tensorboard"] == (f"kubectl port-forward -n {namespace} svc/mnist-tensorboard 6006:6006  "
-                                  "# then open http://localhost:6006")
+    # the first node's address (any test's node: all are 127.0.0.1), or a placeholder while there is none
+    assert re.fullmatch(rf"http://(127\.0\.0\.1|<node-ip>):{svc.spec.ports[0].node_port}", got["tensorboard"])
     listed = cli("tensorboard", "list")
     assert listed.stdout.splitlines()[1].split()[:3] == ["mnist", "job", "mnist"]
 
@@ -61,14 +66,75 @@ def test_submit_with_tensorboard_makes_one_release_and_delete_removes_it(cli, cl
     assert client.CoreV1Api(cluster.api_client()).list_namespaced_service(namespace).items == []
 
 
-def test_logdir_outside_every_data_mount_is_a_usage_error(cli, cluster, namespace):
-    res = cli("submit", "tf", "--name", "nolog", "--image", "tf:2", "--tensorboard", "--logdir", "/tmp/logs", "--",
-              "python", "x.py")
-    assert res.exit_code == 2
-    assert "--logdir /tmp/logs is not under a --data mount" in res.stderr
-    assert len(res.stderr.strip().splitlines()) == 1
-    secrets = client.CoreV1Api(cluster.api_client()).list_namespaced_secret(namespace).items
-    assert [s.metadata.name for s in secrets if s.metadata.name.startswith("sh.helm")] == []
+def test_tensorboard_without_data_runs_next_to_the_master_on_its_node_directory(cli, cluster, kubelet, operator,
+                                                                              namespace):
+    """Arena's local logging, with the real scheduler and Deployment controller: TensorBoard waits until the
+    pod that writes the logs is placed, then lands on its node and mounts the same node directory."""
+    core, apps = client.CoreV1Api(cluster.api_client()), client.AppsV1Api(cluster.api_client())
+    nodes = [f"{namespace}-a", f"{namespace}-b"]
+    for node in nodes:  # the scheduler places by the kubernetes.io/hostname label, as real kubelets set it
+        kubelet.add_node(node, pool=namespace, labels={"kubernetes.io/hostname": node})
+    try:
+        res = cli("submit", "pytorch", "--name", "bert", "--image", "pt:2", "--workers", "2", "--tensorboard", "--",
+                  "torchrun", "train.py", "--logdir", "/training_logs")
+        assert res.exit_code == 0, res.output
+        assert "deployment.apps/bert-tensorboard created" in res.stdout
+        host = {"path": f"/arena_logs/{namespace}/bert"}
+
+        dep = apps.read_namespaced_deployment("bert-tensorboard", namespace)
+        assert {k: dep.metadata.labels[k] for k in ("role", "app", "release")} == {
+            "role": "tensorboard", "app": "pytorchjob", "release": "bert"}
+        deadline = time.monotonic() + 60
+        selector = "app.kubernetes.io/instance=bert,app.kubernetes.io/component=tensorboard"
+        while not (pods := core.list_namespaced_pod(namespace, label_selector=selector).items):
+            assert time.monotonic() < deadline, "the Deployment controller made no TensorBoard pod"
+            time.sleep(0.2)
+        (tb,) = pods
+        pod = tb.spec
+        (logs,) = [v for v in pod.volumes if v.host_path]
+        assert (logs.host_path.path, logs.persistent_volume_claim) == (host["path"], None)
+        (mount,) = [m for m in pod.containers[0].volume_mounts if m.name == logs.name]
+        assert (mount.mount_path, mount.read_only) == ("/training_logs", True)
+        (term,) = pod.affinity.pod_affinity.required_during_scheduling_ignored_during_execution
+        assert term.topology_key == "kubernetes.io/hostname"
+        assert [(e.key, e.operator, e.values) for e in term.label_selector.match_expressions] == [
+            ("training.kubeflow.org/job-name", "In", ["bert"]),
+            ("training.kubeflow.org/replica-type", "In", ["master"]),
+            ("training.kubeflow.org/replica-index", "In", ["0"])]
+        # no pod of the job yet: the affinity cannot be met
+        assert "pod affinity" in kubelet.wait_unschedulable(namespace, tb.metadata.name)
+
+        # the operator makes the job's pods; the scheduler places the master, then TensorBoard next to it
+        operator.create_pods("PyTorchJob", namespace, "bert")
+        master = core.read_namespaced_pod("bert-master-0", namespace)
+        (vol,) = [v for v in master.spec.volumes if v.host_path]
+        assert vol.host_path.path == host["path"]
+        assert [m.mount_path for m in master.spec.containers[0].volume_mounts if m.name == vol.name] == [
+            "/training_logs"]
+        node = kubelet.run_pod(namespace, "bert-master-0")
+        assert kubelet.wait_scheduled(namespace, tb.metadata.name, timeout=90) == node
+
+        svc = core.read_namespaced_service("bert-tensorboard", namespace)
+        assert svc.spec.type == "NodePort" and svc.metadata.labels["role"] == "tensorboard"
+        got = json.loads(cli("get", "bert", "-o", "json").stdout)
+        assert got["tensorboard"] == f"http://127.0.0.1:{svc.spec.ports[0].node_port}"
+        res = cli("delete", "bert")
+        assert res.exit_code == 0, res.output
+    finally:
+        for node in nodes:
+            kubelet.remove_node(node)
+
+
+def test_a_logdir_url_needs_no_volume_and_the_service_type_can_be_chosen(cli, cluster, namespace):
+    res = cli("submit", "tf", "--name", "s3log", "--image", "tf:2", "--tensorboard", "--logdir", "s3://bucket/run",
+              "--tensorboard-service-type", "ClusterIP", "--", "python", "x.py")
+    assert res.exit_code == 0, res.output
+    dep = client.AppsV1Api(cluster.api_client()).read_namespaced_deployment("s3log-tensorboard", namespace)
+    pod = dep.spec.template.spec
+    assert [v.name for v in pod.volumes] == ["tmp"] and pod.affinity is None
+    assert pod.containers[0].args[:2] == ["--logdir", "s3://bucket/run"]
+    svc = client.CoreV1Api(cluster.api_client()).read_namespaced_service("s3log-tensorboard", namespace)
+    assert svc.spec.type == "ClusterIP"
 
 
 def test_dry_run_with_tensorboard_renders_job_deployment_and_service(helm_bin):

@@ -56,6 +56,8 @@ COMMON = {
     "device": st.dictionaries(st.sampled_from(["amd.com/gpu", "example.com/fpga"]), st.integers(0, 8), max_size=2),
     "sync_source": st.sampled_from(["https://example.com/team/repo.git", "git@example.com:team/repo.git"]),
     "host_network": st.booleans(),
+    "tensorboard": st.booleans(), "logdir": st.one_of(abs_path, st.just("s3://bucket/logs")),
+    "tensorboard_service_type": st.sampled_from(["ClusterIP", "NodePort", "LoadBalancer"]),
     "gpus": st.integers(0, 128), "cpu": quantity, "memory": quantity,
 }
 PER_KIND = {

@@ -25,7 +25,8 @@ def test_tfjob_values():
         "data": [{"claimName": "d", "mountPath": "/data", "readOnly": False}],
         "queue": "q",
         "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 3, "activeDeadlineSeconds": 3600},
-        "tensorboard": {"enabled": True, "logDir": "/data/logs", "pvc": {"claimName": "d", "mountPath": "/data"}},
+        "tensorboard": {"enabled": True, "logDir": "/data/logs", "imagePullPolicy": "Always", "service": {"type": "NodePort"},
+                        "pvc": {"claimName": "d", "mountPath": "/data"}},
         "chief": {"replicas": 0},
         # Arena's tfjob chart: the limit is the role's -limit flag, else its request
         "worker": {"replicas": 2, "gpus": 1, "devices": {"amd.com/gpu": 1}, "restartPolicy": "Never",

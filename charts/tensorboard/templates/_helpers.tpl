@@ -30,17 +30,30 @@ app.kubernetes.io/component: tensorboard
 {{- end -}}
 
 {{/*
+tensorboard.jobChart: the name of the arena-helm job chart (tfjob, pytorchjob, mpijob) this chart is a
+subchart of; "" when it is installed alone (or under another chart).
+*/}}
+{{- define "tensorboard.jobChart" -}}
+{{- $parent := regexReplaceAll "^(.*/)?([^/]+)/charts/[^/]+/templates$" .Template.BasePath "${2}" -}}
+{{- if and (ne $parent .Template.BasePath) (has $parent (list "tfjob" "pytorchjob" "mpijob")) -}}
+{{- $parent -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
 tensorboard.labels: every object's labels: the selector labels, the rest of the recommended labels,
-Arena's `app` and `release` (the release of the job when this is a subchart, so the job's release finds
-and removes it), then the user's labels.
+Arena's `role: tensorboard`, `app` (the job chart's name as in Arena, tensorboard when installed alone)
+and `release` (the release of the job when this is a subchart, so that Arena's `get`, which lists the
+Services labelled role=tensorboard,release=<job>, finds it), then the user's labels.
 */}}
 {{- define "tensorboard.labels" -}}
 {{ include "tensorboard.selectorLabels" . }}
 app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 app.kubernetes.io/part-of: arena-helm
 helm.sh/chart: {{ include "tensorboard.chart" . | quote }}
-app: tensorboard
+app: {{ include "tensorboard.jobChart" . | default .Chart.Name | quote }}
 release: {{ .Release.Name | quote }}
+role: tensorboard
 {{- with .Values.labels }}
 {{ toYaml . }}
 {{- end }}
@@ -93,7 +106,7 @@ context (.Values, .Release): this chart's own, or a parent's .Subcharts.tensorbo
 {{- if and (not (kindIs "invalid" $service.nodePort)) (eq (default "ClusterIP" $service.type) "ClusterIP") -}}
 {{- $problems = append $problems "service.nodePort is set but service.type is ClusterIP: use NodePort or LoadBalancer" -}}
 {{- end -}}
-{{- $reserved := list "app.kubernetes.io/name" "app.kubernetes.io/instance" "app.kubernetes.io/component" "app.kubernetes.io/managed-by" "app.kubernetes.io/part-of" "helm.sh/chart" "app" "release" -}}
+{{- $reserved := list "app.kubernetes.io/name" "app.kubernetes.io/instance" "app.kubernetes.io/component" "app.kubernetes.io/managed-by" "app.kubernetes.io/part-of" "helm.sh/chart" "app" "release" "role" -}}
 {{- range $key, $value := $v.labels -}}
 {{- if has $key $reserved -}}
 {{- $problems = append $problems (printf "labels: %q is set by the chart and cannot be overridden" $key) -}}
@@ -108,8 +121,7 @@ pytorchjob, mpijob) it leaves that to the job chart, whose arena-common.validate
 together with its own in one failure; anywhere else (alone, or under another chart) it fails itself.
 */}}
 {{- define "tensorboard.validate" -}}
-{{- $parent := regexReplaceAll "^(.*/)?([^/]+)/charts/[^/]+/templates$" .Template.BasePath "${2}" -}}
-{{- if not (and (ne $parent .Template.BasePath) (has $parent (list "tfjob" "pytorchjob" "mpijob"))) -}}
+{{- if not (include "tensorboard.jobChart" .) -}}
 {{- $problems := include "tensorboard.problems" . | fromJsonArray -}}
 {{- if $problems -}}
 {{- fail (printf "the values of chart tensorboard have %d problem(s):\n  - %s" (len $problems) (join "\n  - " $problems)) -}}
