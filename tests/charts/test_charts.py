@@ -1129,7 +1129,9 @@ def test_notes(helm_bin, chart, tmp_path):
     if chart in JOB_CHARTS:
         for line in ("arena-helm get mnist -n team-a", "arena-helm logs mnist -n team-a",
                      f"kubectl get {chart} mnist -n team-a", "kubectl port-forward service/mnist-tensorboard 6006:6006",
-                     "helm uninstall rel -n team-a"):
+                     "helm uninstall rel -n team-a",
+                     # a job's TensorBoard Service is a NodePort by default, as Arena's
+                     "or, as its Service is a NodePort, at http://NODE_IP:NODE_PORT (arena-helm get mnist -n team-a"):
             assert line in notes, notes
     else:
         assert "kubectl port-forward service/mnist-tensorboard 6006:6006 -n team-a" in notes, notes
