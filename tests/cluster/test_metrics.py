@@ -322,7 +322,9 @@ def test_bad_metrics_flags_are_usage_errors(jobs, bad):
 def _spawn(ctx, argv, **kw):
     cmd = [sys.executable, "-m", "arena_helm", *argv, *ctx.base, "-n", ctx.ns]
     env = {k: v for k, v in os.environ.items() if k not in ("PROMETHEUS_ADDRESS", "ARENA_HELM_CONFIG")}
-    return subprocess.Popen(cmd, env=env, **kw)
+    # as in a terminal, SIGINT (Ctrl-C) is not ignored: a suite started in the background of a shell without job
+    # control inherits SIG_IGN for it, and Python then installs no KeyboardInterrupt handler
+    return subprocess.Popen(cmd, env=env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **kw)
 
 
 def _read_until(fd, predicate, timeout=60.0) -> bytes:
