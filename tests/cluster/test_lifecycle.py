@@ -1,13 +1,15 @@
 """suspend and resume through the CLI against the real API server, with both helm versions: a helm upgrade of
 the job's release (the revision shows in get, the other values are kept), the operator stand-in's suspend
-branch (tests/support/suspend_sim.py) removing and recreating the pods, SUSPENDED in list and get, and the
-bad cases (unknown, finished, already suspended, not suspended, no release, a CRD without suspend)."""
+branch (``TrainingOperatorSim.reconcile`` in tests/support/simulators.py) removing and recreating the pods,
+SUSPENDED in list and get, and the bad cases (unknown, finished, already suspended, not suspended, no release,
+a CRD without suspend)."""
 
 from __future__ import annotations
 
 import json
 import re
 import subprocess
+import time
 
 import pytest
 import yaml
@@ -58,13 +60,6 @@ def ctx(helm_bin, cluster, namespace):
 
 
 @pytest.fixture
-def suspender(cluster):
-    from suspend_sim import SuspendSim
-
-    return SuspendSim(cluster.api_client())
-
-
-@pytest.fixture
 def node(kubelet, namespace):
     name = f"node-{namespace}"
     kubelet.add_node(name, pool=namespace, gpus=4)
@@ -86,6 +81,20 @@ def job_of(cluster, ns, alias, name="train"):
     kind, plural, version, _ = KINDS[alias]
     return client.CustomObjectsApi(cluster.api_client()).get_namespaced_custom_object(
         "kubeflow.org", version, ns, plural, name)
+
+
+def suspended(status: dict) -> bool | None:
+    """The operator's Suspended condition in a job status (None: none yet)."""
+    cond = {c["type"]: c["status"] for c in status.get("conditions") or []}.get("Suspended")
+    return None if cond is None else cond == "True"
+
+
+def wait_pods_gone(cluster, ns, name="train", timeout=20.0) -> None:
+    """Until the job's pods are gone (the kubelet stand-in confirms the deletion of bound pods)."""
+    deadline = time.monotonic() + timeout
+    while pod_names(cluster, ns, name):
+        assert time.monotonic() < deadline, f"pods of {name} still there after {timeout}s"
+        time.sleep(0.1)
 
 
 def pod_names(cluster, ns, name="train"):
@@ -138,7 +147,7 @@ def start(ctx, operator, kubelet, node, alias):
 
 
 @pytest.mark.parametrize("alias", ["tf", "pytorch"])
-def test_suspend_and_resume_go_through_the_release(ctx, cluster, operator, kubelet, node, suspender, alias):
+def test_suspend_and_resume_go_through_the_release(ctx, cluster, operator, kubelet, node, alias):
     ns = ctx.ns
     kind, version, pods = start(ctx, operator, kubelet, node, alias)
     trainer = kind.upper()
@@ -158,8 +167,8 @@ def test_suspend_and_resume_go_through_the_release(ctx, cluster, operator, kubel
     data = json.loads(ok(ctx("get", "train", "-o", "json")))
     assert (data["status"], data["release"]["revision"]) == ("SUSPENDED", 2)
 
-    assert suspender.reconcile(kind, ns, "train", version) == "suspended"
-    suspender.wait_pods_gone(ns, "train")
+    assert suspended(operator.reconcile(kind, ns, "train", version)) is True
+    wait_pods_gone(cluster, ns)
     conds = {c["type"]: (c["status"], c["reason"]) for c in job_of(cluster, ns, alias)["status"]["conditions"]}
     assert conds["Suspended"] == ("True", f"{kind}Suspended") and conds["Running"] == ("False", f"{kind}Suspended")
     got = ok(ctx("get", "train"))
@@ -177,7 +186,7 @@ def test_suspend_and_resume_go_through_the_release(ctx, cluster, operator, kubel
                   f"namespace {ns})\n"
     assert job_of(cluster, ns, alias)["spec"]["runPolicy"]["suspend"] is False
     assert ctx.helm_values("train", 3) == {**before, "runPolicy": {**before.get("runPolicy", {}), "suspend": False}}
-    assert suspender.reconcile(kind, ns, "train", version) == "resumed"
+    assert suspended(operator.reconcile(kind, ns, "train", version)) is False
     assert pod_names(cluster, ns) == pods
     conds = {c["type"]: (c["status"], c["reason"]) for c in job_of(cluster, ns, alias)["status"]["conditions"]}
     assert conds["Suspended"] == ("False", f"{kind}Resumed")
@@ -260,7 +269,7 @@ def test_suspend_needs_a_crd_with_run_policy_suspend(ctx, cluster, tmp_path, nam
         cluster.swap_mpi_crd("v2beta1")
 
 
-def test_a_namespace_limited_user_can_suspend_and_resume(helm_bin, cluster, suspender):
+def test_a_namespace_limited_user_can_suspend_and_resume(helm_bin, cluster, operator):
     """The dry run and the upgrade need only the namespace's permissions (no CRD read, nothing cluster-wide)."""
     import uuid
 
@@ -273,7 +282,7 @@ def test_a_namespace_limited_user_can_suspend_and_resume(helm_bin, cluster, susp
         res = runner.invoke(app, ["suspend", name, *base])
         assert res.stdout == f"tfjob/{name} suspended: the operator deletes its pods (release {name} revision 2, " \
                              f"namespace {ns})\n", res.output
-        assert suspender.reconcile("TFJob", ns, name) == "suspended"
+        assert suspended(operator.reconcile("TFJob", ns, name)) is True
         res = runner.invoke(app, ["list", "-o", "json", *base])
         assert {j["name"]: j["status"] for j in json.loads(res.stdout)}[name] == "SUSPENDED"
         res = runner.invoke(app, ["resume", name, *base])
