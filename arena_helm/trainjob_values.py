@@ -11,7 +11,6 @@ schedulerName, hostNetwork, imagePullPolicy, workingDir or new init containers.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -200,15 +199,11 @@ def schema_text() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Write ``charts/trainjob/values.schema.json``; with ``--check`` exit 1 if the committed one differs."""
-    argv = sys.argv[1:] if argv is None else argv
-    text = schema_text()
-    if "--check" in argv:
-        if not SCHEMA_FILE.exists() or SCHEMA_FILE.read_text() != text:
-            print(f"{SCHEMA_FILE.name} of charts/trainjob is stale: run python -m arena_helm.trainjob_values")
-            return 1
-        return 0
-    SCHEMA_FILE.write_text(text)
-    return 0
+    from .generated import parse_args, write_or_check
+
+    args = parse_args("Write charts/trainjob/values.schema.json.", "schema", argv)
+    return write_or_check([(SCHEMA_FILE, schema_text())], check=args.check,
+                          rerun="python -m arena_helm.trainjob_values")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ What the post-processing does to pydantic's schema:
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -29,6 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from arena_helm import chart_values  # noqa: E402
+from arena_helm.generated import parse_args, write_or_check  # noqa: E402
 from arena_helm.k8s import GRAMMARS  # noqa: E402
 
 CHARTS = REPO / "charts"
@@ -210,26 +210,10 @@ def render(schema: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only report stale schemas (exit 1)")
-    parser.add_argument("--charts-dir", type=Path, default=CHARTS, help="folder holding the charts")
-    args = parser.parse_args(argv)
-    stale = []
-    for chart, schema in schemas().items():
-        path = args.charts_dir / chart / "values.schema.json"
-        text = render(schema)
-        current = path.read_text(encoding="utf-8") if path.exists() else None
-        if current == text:
-            continue
-        stale.append(path)
-        if not args.check:
-            path.write_text(text, encoding="utf-8")
-            print(f"wrote {path.relative_to(args.charts_dir.parent)}")
-    if args.check and stale:
-        for path in stale:
-            print(f"stale: {path} (run scripts/gen-chart-schemas.py)", file=sys.stderr)
-        return 1
-    return 0
+    args = parse_args(__doc__.splitlines()[0], "schemas", argv, CHARTS)
+    outputs = ((args.charts_dir / chart / "values.schema.json", render(schema)) for chart, schema in schemas().items())
+    return write_or_check(outputs, check=args.check, rerun="scripts/gen-chart-schemas.py",
+                          shown=lambda p: str(p.relative_to(args.charts_dir.parent)))
 
 
 if __name__ == "__main__":

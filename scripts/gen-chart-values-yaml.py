@@ -14,7 +14,6 @@ values.yaml has the rest). ``global`` and ``arena-common`` are helm's, never wri
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import textwrap
@@ -29,6 +28,7 @@ sys.path.insert(0, str(REPO))
 from pydantic import BaseModel  # noqa: E402
 
 from arena_helm import chart_values  # noqa: E402
+from arena_helm.generated import parse_args, write_or_check  # noqa: E402
 
 CHARTS = REPO / "charts"
 WIDTH = 110
@@ -142,26 +142,10 @@ def _same_defaults(chart: str, parsed: Any, expected: Any, path: str = "") -> No
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only report stale values.yaml files (exit 1)")
-    parser.add_argument("--charts-dir", type=Path, default=CHARTS, help="folder holding the charts")
-    args = parser.parse_args(argv)
-    stale = []
-    for chart in chart_values.CHART_VALUES:
-        path = args.charts_dir / chart / "values.yaml"
-        text = values_yaml(chart)
-        current = path.read_text(encoding="utf-8") if path.exists() else None
-        if current == text:
-            continue
-        stale.append(path)
-        if not args.check:
-            path.write_text(text, encoding="utf-8")
-            print(f"wrote {chart}/values.yaml")
-    if args.check and stale:
-        for path in stale:
-            print(f"stale: {path} (run scripts/gen-chart-values-yaml.py)", file=sys.stderr)
-        return 1
-    return 0
+    args = parse_args(__doc__.splitlines()[0], "values.yaml files", argv, CHARTS)
+    outputs = ((args.charts_dir / chart / "values.yaml", values_yaml(chart)) for chart in chart_values.CHART_VALUES)
+    return write_or_check(outputs, check=args.check, rerun="scripts/gen-chart-values-yaml.py",
+                          shown=lambda p: f"{p.parent.name}/values.yaml")
 
 
 if __name__ == "__main__":
