@@ -1,5 +1,5 @@
 """Interop: Kubeflow's own Python SDK (PyPI ``kubeflow`` 0.5.0, ``kubeflow.trainer.TrainerClient``, in the
-virtualenv scripts/trainer-sdk-venv.sh makes) lists and gets a TrainJob that ``arena-helm submit trainjob``
+virtualenv scripts/sdk-venv.sh trainer makes) lists and gets a TrainJob that ``arena-helm submit trainjob``
 made and reads its log, against the real API server (Trainer and JobSet played by tests/support/trainer_sim.py,
 the kubelet by the simulator). The SDK runs in a subprocess: it pins its own kubernetes client and pydantic."""
 
@@ -37,8 +37,9 @@ SDK_SCRIPT = textwrap.dedent("""
 
 @pytest.fixture(scope="session")
 def sdk_python():
-    proc = subprocess.run(["bash", str(REPO / "scripts" / "trainer-sdk-venv.sh")], stdout=subprocess.PIPE, text=True)
-    assert proc.returncode == 0, "scripts/trainer-sdk-venv.sh failed: the kubeflow SDK could not be installed"
+    proc = subprocess.run(["bash", str(REPO / "scripts" / "sdk-venv.sh"), "trainer"], stdout=subprocess.PIPE,
+                          text=True)
+    assert proc.returncode == 0, "scripts/sdk-venv.sh trainer failed: the kubeflow SDK could not be installed"
     return proc.stdout.strip().splitlines()[-1]
 
 
