@@ -66,6 +66,12 @@ def _unique(items: list[str]) -> list[str]:
 # Names of image pull Secrets: DNS subdomains, each once.
 SecretNames = Annotated[list[DNSSubdomain], AfterValidator(_unique), Field(json_schema_extra={"uniqueItems": True})]
 PullPolicy = Literal["Always", "IfNotPresent", "Never"]
+RestartPolicy = Literal["", "Always", "OnFailure", "Never", "ExitCode"]
+
+
+def _restart_policy(default: str, of: str, note: str) -> Any:
+    """A replica block's restartPolicy field, its default and what the default means."""
+    return Field(default, description=f"restartPolicy of {of} (Always, OnFailure, Never, ExitCode); {note}")
 GLOBAL_DESCRIPTION = ("Helm's global values, shared with every subchart. Unused by this chart; allowed because "
                       "helm passes them to every chart.")
 
@@ -367,9 +373,7 @@ class Replica(ValuesModel):
                                  "(GPUs and devices are added to them).")
     node_selector: dict[LabelKey, LabelValue] = Field({}, description="Node labels for these pods, merged over the "
                                                       "top-level nodeSelector.")
-    restart_policy: Literal["", "Always", "OnFailure", "Never", "ExitCode"] = Field(
-        "", description="restartPolicy of these replicas (Always, OnFailure, Never, ExitCode); \"\" = the "
-        "operator's default.")
+    restart_policy: RestartPolicy = _restart_policy("", "these replicas", "\"\" = the operator's default.")
     affinity: Affinity = Field(default_factory=Affinity, description="Affinity of these pods; when set it replaces "
                                "the top-level affinity for them.")
 
@@ -379,17 +383,14 @@ class TFReplica(Replica):
 
     port: int = Field(2222, ge=1, le=65535, description="Container port (the operator wires it into the cluster "
                       "spec).")
-    restart_policy: Literal["", "Always", "OnFailure", "Never", "ExitCode"] = Field(
-        "Never", description="restartPolicy of these replicas (Always, OnFailure, Never, ExitCode); Never, as "
-        "Arena.")
+    restart_policy: RestartPolicy = _restart_policy("Never", "these replicas", "Never, as Arena.")
 
 
 class TFWorkerReplica(TFReplica):
     """The TFJob worker block."""
 
-    restart_policy: Literal["", "Always", "OnFailure", "Never", "ExitCode"] = Field(
-        "", description="restartPolicy of the workers (Always, OnFailure, Never, ExitCode); \"\" = Arena's: "
-        "OnFailure when the job has a chief, else Never.")
+    restart_policy: RestartPolicy = _restart_policy(
+        "", "the workers", "\"\" = Arena's: OnFailure when the job has a chief, else Never.")
 
 
 class TFSingleReplica(TFReplica):
@@ -402,35 +403,30 @@ class PyTorchReplica(Replica):
     """A PyTorchJob worker block."""
 
     port: int = Field(23456, ge=1, le=65535, description="Container port (MASTER_PORT; the operator wires it up).")
-    restart_policy: Literal["", "Always", "OnFailure", "Never", "ExitCode"] = Field(
-        "OnFailure", description="restartPolicy of the workers (Always, OnFailure, Never, ExitCode); OnFailure, "
-        "as Arena.")
+    restart_policy: RestartPolicy = _restart_policy("OnFailure", "the workers", "OnFailure, as Arena.")
 
 
 class PyTorchMasterReplica(PyTorchReplica):
     """The PyTorchJob master block: always one pod."""
 
     replicas: int = Field(1, ge=1, le=1, description="Number of pods: always 1.")
-    restart_policy: Literal["", "Always", "OnFailure", "Never", "ExitCode"] = Field(
-        "Never", description="restartPolicy of the master (Always, OnFailure, Never, ExitCode); Never, as Arena: "
-        "a failed master fails the job after runPolicy.backoffLimit retries.")
+    restart_policy: RestartPolicy = _restart_policy(
+        "Never", "the master", "Never, as Arena: a failed master fails the job after runPolicy.backoffLimit retries.")
 
 
 class MPILauncherReplica(Replica):
     """The MPIJob launcher block: always one pod."""
 
     replicas: int = Field(1, ge=1, le=1, description="Number of pods: always 1.")
-    restart_policy: Literal["", "Always", "OnFailure", "Never", "ExitCode"] = Field(
-        "Never", description="restartPolicy of the launcher (Always, OnFailure, Never, ExitCode); Never, as Arena's "
-        "launcher Job (its retries are runPolicy.backoffLimit).")
+    restart_policy: RestartPolicy = _restart_policy(
+        "Never", "the launcher", "Never, as Arena's launcher Job (its retries are runPolicy.backoffLimit).")
 
 
 class MPIWorkerReplica(Replica):
     """The MPIJob worker block."""
 
     replicas: int = Field(1, ge=1, description="Number of worker pods (at least 1).")
-    restart_policy: Literal["", "Always", "OnFailure", "Never", "ExitCode"] = Field(
-        "Never", description="restartPolicy of the workers (Always, OnFailure, Never, ExitCode); Never, as Arena.")
+    restart_policy: RestartPolicy = _restart_policy("Never", "the workers", "Never, as Arena.")
     command: str = Field("", description="Command of the workers (run with <shell> -c); \"\" runs the default "
                          "keep-alive: /usr/sbin/sshd -De for v2beta1, sleep infinity for v1.")
 
