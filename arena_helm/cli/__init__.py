@@ -19,7 +19,7 @@ from typer.exceptions import Abort
 
 from ..errors import ArenaHelmError
 from ..kinds import KINDS
-from .common import ARENA_CONFIG_REFUSED, STATE, LogLevel
+from .common import STATE, ArenaConfig, ArenaNamespace, Context, Kubeconfig, LogLevel, Namespace, loglevel_option
 
 
 class ArenaGroup(TyperGroup):
@@ -274,28 +274,15 @@ def _root(
     version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
                                           help="Print the arena-helm version and exit (helm's too: arena-helm "
                                           "version).")] = False,
-    namespace: Annotated[str | None, typer.Option("--namespace", "-n", show_default=False,
-                                                  help="Namespace of every command (as Arena's global -n; a "
-                                                  "command's own -n wins).")] = None,
-    kubeconfig: Annotated[str | None, typer.Option("--kubeconfig", show_default=False,
-                                                   help="The kubeconfig file of every command (a command's own "
-                                                   "wins).")] = None,
-    context: Annotated[str | None, typer.Option("--context", "--kube-context", show_default=False,
-                                                help="kubeconfig context of every command (a command's own "
-                                                "wins).")] = None,
-    loglevel: Annotated[LogLevel | None, typer.Option("--loglevel", show_default=False,
-                                                      help="Arena's log level: debug is --debug; info, warn and "
-                                                      "error are accepted.")] = None,
-    arena_namespace: Annotated[str | None, typer.Option("--arena-namespace", hidden=True,
-                                                        help="Arena's system namespace: arena-helm has none (accepted, "
-                                                        "unused).")] = None,
-    arena_config: Annotated[str | None, typer.Option("--config", hidden=True, help="Arena's config file.")] = None,
+    namespace: Namespace = None,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    loglevel: loglevel_option(hidden=False) = None,  # type: ignore[valid-type]
+    arena_namespace: ArenaNamespace = None,
+    arena_config: ArenaConfig = None,
 ) -> None:
-    """Submit and follow distributed training jobs on Kubernetes, as Helm charts."""
-    if arena_config is not None:
-        from ..errors import UsageError as ArenaUsageError
-
-        raise ArenaUsageError(ARENA_CONFIG_REFUSED)
+    """Submit and follow distributed training jobs on Kubernetes, as Helm charts. The global flags here (as
+    Arena's) apply to the command that follows; a command's own win."""
     STATE["globals"] = {"namespace": namespace, "kubeconfig": kubeconfig, "context": context,
                         "debug": loglevel is LogLevel.debug}
 

@@ -39,8 +39,31 @@ class LogLevel(str, enum.Enum):
     warning = "warning"
     error = "error"
 
+
 ARENA_CONFIG_REFUSED = ("--config: arena-helm does not read Arena's config file: put defaults (images, image pull "
                         "secrets, Prometheus) in the YAML file named by $ARENA_HELM_CONFIG (see the README)")
+
+
+def _refuse_arena_config(value: str | None) -> str | None:
+    if value is not None:
+        from ..errors import UsageError
+
+        raise UsageError(ARENA_CONFIG_REFUSED)
+    return value
+
+
+# Arena's global flags, before the command and (as cobra allows) after its name; the root shows --loglevel
+def loglevel_option(hidden: bool) -> object:
+    return Annotated[LogLevel | None, typer.Option("--loglevel", show_default=False, hidden=hidden,
+                                                   help="Arena's log level: debug is --debug; info, warn and error "
+                                                   "are accepted.")]
+
+
+ArenaNamespace = Annotated[str | None, typer.Option("--arena-namespace", hidden=True,
+                                                    help="Arena's system namespace: arena-helm has none (accepted, "
+                                                    "unused).")]
+ArenaConfig = Annotated[str | None, typer.Option("--config", hidden=True, callback=_refuse_arena_config,
+                                                 help="Arena's config file (not read).")]
 
 
 class OutputFormat(str, enum.Enum):

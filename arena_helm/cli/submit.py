@@ -24,7 +24,7 @@ import typer
 from ..enums import DryRunOutput
 from ..kinds import KINDS, lookup
 from . import FastCommand, lazy_app
-from .common import ARENA_CONFIG_REFUSED, Context, Debug, Globals, HelmBinary, Kubeconfig, LogLevel, Namespace
+from .common import ArenaConfig, ArenaNamespace, Context, Debug, Globals, HelmBinary, Kubeconfig, LogLevel, Namespace, loglevel_option
 
 CMD_SETTINGS = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]}
 
@@ -54,12 +54,9 @@ RUN_OPTIONS: list[tuple[str, Any, Any]] = [
                                  "3 timed out.")], False),
     ("timeout", Annotated[str | None, Opt("--timeout", help="With --wait: how long to wait. [default: 30m]")], None),
     # Arena's global flags, also after the command name as cobra allows (hidden)
-    ("loglevel", Annotated[LogLevel | None, Opt("--loglevel", help="Arena's log level: debug is --debug.",
-                                                hidden=True)], None),
-    ("arena_namespace", Annotated[str | None, Opt("--arena-namespace", help="Arena's system namespace (unused).",
-                                                  hidden=True)], None),
-    ("arena_config", Annotated[str | None, Opt("--config", help="Arena's config file (not read).", hidden=True)],
-     None),
+    ("loglevel", loglevel_option(hidden=True), None),
+    ("arena_namespace", ArenaNamespace, None),
+    ("arena_config", ArenaConfig, None),
 ]
 GLOBAL_OPTIONS: list[tuple[str, Any, Any]] = [
     ("namespace", Namespace, None), ("kubeconfig", Kubeconfig, None), ("context", Context, None),
@@ -210,8 +207,6 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
     from ..kinds import BY_KEY
 
     info = BY_KEY[kind_key]
-    if run["arena_config"] is not None:
-        raise UsageError(ARENA_CONFIG_REFUSED)
     words = list(command or [])
     _check_command_words(ctx, words)
     dry_run, output = run["dry_run"], run["output"]
@@ -290,8 +285,9 @@ def make_command(kind_key: str):
 
     def submit_command(**kwargs: Any) -> None:
         run = {n: kwargs.pop(n) for n, _, _ in RUN_OPTIONS}
-        debug_level = run["loglevel"] is LogLevel.debug
-        g = Globals(*(kwargs.pop(n) or (debug_level if n == "debug" else None) for n, _, _ in GLOBAL_OPTIONS))
+        given = {n: kwargs.pop(n) for n, _, _ in GLOBAL_OPTIONS}
+        given["debug"] = given["debug"] or run["loglevel"] is LogLevel.debug
+        g = Globals(**given)
         command = kwargs.pop("command")
         ctx = kwargs.pop("ctx")
         fields = _fields_from(kwargs, options)
