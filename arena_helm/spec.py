@@ -42,6 +42,8 @@ NAME_MAX = 63
 MAX_REPLICAS = 1000
 MAX_GPUS = 128
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+# the env that names the ref to sync (Arena's git-sync v3 reads them); arena-helm gives it as --ref
+GIT_REF_ENV = ("GIT_SYNC_BRANCH", "GIT_SYNC_REV")
 # Arena's local logging: a --logdir on no --data PVC lives on the node, under this directory of the host
 LOGS_HOST_ROOT = "/arena_logs"
 # a --logdir TensorBoard reads itself (hdfs://, s3://, gs://): the tensorboard chart's own URL grammar
@@ -509,6 +511,8 @@ class JobSpec(Strict):
                     raise ValueError("--sync-mode rsync needs --sync-image IMAGE (an image with rsync)")
                 if self.sync_branch or self.sync_secret:
                     raise ValueError("--sync-branch and --sync-secret are for --sync-mode git")
+        if self.sync_source:
+            self._check_sync_ref()
         if self.model_name and not self.model_source:
             raise ValueError("--model-name needs --model-source URI (where the model version is stored)")
         paths = [c.mount_path for c in self.config_file]
@@ -525,6 +529,23 @@ class JobSpec(Strict):
         if self.image_entrypoint and self.command:
             raise ValueError("--image-entrypoint runs the image's own entrypoint: give no training command with it")
         return self
+
+    def _check_sync_ref(self) -> None:
+        """--sync-branch, GIT_SYNC_BRANCH and GIT_SYNC_REV, where given, name one ref."""
+        env = {e.name: e.value for e in self.env}
+        ref = self.sync_branch
+        for key in GIT_REF_ENV:
+            if env.get(key):
+                if ref and ref != env[key]:
+                    raise ValueError(f"--sync-branch {ref} and -e {key}={env[key]} say different things: give one")
+                ref = env[key]
+
+    @property
+    def code_sync_ref(self) -> str | None:
+        """The ref to sync: --sync-branch, else the user's -e GIT_SYNC_BRANCH or GIT_SYNC_REV (Arena passes
+        those to its git-sync), else the remote's HEAD (None)."""
+        env = {e.name: e.value for e in self.env}
+        return self.sync_branch or next((env[k] for k in GIT_REF_ENV if env.get(k)), None)
 
     @property
     def code_sync_mode(self) -> SyncMode | None:
@@ -663,6 +684,8 @@ class TFJobSpec(JobSpec):
                                              metavar="KEY=VALUE")
     evaluator_selector: dict[str, str] = opt_map("Node selector of the evaluator KEY=VALUE (repeatable).",
                                                  metavar="KEY=VALUE")
+    # per role (see _role): no top-level nodeSelector, which the chart would merge under a role's own
+    selector: dict[str, str] = opt_map("Node selector KEY=VALUE (repeatable).", metavar="KEY=VALUE")
 
     @field_validator("worker_selector", "ps_selector", "chief_selector", "evaluator_selector", mode="before")
     @classmethod
@@ -711,10 +734,11 @@ class TFJobSpec(JobSpec):
     def _role(self, role: str, replicas: int, gpus: int, image: str | None = None, port: int | None = None,
               devices: bool = False) -> Replica:
         get = lambda suffix: getattr(self, f"{role}_{suffix}")  # noqa: E731
-        # Arena's tfjob chart: the limit is --<role>-cpu-limit, else the request
+        # Arena's tfjob chart: the limit is --<role>-cpu-limit, else the request; a role's --<role>-selector
+        # replaces --selector for that role (submit_tfjob.go setTFNodeSelectors)
         return Replica(replicas=replicas, image=image, gpus=gpus, cpu=get("cpu"), memory=get("memory"),
                        cpu_limit=get("cpu_limit") or get("cpu"), memory_limit=get("memory_limit") or get("memory"),
-                       selector=dict(get("selector")), port=port, devices=devices)
+                       selector=dict(get("selector") or self.selector), port=port, devices=devices)
 
     def replicas(self) -> dict[str, Replica]:
         worker = self._role("worker", self.workers, self.gpus, self.worker_image, self.worker_port, devices=True)
@@ -730,7 +754,7 @@ class TFJobSpec(JobSpec):
                                devices=True)
             for attr in ("cpu", "memory", "cpu_limit", "memory_limit"):
                 setattr(chief, attr, getattr(chief, attr) or getattr(worker, attr))
-            chief.selector = chief.selector or worker.selector
+            chief.selector = dict(self.chief_selector or self.worker_selector or self.selector)
             out["chief"] = chief
         elif self.has_chief:
             out["chief"] = self._role("chief", 1, self.gpus, self.worker_image, self.chief_port, devices=True)

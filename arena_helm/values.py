@@ -12,7 +12,7 @@ from typing import Any
 
 from .enums import AffinityPolicy, SyncMode
 from .kinds import BY_KEY
-from .spec import JobSpec, MPIJobSpec, PyTorchJobSpec, Replica, TFJobSpec, TrainJobSpec, flag_info
+from .spec import GIT_REF_ENV, JobSpec, MPIJobSpec, PyTorchJobSpec, Replica, TFJobSpec, TrainJobSpec, flag_info
 
 # Arena's keys (kubeflow/arena pkg/apis/types/const.go, training.go; pkg/argsbuilder/const.go)
 USER_ID_LABEL = "arena.kubeflow.org/uid"
@@ -23,7 +23,6 @@ POD_GROUP_NAME = "pod-group.scheduling.sigs.k8s.io/name"
 POD_GROUP_MIN = "pod-group.scheduling.sigs.k8s.io/min-available"
 DISABLE_TF_CONFIG = "arena.kubeflow.org/disable-tf-config"  # submit_tfjob.go disableTFConfigAnnotation
 RDMA_RESOURCE = "rdma/hca"
-GIT_REF_ENV = ("GIT_SYNC_BRANCH", "GIT_SYNC_REV")  # the ref: --sync-branch (git-sync v4 would let them override it)
 
 
 def _resources(r: Replica) -> dict[str, Any]:
@@ -136,18 +135,12 @@ def arena_metadata(spec: JobSpec) -> tuple[dict[str, str], dict[str, str], dict[
 
 
 def _code_sync(spec: JobSpec) -> dict[str, Any]:
-    """The code-sync init container: Arena's layout (the code at <working dir>/code/<repo name>), the ref from
-    --sync-branch or the user's GIT_SYNC_BRANCH, and the user's env in it as in Arena (so GIT_SYNC_USERNAME and
-    GIT_SYNC_PASSWORD reach git-sync v4, which reads them)."""
+    """The code-sync init container: Arena's layout (the code at <working dir>/code/<repo name>), the ref
+    (``spec.code_sync_ref``), and the user's env in it as in Arena (so GIT_SYNC_USERNAME and GIT_SYNC_PASSWORD
+    reach git-sync v4, which reads them), but for the ref's own variables, which git-sync v4 would let override
+    its --ref."""
     env = {e.name: e.value for e in spec.env}
-    ref = spec.sync_branch
-    for key in GIT_REF_ENV:
-        if env.get(key):
-            if ref and ref != env[key]:
-                from .errors import UsageError
-
-                raise UsageError(f"--sync-branch {ref} and -e {key}={env[key]} say different things: give one")
-            ref = env[key]
+    ref = spec.code_sync_ref
     out: dict[str, Any] = {"enabled": True, "repo": spec.sync_source,
                            "root": f"{spec.working_dir.rstrip('/')}/code"}
     if spec.code_sync_mode is SyncMode.rsync:
@@ -178,8 +171,7 @@ def build_values(spec: JobSpec) -> dict[str, Any]:
             values["podLabels"] = pod_labels
         values["annotations"] = annotations
     if spec.rdma:
-        values["securityContext"] = {"allowPrivilegeEscalation": False,
-                                     "capabilities": {"add": ["IPC_LOCK"], "drop": ["NET_RAW"]}}
+        values["securityContext"] = rdma_security_context(spec)
     if spec.config_file:
         values["configFiles"] = [{"mountPath": c.mount_path, "content": c.content} for c in spec.config_file]
     if spec.data:
@@ -198,7 +190,6 @@ def build_values(spec: JobSpec) -> dict[str, Any]:
         values["tensorboard"] = tensorboard_values(spec)
         values.update(logdir_mount_values(spec, values.get("hostPaths", [])))
     if isinstance(spec, TFJobSpec):
-        values.pop("nodeSelector", None)  # per role: a role's own selector replaces it (see _kind_values)
         if spec.success_policy.value == "AllWorkers":  # ChiefWorker is the operator's "" (its default)
             values["successPolicy"] = "AllWorkers"
     values.update(_kind_values(spec))
@@ -270,10 +261,6 @@ def _kind_values(spec: JobSpec) -> dict[str, Any]:
         for name, b in out.items():
             if b["replicas"]:
                 b["restartPolicy"] = "OnFailure" if name == "worker" and spec.has_chief else "Never"
-                # a role's --X-selector replaces --selector for that role (submit_tfjob.go setTFNodeSelectors)
-                b["nodeSelector"] = dict(reps[name].selector or spec.selector)
-                if not b["nodeSelector"]:
-                    del b["nodeSelector"]
         for role in ("worker", "ps"):
             policy = getattr(spec, f"{role}_affinity_policy")
             if out[role]["replicas"] and policy is not AffinityPolicy.none:
@@ -308,6 +295,16 @@ def _kind_values(spec: JobSpec) -> dict[str, Any]:
             out["slotsPerWorker"] = max(1, spec.gpus)  # Arena's hostfile: slots = GPUs per worker
         return out
     raise TypeError(f"unknown spec {type(spec).__name__}")
+
+
+def rdma_security_context(spec: JobSpec) -> dict[str, Any]:
+    """The chart's default container securityContext plus IPC_LOCK (Arena's --rdma): the values replace the
+    default as a whole, so it is read from the chart's values model rather than copied."""
+    model = BY_KEY[spec.kind].values_class()
+    default = model.model_fields["security_context"].default_factory()  # type: ignore[misc]
+    out = default.model_dump(by_alias=True, exclude_none=True, mode="json")
+    out.setdefault("capabilities", {})["add"] = ["IPC_LOCK"]
+    return out
 
 
 def parse_zero(quantity: str) -> bool:
