@@ -15,15 +15,11 @@ import os
 import tempfile
 from typing import Any
 
-from .errors import KubeconfigError
+from .kubeconfig import KubeView
 
 
-def _user_entry(explicit: str | None, context: str | None) -> dict[str, Any] | None:
-    from .kubeconfig import load
-
-    try:
-        view = load(explicit, context)
-    except KubeconfigError:
+def _user_entry(view: KubeView | None) -> dict[str, Any] | None:
+    if view is None:
         return None
     ctx = view.context_entry() or {}
     for item in view.config.get("users") or []:
@@ -52,10 +48,10 @@ def certificate_cn(pem: bytes) -> str | None:
     return None
 
 
-def offline_user(explicit: str | None, context: str | None) -> tuple[str | None, str | None]:
+def offline_user(view: KubeView | None) -> tuple[str | None, str | None]:
     """(user name, bearer token): the name when the kubeconfig alone tells it (basic auth, a client
     certificate), else the token a TokenReview can name (or None for both)."""
-    user = _user_entry(explicit, context)
+    user = _user_entry(view)
     if not user:
         return None, None
     if user.get("username") and user.get("password"):
@@ -84,9 +80,9 @@ def offline_user(explicit: str | None, context: str | None) -> tuple[str | None,
     return None, token or None
 
 
-def submitting_user(explicit: str | None, context: str | None, kube: Any = None) -> str | None:
+def submitting_user(view: KubeView | None, kube: Any = None) -> str | None:
     """The user name, asking the API server (``kube``) about a token when one is given; None when unknown."""
-    name, token = offline_user(explicit, context)
+    name, token = offline_user(view)
     if name or not token or kube is None:
         return name
     return kube.token_user(token)

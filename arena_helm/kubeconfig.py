@@ -182,18 +182,22 @@ def load(explicit: str | None, context: str | None = None) -> KubeView:
     return view
 
 
-def lenient_namespace(explicit: str | None, context: str | None) -> str | None:
-    """The context's namespace, or None when the kubeconfig is absent or unusable (``--dry-run`` needs
-    none; a real command reports the problem when it loads the kubeconfig)."""
+def lenient_view(explicit: str | None, context: str | None) -> KubeView | None:
+    """The view, or None when the kubeconfig cannot be read or parsed (``--dry-run`` needs none; a real
+    command reports the problem when it loads the kubeconfig)."""
     try:
-        return load(explicit, context).namespace
+        return load(explicit, context)
     except KubeconfigError:
         return None
+
+
+def lenient_namespace(explicit: str | None, context: str | None) -> str | None:
+    """The context's namespace, or None when the kubeconfig is absent or unusable."""
+    view = lenient_view(explicit, context)
+    return view.namespace if view else None
 
 
 def lenient_server(explicit: str | None, context: str | None) -> str | None:
     """The context's server, or None when the kubeconfig is absent or unusable."""
-    try:
-        return load(explicit, context).server
-    except KubeconfigError:
-        return None
+    view = lenient_view(explicit, context)
+    return view.server if view else None

@@ -236,16 +236,18 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
     sources = ValueSources.of(run["values_file"] or (), run["set_value"] or (), run["set_string"] or (),
                               run["set_file"] or (), run["set_json"] or ())
     sources.check_files()
-    kube = None
-    if not dry_run:
-        from ..kube import Kube
-        from ..kubeconfig import load
-
-        load(g.kubeconfig, g.context).check()  # a missing or malformed kubeconfig: one line, before helm runs
-        kube = Kube(g.kubeconfig, g.context)
     from ..identity import submitting_user
+    from ..kubeconfig import lenient_view, load
 
-    spec = spec.model_copy(update={"user": submitting_user(g.kubeconfig, g.context, kube)})
+    kube = None
+    if dry_run:
+        view = lenient_view(g.kubeconfig, g.context)  # --dry-run needs none
+    else:
+        from ..kube import Kube
+
+        view = load(g.kubeconfig, g.context).check()  # a missing or malformed kubeconfig: one line, before helm
+        kube = Kube(g.kubeconfig, g.context)
+    spec = spec.model_copy(update={"user": submitting_user(view, kube)})
 
     from ..submission import job_values, render, submit, wait_for
 
