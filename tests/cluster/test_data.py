@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from types import SimpleNamespace
 
 import pytest
 import yaml
+from kubecluster import make_claim
 from kubernetes import client
 from typer.testing import CliRunner
 
@@ -22,25 +22,6 @@ AGE = re.compile(r"(?<=\s)\d+(s|m|h|d|y)$", re.M)
 
 def mask(text: str) -> str:
     return AGE.sub("<age>", text)
-
-
-def make_claim(core, ns, name, *, modes, size, storage_class=None, bound=True, annotations=None):
-    """A PVC; ``bound``: with a PV of its size that the controller-manager's PV binder binds to it."""
-    spec = {"accessModes": modes, "resources": {"requests": {"storage": size}}}
-    if storage_class:
-        spec["storageClassName"] = storage_class
-    core.create_namespaced_persistent_volume_claim(ns, {"metadata": {"name": name, "annotations": annotations or {}},
-                                                        "spec": spec})
-    if bound:  # a PV made for it, bound to it by the real PV binder of the controller-manager
-        core.create_persistent_volume({
-            "metadata": {"name": f"pv-{ns}-{name}"},
-            "spec": {"accessModes": modes, "capacity": {"storage": size}, "hostPath": {"path": f"/tmp/{name}"},
-                     "storageClassName": storage_class or "", "persistentVolumeReclaimPolicy": "Retain",
-                     "claimRef": {"namespace": ns, "name": name}}})
-        deadline = time.monotonic() + 30
-        while core.read_namespaced_persistent_volume_claim(name, ns).status.phase != "Bound":
-            assert time.monotonic() < deadline, f"the PV binder did not bind {ns}/{name}"
-            time.sleep(0.2)
 
 
 @pytest.fixture

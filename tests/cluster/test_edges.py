@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from edgetools import cli, fake_kubectl, one_error, write_job_status, write_kubeconfig
-from kubecluster import LIMITED_NAMESPACE
+from kubecluster import LIMITED_NAMESPACE, make_claim
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
@@ -419,11 +419,7 @@ def test_tensorboard_open_waits_for_the_pod_and_gives_up(helm_bin, cluster, name
     template = client.ApiClient().sanitize_for_serialization(dep.spec.template)
     node = f"tb-{namespace}"
     core = client.CoreV1Api(cluster.api_client())
-    core.create_namespaced_persistent_volume_claim(namespace, {"metadata": {"name": "logs"}, "spec": {
-        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}, "storageClassName": ""}})
-    core.create_persistent_volume({"metadata": {"name": f"pv-{namespace}-logs"}, "spec": {
-        "accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"}, "hostPath": {"path": "/tmp/logs"},
-        "storageClassName": "", "claimRef": {"namespace": namespace, "name": "logs"}}})
+    make_claim(core, namespace, "logs", modes=["ReadWriteOnce"], size="1Gi", storage_class="")
     kubelet.add_node(node, pool=namespace)
     try:
         core.create_namespaced_pod(

@@ -10,6 +10,7 @@ import json
 import time
 
 import pytest
+from edgetools import with_flags
 from kubernetes import client
 from typer.testing import CliRunner
 
@@ -25,13 +26,7 @@ def cli(helm_bin, cluster, namespace):
     base = ["--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "-n", namespace]
 
     def run(*args: str) -> str:
-        cmd = list(args)
-        if "--" in cmd:
-            i = cmd.index("--")
-            cmd = cmd[:i] + base + cmd[i:]
-        else:
-            cmd += base
-        res = runner.invoke(app, cmd)
+        res = runner.invoke(app, with_flags(args, base))
         assert res.exit_code == 0, res.output
         return res.stdout
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from edgetools import with_flags
 from typer.testing import CliRunner
 
 from arena_helm.cli import app
@@ -59,14 +60,8 @@ def mpi_v1(cluster):
 
 
 def arena(helm_bin, cluster, namespace, *args: str):
-    cmd = list(args)
     base = ["--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "-n", namespace]
-    if "--" in cmd:
-        i = cmd.index("--")
-        cmd = cmd[:i] + base + cmd[i:]
-    else:
-        cmd += base
-    res = runner.invoke(app, cmd)
+    res = runner.invoke(app, with_flags(args, base))
     assert res.exit_code == 0, res.output
     return res.stdout
 

@@ -8,6 +8,8 @@ import time
 
 import pytest
 import yaml
+from edgetools import with_flags
+from kubecluster import make_claim
 from kubernetes import client
 from typer.testing import CliRunner
 
@@ -22,11 +24,7 @@ def cli(helm_bin, cluster, namespace):
     base = ["--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "-n", namespace]
 
     def call(*args):
-        args = list(args)
-        if args[0] == "submit":
-            i = args.index("--")
-            return runner.invoke(app, args[:i] + base + args[i:])
-        return runner.invoke(app, args + base)
+        return runner.invoke(app, with_flags(args, base))
 
     return call
 
@@ -202,11 +200,7 @@ def test_tensorboard_open_runs_kubectl_port_forward(cli, tmp_path, monkeypatch, 
     import time
 
     core = client.CoreV1Api(cluster.api_client())
-    core.create_namespaced_persistent_volume_claim(namespace, {"metadata": {"name": "logs"}, "spec": {
-        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}, "storageClassName": ""}})
-    core.create_persistent_volume({"metadata": {"name": f"pv-{namespace}-logs"}, "spec": {
-        "accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"}, "hostPath": {"path": "/tmp/logs"},
-        "storageClassName": "", "claimRef": {"namespace": namespace, "name": "logs"}}})
+    make_claim(core, namespace, "logs", modes=["ReadWriteOnce"], size="1Gi", storage_class="")
     node = f"tbnode-{namespace}"
     kubelet.add_node(node, pool=namespace)
     deadline = time.monotonic() + 60

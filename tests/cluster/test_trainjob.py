@@ -10,7 +10,7 @@ import re
 import time
 
 import pytest
-from kubecluster import CRD_DIR
+from kubecluster import CRD_DIR, make_claim
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 from trainer_sim import JOBSET, TRAINER, JobSetSim, TrainerSim, install_default_runtimes
@@ -238,11 +238,7 @@ def test_a_namespaced_training_runtime(ctx, cluster, trainer, jobset, namespace)
 def test_deepspeed_runtime_patches_node_and_launcher(ctx, cluster, trainer, jobset, kubelet, gpu_node, namespace):
     ns = namespace
     core = client.CoreV1Api(cluster.api_client())  # the claim -d names, bound by the PV binder
-    core.create_namespaced_persistent_volume_claim(ns, {"metadata": {"name": "data"}, "spec": {
-        "accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "1Gi"}}, "storageClassName": ""}})
-    core.create_persistent_volume({"metadata": {"name": f"pv-{ns}-data"}, "spec": {
-        "accessModes": ["ReadWriteMany"], "capacity": {"storage": "1Gi"}, "hostPath": {"path": "/tmp/data"},
-        "storageClassName": "", "claimRef": {"namespace": ns, "name": "data"}}})
+    make_claim(core, ns, "data", modes=["ReadWriteMany"], size="1Gi", storage_class="")
     ok(ctx("submit", "tj", "--name", "ds", "--runtime", "deepspeed-distributed", "--workers", "3", "-d",
            "data:/data", "--", "deepspeed", "train.py"))
     custom = client.CustomObjectsApi(cluster.api_client())

@@ -16,6 +16,15 @@ def cli(*args: str, env: dict | None = None):
     return runner.invoke(app, list(args), env=env)
 
 
+def with_flags(args, flags: list[str]) -> list[str]:
+    """``args`` with ``flags`` added: before a ``--`` (the training command follows it), else at the end."""
+    args = list(args)
+    if "--" in args:
+        i = args.index("--")
+        return args[:i] + flags + args[i:]
+    return args + flags
+
+
 def one_error(res, code: int, *texts: str) -> str:
     """Exit ``code``; stderr is exactly one ``error:`` line holding every text; no traceback. Returns the line."""
     assert res.exit_code == code, (res.exit_code, res.output, res.exception)

@@ -511,3 +511,23 @@ def start_cluster() -> TestCluster:
         cluster.stop()
         raise
     return cluster
+
+
+def make_claim(core, ns, name, *, modes, size, storage_class=None, bound=True, annotations=None):
+    """A PVC (through the CoreV1Api ``core``); ``bound``: with a PV of its size that the controller-manager's
+    real PV binder binds to it, waited for."""
+    spec = {"accessModes": modes, "resources": {"requests": {"storage": size}}}
+    if storage_class is not None:  # "": no class (a PV of no class binds it); None: leave it to admission
+        spec["storageClassName"] = storage_class
+    core.create_namespaced_persistent_volume_claim(ns, {"metadata": {"name": name, "annotations": annotations or {}},
+                                                        "spec": spec})
+    if bound:  # a PV made for it, bound to it by the real PV binder of the controller-manager
+        core.create_persistent_volume({
+            "metadata": {"name": f"pv-{ns}-{name}"},
+            "spec": {"accessModes": modes, "capacity": {"storage": size}, "hostPath": {"path": f"/tmp/{name}"},
+                     "storageClassName": storage_class or "", "persistentVolumeReclaimPolicy": "Retain",
+                     "claimRef": {"namespace": ns, "name": name}}})
+        deadline = time.monotonic() + 30
+        while core.read_namespaced_persistent_volume_claim(name, ns).status.phase != "Bound":
+            assert time.monotonic() < deadline, f"the PV binder did not bind {ns}/{name}"
+            time.sleep(0.2)
