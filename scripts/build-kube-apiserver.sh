@@ -27,7 +27,7 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 ensure_packages() {
     # etcd is needed to run the server; golang and reflect2 to build it.
     local need=()
-    for p in etcd-server golang-go golang-github-modern-go-reflect2-dev dpkg-dev make rsync openssl; do
+    for p in etcd-server golang-1.19-go golang-github-modern-go-reflect2-dev dpkg-dev make rsync openssl; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
     done
     if [ "${#need[@]}" -gt 0 ] || [ "${1:-}" = src ]; then
@@ -80,6 +80,11 @@ build() {
     log "building ${names[*]} (about 9 minutes cold on 2 cores for all three, 5 for the scheduler alone)"
     local start
     start=$(date +%s)
+    # Kubernetes 1.20 builds with Debian's Go 1.19 (GOPATH mode, its vendored packages), not with whatever
+    # newer `go` comes first on PATH: Go >= 1.23 refuses the vendored packages' linknames.
+    local debian_go=/usr/lib/go-1.19/bin
+    [ -x "$debian_go/go" ] || { log "Debian's Go 1.19 is missing at $debian_go (package golang-1.19-go)"; exit 1; }
+    export PATH="$debian_go:$PATH" GOROOT="${debian_go%/bin}" GOTOOLCHAIN=local
     export CGO_ENABLED=0 GOFLAGS="" GO111MODULE=off KUBE_GIT_VERSION="v1.20.2" KUBE_BUILD_PLATFORMS=linux/amd64
     make WHAT="${what[*]}" >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log" >&2; log "BUILD FAILED"; exit 1; }
     log "built ${names[*]} in $(( $(date +%s) - start ))s"
