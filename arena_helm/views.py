@@ -585,21 +585,25 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
 
 
 # What the kube-scheduler's FailedScheduling message says per node, and how ``get`` words it
-# (kubernetes 1.20 pkg/scheduler/framework/plugins: noderesources/fit.go, nodeaffinity/node_affinity.go,
-# tainttoleration/taint_toleration.go, volumebinding/volume_binding.go).
+# (kubernetes pkg/scheduler/framework/plugins: noderesources/fit.go, nodeaffinity/node_affinity.go,
+# tainttoleration/taint_toleration.go, volumebinding/volume_binding.go; 1.20's words and 1.37's).
 SCHEDULER_VERDICTS = (
     ("Insufficient ", "gpu", "not enough GPUs"),
     ("didn't match node selector", "", "no node matches its node selector or affinity"),
-    ("didn't match Pod's node affinity", "", "no node matches its node selector or affinity"),  # 1.20+
-    ("had taint", "", "a node taint it does not tolerate"),
+    ("didn't match Pod's node affinity", "", "no node matches its node selector or affinity"),  # 1.37: "/selector"
+    ("had taint", "", "a node taint it does not tolerate"),  # 1.20
+    ("had untolerated taint", "", "a node taint it does not tolerate"),  # 1.25+
     ("persistentvolumeclaim", "", "a PVC is missing or unbound"),
 )
+# Since 1.24 the message goes on with what preemption found (pkg/scheduler/framework/preemption):
+# "... preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+PREEMPTION_PART = ". preemption: "
 
 
 def scheduler_verdict(msg: str) -> str:
     """'not enough GPUs', 'no node matches its node selector', ... for each reason the message gives."""
     found = []
-    for part in msg.split(":", 1)[-1].split(","):
+    for part in msg.split(PREEMPTION_PART, 1)[0].split(":", 1)[-1].split(","):
         for marker, also, words in SCHEDULER_VERDICTS:
             if marker in part and also in part.lower() and words not in found:
                 found.append(words)

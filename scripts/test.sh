@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The test command: sets up what the tests need (virtualenv with the test extras, helm 3 and 4, the
-# kube-apiserver 1.20 build with the scheduler and controllers, Debian's Prometheus for the metrics
-# tests, the Kubeflow training SDK's own virtualenv), then runs the whole suite. Idempotent; a warm run
+# The test command: sets up what the tests need (virtualenv with the test extras, helm 3 and 4, the test
+# cluster's programs built from their Go modules: Kubernetes, etcd, kwok and the Kubeflow, JobSet and Kueue
+# controllers; Debian's Prometheus for the metrics tests, the Kubeflow training SDK's own virtualenv), then
+# runs the whole suite. Idempotent; a warm run
 # skips the set-up.
 #   scripts/test.sh [pytest args]
 set -euo pipefail
@@ -14,7 +15,7 @@ if ! "$VENV/bin/python" -c "import arena_helm, pytest, yamale, kubernetes_valida
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[test]'
 fi
 PYTHON="$VENV/bin/python" bash scripts/install-helm.sh --bin "$VENV/bin" >/dev/null
-bash scripts/build-kube-apiserver.sh >/dev/null
+bash scripts/build-cluster.sh >/dev/null
 bash scripts/install-prometheus.sh >/dev/null
 bash scripts/sdk-venv.sh >/dev/null
 export PATH="$PWD/$VENV/bin:$PATH"

@@ -133,8 +133,8 @@ def test_tensorboard_start_dry_run_prints_the_manifests_without_a_cluster(tmp_pa
         ("Deployment", "tb1-tensorboard", "team-a"), ("Service", "tb1-tensorboard", "team-a")]
     dep = next(d for d in docs if d["kind"] == "Deployment")
     volumes = dep["spec"]["template"]["spec"]["volumes"]
-    assert {"name": "logs", "persistentVolumeClaim": {"claimName": "logs", "readOnly": True}} in volumes or any(
-        (v.get("persistentVolumeClaim") or {}).get("claimName") == "logs" for v in volumes), volumes
+    assert [v for v in volumes if "persistentVolumeClaim" in v] == [
+        {"name": "logs", "persistentVolumeClaim": {"claimName": "logs", "readOnly": True}}], volumes
     res = cli("tensorboard", "start", "tb1", "--logdir", "logs:/run1", "--dry-run", "-n", "x", "--helm-binary",
               str(helm_bin))
     assert {d["metadata"]["namespace"] for d in yaml.safe_load_all(res.stdout) if d} == {"x"}

@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -180,8 +181,13 @@ def test_helm_driver_configmap_is_read_like_helm_reads_it(ctx, helm_bin, cluster
 
 
 def etcd_compact(cluster) -> None:
-    """Compact etcd up to its current revision: every older resourceVersion (and continue token) expires."""
+    """Compact etcd up to its current revision as another kube-apiserver of an HA control plane does
+    (k8s.io/apiserver v0.37 pkg/storage/etcd3/compact.go ``Compact``): bump ``compact_rev_key`` in a
+    transaction, then compact. The API server watches that key; its watch cache drops the older list snapshots
+    on its next compaction poll (pkg/storage/cacher/compactor.go, every 15 s), after which every continue token
+    of an older resourceVersion expires (410 Gone)."""
     url = f"http://127.0.0.1:{cluster.etcd_port}/v3"
+    key = base64.b64encode(b"compact_rev_key").decode()
 
     def post(path: str, body: dict) -> dict:
         req = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST",
@@ -189,8 +195,32 @@ def etcd_compact(cluster) -> None:
         with urllib.request.urlopen(req, timeout=10) as resp:
             return json.loads(resp.read())
 
-    revision = post("/kv/range", {"key": base64.b64encode(b"/").decode()})["header"]["revision"]
-    post("/kv/compaction", {"revision": revision, "physical": True})
+    got = post("/kv/range", {"key": key})
+    revision = int(got["header"]["revision"])
+    version = int((got.get("kvs") or [{}])[0].get("version", 0))
+    txn = post("/kv/txn", {
+        "compare": [{"key": key, "result": "EQUAL", "target": "VERSION", "version": str(version)}],
+        "success": [{"requestPut": {"key": key, "value": base64.b64encode(str(revision).encode()).decode()}}]})
+    assert txn.get("succeeded"), txn
+    post("/kv/compaction", {"revision": str(revision), "physical": True})
+
+
+def wait_expired(cluster, path: str, params, timeout: float = 60.0) -> None:
+    """Until the API server answers this continue token with 410 Gone (its watch cache caught up)."""
+    from kubernetes.client.rest import ApiException
+
+    api = cluster.api_client()
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            api.call_api(path, "GET", query_params=params, auth_settings=["BearerToken"], _preload_content=False,
+                         _return_http_data_only=True).release_conn()
+        except ApiException as exc:
+            if exc.status == 410:
+                return
+            raise
+        assert time.monotonic() < deadline, f"the continue token of {path} did not expire in {timeout}s"
+        time.sleep(0.5)
 
 
 @pytest.mark.parametrize("expiries", [1, 2], ids=["expired-once", "expired-twice"])
@@ -210,6 +240,7 @@ def test_paged_lists_start_again_once_when_the_continue_token_expires(ctx, clust
             client.CoreV1Api(cluster.api_client()).create_namespaced_config_map(
                 namespace, {"metadata": {"generateName": "bump-"}})
             etcd_compact(cluster)
+            wait_expired(cluster, path, params)
             expired.append(path)
         return original(self, path, params, accept, action)
 

@@ -1,4 +1,4 @@
-"""`get`'s pending reason and `top node` against the real kube-scheduler (1.20): it decides where every pod
+"""`get`'s pending reason and `top node` against the real kube-scheduler (1.37): it decides where every pod
 goes and writes every FailedScheduling message asserted here; nothing here binds a pod or writes a
 scheduler message by hand. Each test starts from a cluster holding only the nodes it adds."""
 
@@ -81,7 +81,10 @@ def test_not_enough_gpus(cli, operator, kubelet, only_my_nodes, namespace):
     cli.ok("submit", "tf", "--name", "big", "--image", "tf:2", "--gpus", "4", "--", "python", "x.py")
     (pod,) = operator.create_pods("TFJob", namespace, "big")
     verdict = kubelet.wait_unschedulable(namespace, pod)
-    assert verdict == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+    # what preemption found follows ("No preemption victims found ..." or "Preemption is not helpful ...")
+    assert re.fullmatch(r"0/1 nodes are available: 1 Insufficient nvidia\.com/gpu\. preemption: 0/1 nodes are "
+                        r"available: 1 (No preemption victims found for incoming pod|Preemption is not helpful "
+                        r"for scheduling)\.", verdict), verdict
     assert pending_line(cli, "big") == f"pod big-chief-0 cannot be scheduled: not enough GPUs ({verdict})"
     assert node_row(cli, node)[:6] == [node, "127.0.0.1", "gpu", "Ready", "2", "0"]
 
@@ -101,7 +104,8 @@ def test_a_selector_no_node_matches(cli, operator, kubelet, only_my_nodes, names
            "--", "python", "x.py")
     (pod,) = operator.create_pods("TFJob", namespace, "picky")
     verdict = kubelet.wait_unschedulable(namespace, pod)
-    assert verdict == "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity."  # 1.20's words
+    assert verdict == ("0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. preemption: "
+                       "0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
     assert pending_line(cli, "picky") == (
         f"pod picky-chief-0 cannot be scheduled: no node matches its node selector or affinity ({verdict})")
     assert node_row(cli, node)[4:6] == ["4", "0"]
@@ -117,8 +121,8 @@ def test_an_untolerated_taint(cli, operator, kubelet, only_my_nodes, namespace):
     cli.ok("submit", "tf", "--name", "plain", "--image", "tf:2", "--gpus", "1", "--", "python", "x.py")
     (pod,) = operator.create_pods("TFJob", namespace, "plain")
     verdict = kubelet.wait_unschedulable(namespace, pod)
-    assert verdict == ("0/1 nodes are available: 1 node(s) had taint {nvidia.com/gpu: present}, "
-                       "that the pod didn't tolerate.")
+    assert verdict == ("0/1 nodes are available: 1 node(s) had untolerated taint(s). preemption: 0/1 nodes are "
+                       "available: 1 Preemption is not helpful for scheduling.")
     # the taint's key names a GPU, but the reason is the taint, not the GPUs
     assert pending_line(cli, "plain") == (
         f"pod plain-chief-0 cannot be scheduled: a node taint it does not tolerate ({verdict})")
@@ -174,14 +178,17 @@ def test_preemption_by_a_higher_priority(cli, operator, kubelet, only_my_nodes, 
         time.sleep(0.1)
     operator.reconcile("TFJob", namespace, "low")
     verdict = kubelet.wait_unschedulable(namespace, low)
-    assert verdict == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+    assert verdict == ("0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are "
+                       "available: 1 No preemption victims found for incoming pod.")
     operator.reconcile("TFJob", namespace, "low")
     got = cli.ok("get", "low", "-e")
     assert f"Pending:     pod {low} cannot be scheduled: not enough GPUs ({verdict})" in got
     # the scheduler's own record of the preemption, on the evicted pod
     events = rows(got.split("\n\n")[-1])
     assert [r[1:5] for r in events if r[3] == "Preempted"] == [["Normal", f"pod/{low}", "Preempted", "Preempted"]]
-    assert f"Preempted by {namespace}/{high} on node {node}" in got
+    # 1.37 names the preemptor by its UID (pkg/scheduler/framework/preemption/executor.go)
+    high_uid = core.read_namespaced_pod(high, namespace).metadata.uid
+    assert f"Preempted by pod {high_uid} on node {node}" in got
     assert json.loads(cli.ok("get", "high", "-o", "json"))["priority"] == "arena-high"
 
 

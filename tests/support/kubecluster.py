@@ -1,9 +1,9 @@
 """A real Kubernetes control plane for the tests: etcd + kube-apiserver + kube-controller-manager +
 kube-scheduler.
 
-Binaries: etcd from Debian's ``etcd-server``; kube-apiserver, kube-controller-manager and kube-scheduler
-1.20 built from Debian's ``kubernetes`` source package by ``scripts/build-kube-apiserver.sh`` (cached
-outside the clone). Everything listens on 127.0.0.1 on free ports, with certificates made at start, token
+Binaries: etcd, kube-apiserver, kube-controller-manager and kube-scheduler built from their Go modules
+(``go.etcd.io/etcd/server/v3``, ``k8s.io/kubernetes``; versions in ``scripts/build-cluster.sh``, which
+caches them outside the clone). Everything listens on 127.0.0.1 on free ports, with certificates made at start, token
 authentication (an admin, a namespace-limited user, and the scheduler's own ``system:kube-scheduler``
 user, which the API server's bootstrap RBAC binds to the ``system:kube-scheduler`` and
 ``system:volume-scheduler`` roles) and RBAC.
@@ -12,7 +12,8 @@ user, which the API server's bootstrap RBAC binds to the ``system:kube-scheduler
   selectors, taints and tolerations, PriorityClasses and preemption) and writes the real
   ``FailedScheduling`` messages.
 - The controller-manager runs the namespace, garbage-collector, service-account, pod-GC, deployment,
-  replicaset, job, statefulset and PersistentVolume binder controllers.
+  replicaset, job (Indexed Jobs included), statefulset, PersistentVolume binder, TTL-after-finished and
+  EndpointSlice controllers.
 - The API server enables the ``Priority`` admission plugin (a pod naming a missing PriorityClass is
   refused) and ``PodNodeSelector``: each test namespace carries ``scheduler.alpha.kubernetes.io/
   node-selector: arena-helm.test/pool=<namespace>``, so its pods go only to the nodes a test adds for that
@@ -56,8 +57,12 @@ LIMITED_NAMESPACE = "team-limited"
 SCHEDULER_USER = "system:kube-scheduler"
 POOL_LABEL = "arena-helm.test/pool"
 NODE_SELECTOR_ANNOTATION = "scheduler.alpha.kubernetes.io/node-selector"
-CONTROLLERS = ("namespace", "garbagecollector", "serviceaccount", "serviceaccount-token", "podgc", "deployment",
-               "replicaset", "job", "statefulset", "persistentvolume-binder")
+CONTROLLERS = (  # kube-controller-manager's names (cmd/kube-controller-manager/names/controller_names.go)
+    "namespace-controller", "garbage-collector-controller", "serviceaccount-controller",
+    "serviceaccount-token-controller", "pod-garbage-collector-controller", "deployment-controller",
+    "replicaset-controller", "job-controller", "statefulset-controller", "persistentvolume-binder-controller",
+    "ttl-after-finished-controller", "endpointslice-controller", "endpointslice-mirroring-controller",
+)
 
 
 def pool_namespace(name: str) -> dict:
@@ -71,13 +76,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def kube_bin_dir() -> Path:
-    """Build (or reuse) the API server binaries; returns their folder. Fails loudly if the build fails."""
+CLUSTER_COMPONENTS = ("kube", "etcd")
+
+
+def kube_bin_dir(components=CLUSTER_COMPONENTS) -> Path:
+    """Build (or reuse) the cluster's binaries; returns their folder. Fails loudly if the build fails."""
     proc = subprocess.run(
-        ["bash", str(REPO / "scripts" / "build-kube-apiserver.sh")], stdout=subprocess.PIPE, text=True
+        ["bash", str(REPO / "scripts" / "build-cluster.sh"), *components], stdout=subprocess.PIPE, text=True
     )
     if proc.returncode != 0:
-        raise RuntimeError("scripts/build-kube-apiserver.sh failed: no API server for the tests")
+        raise RuntimeError("scripts/build-cluster.sh failed: no API server for the tests")
     return Path(proc.stdout.strip().splitlines()[-1])
 
 
@@ -156,7 +164,7 @@ class TestCluster:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
             proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:  # 1.20 stops serving at once but lingers ~60 s before exiting
+        except subprocess.TimeoutExpired:  # it stops serving at once but may linger while requests drain
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
 
@@ -234,7 +242,7 @@ class TestCluster:
     def _start_etcd(self) -> None:
         self.etcd_port = free_port()
         peer = free_port()
-        etcd = shutil.which("etcd") or "/usr/bin/etcd"
+        etcd = str(self.bin_dir / "etcd")
         self._spawn(
             "etcd",
             [
@@ -260,7 +268,6 @@ class TestCluster:
                 "--bind-address=127.0.0.1",
                 "--advertise-address=127.0.0.1",
                 f"--secure-port={self.port}",
-                "--insecure-port=0",
                 f"--cert-dir={w / 'certs'}",
                 f"--tls-cert-file={w / 'apiserver.pem'}",
                 f"--tls-private-key-file={w / 'apiserver-key.pem'}",
@@ -275,7 +282,6 @@ class TestCluster:
                 f"--kubelet-certificate-authority={self.ca_file}",
                 "--kubelet-preferred-address-types=InternalIP",
                 "--profiling=false",
-                "--logtostderr=true",
                 "--v=1",
             ],
         )
@@ -316,11 +322,9 @@ class TestCluster:
                 f"--controllers={','.join(CONTROLLERS)}",
                 f"--service-account-private-key-file={w / 'sa.key'}",
                 f"--root-ca-file={self.ca_file}",
-                "--port=0",
                 "--secure-port=0",
                 "--leader-elect=false",
                 "--use-service-account-credentials=false",
-                "--logtostderr=true",
                 "--v=1",
             ],
         )
@@ -332,11 +336,9 @@ class TestCluster:
             [
                 str(self.bin_dir / "kube-scheduler"),
                 f"--kubeconfig={self.users[SCHEDULER_USER].kubeconfig}",
-                "--port=0",
                 "--secure-port=0",
                 "--leader-elect=false",
                 "--profiling=false",
-                "--logtostderr=true",
                 "--v=1",
             ],
         )
@@ -380,8 +382,8 @@ class TestCluster:
         self._wait_service_account(LIMITED_NAMESPACE)
 
     def _wait_service_account(self, namespace: str, timeout: float = 30.0) -> None:
-        """Until the namespace's default ServiceAccount exists and has its token: before that, the
-        ServiceAccount admission refuses pods ("No API token found for service account")."""
+        """Until the namespace's default ServiceAccount exists: before that, the ServiceAccount admission
+        refuses pods (``error looking up service account``). Its token is projected, not a Secret."""
         from kubernetes import client
         from kubernetes.client.rest import ApiException
 
@@ -389,14 +391,13 @@ class TestCluster:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
-                sa = core.read_namespaced_service_account("default", namespace)
-                if sa.secrets:
-                    return
+                core.read_namespaced_service_account("default", namespace)
+                return
             except ApiException as exc:
                 if exc.status != 404:
                     raise
             time.sleep(0.1)
-        raise RuntimeError(f"no default service account with a token in {namespace} after {timeout}s")
+        raise RuntimeError(f"no default service account in {namespace} after {timeout}s")
 
     def create_namespace(self, name: str) -> None:
         from kubernetes import client
@@ -425,7 +426,6 @@ class TestCluster:
         ext = client.ApiextensionsV1Api(self.api_client())
         body = yaml.safe_load(path.read_text())
         name = body["metadata"]["name"]
-        # Server-side apply would drop nothing here, but 1.20 predates the CEL rules: plain create.
         ext.api_client.call_api(
             "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
             "POST",

@@ -6,7 +6,7 @@ import pytest
 
 from arena_helm.views import pending_reason, pod_replica_type, scheduler_verdict
 
-MESSAGES = [  # kube-scheduler 1.20's FitError wording
+MESSAGES = [  # kube-scheduler 1.20's FitError wording, then 1.37's
     ("0/1 nodes are available: 1 Insufficient nvidia.com/gpu.", "not enough GPUs"),
     ("0/1 nodes are available: 1 node(s) didn't match Pod's node affinity.",
      "no node matches its node selector or affinity"),
@@ -16,6 +16,15 @@ MESSAGES = [  # kube-scheduler 1.20's FitError wording
      "not enough GPUs; no node matches its node selector or affinity"),
     ('0/1 nodes are available: 1 persistentvolumeclaim "data" not found.', "a PVC is missing or unbound"),
     ("0/2 nodes are available: 2 Insufficient cpu.", ""),
+    # kube-scheduler 1.37's wording: what preemption found follows the verdicts (not read for them)
+    ("0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: "
+     "1 No preemption victims found for incoming pod.", "not enough GPUs"),
+    ("0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. preemption: 0/1 nodes are "
+     "available: 1 Preemption is not helpful for scheduling.", "no node matches its node selector or affinity"),
+    ("0/1 nodes are available: 1 node(s) had untolerated taint(s). preemption: 0/1 nodes are available: "
+     "1 Preemption is not helpful for scheduling.", "a node taint it does not tolerate"),
+    ("0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 Insufficient "
+     "nvidia.com/gpu, 2 node(s) had untolerated taint(s).", ""),
 ]
 
 
