@@ -16,44 +16,51 @@ def helm_bin(request) -> Path:
 import itertools  # noqa: E402
 import os  # noqa: E402
 
-from kubecluster import TestCluster, start_cluster  # noqa: E402
+from kubecluster import SKIP_CLUSTER, TestCluster, start_cluster  # noqa: E402
 
-SKIP_CLUSTER = os.environ.get("ARENA_HELM_SKIP_CLUSTER") == "1" and not os.environ.get("CI")
 _ns_counter = itertools.count()
 
 
 @pytest.fixture(scope="session")
 def cluster():
-    """etcd + kube-apiserver + kube-controller-manager for the whole session.
+    """The test cluster for the whole session: etcd + kube-apiserver + kube-controller-manager +
+    kube-scheduler, kwok for the nodes and their pods (``cluster.kwok``; tests/support/kwok.py) and the real
+    controllers: training-operator, mpi-operator, JobSet, Kubeflow Trainer and Kueue (``cluster.controllers``;
+    tests/support/controllers.py).
 
     Local quick runs may set ARENA_HELM_SKIP_CLUSTER=1 to skip these tests; under CI they never skip:
-    a failed API server build fails the run.
+    a failed build fails the run. (tests/cluster/legacy/ overrides this fixture with the Python stand-ins
+    its tests were written for.)
     """
     if SKIP_CLUSTER:
         pytest.skip("ARENA_HELM_SKIP_CLUSTER=1: tests that need the API server are skipped")
+    from controllers import ALL, Controllers
+    from kwok import Kwok
+
     c: TestCluster = start_cluster()
+    c.kwok = c.controllers = None
     try:
+        c.kwok = Kwok(c)
+        c.controllers = Controllers(c).start(ALL)
         yield c
     finally:
+        if c.controllers is not None:
+            c.controllers.stop()
+        if c.kwok is not None:
+            c.kwok.close()
         c.stop()
 
 
 @pytest.fixture(scope="session")
+def controllers(cluster):
+    """The real controllers of the session's cluster (``require(name)`` fails a test with why one did not run)."""
+    return cluster.controllers
+
+
+@pytest.fixture(scope="session")
 def kubelet(cluster):
-    from simulators import KubeletSim
-
-    sim = KubeletSim(cluster.api_client(), cluster.ca)
-    try:
-        yield sim
-    finally:
-        sim.close()
-
-
-@pytest.fixture
-def operator(cluster):
-    from simulators import TrainingOperatorSim
-
-    return TrainingOperatorSim(cluster.api_client())
+    """The nodes and kubelets: kwok (tests/support/kwok.py), with the stand-in's methods."""
+    return cluster.kwok
 
 
 @pytest.fixture

@@ -52,6 +52,8 @@ TRAINER_CRDS = (
     "trainer-v2.3.0/trainer.kubeflow.org_trainingruntimes.yaml",
     "jobset-v0.12.0/jobset.x-k8s.io_jobsets.yaml",
 )
+# Local quick runs may skip the cluster tests (ARENA_HELM_SKIP_CLUSTER=1); under CI they never skip.
+SKIP_CLUSTER = os.environ.get("ARENA_HELM_SKIP_CLUSTER") == "1" and not os.environ.get("CI")
 LIMITED_USER = "alice"
 LIMITED_NAMESPACE = "team-limited"
 SCHEDULER_USER = "system:kube-scheduler"

@@ -397,7 +397,7 @@ def metrics_api(cluster):
     """metrics.k8s.io served by the API server (CRD stand-ins for metrics-server's PodMetrics/NodeMetrics)."""
     from pathlib import Path
 
-    data = Path(__file__).resolve().parents[1] / "data" / "metrics-api"
+    data = Path(__file__).resolve().parents[2] / "data" / "metrics-api"
     for f in ("pods.metrics.k8s.io.yaml", "nodes.metrics.k8s.io.yaml"):
         cluster.create_crd(data / f)
     try:

@@ -26,7 +26,7 @@ from arena_helm.cli import app
 
 pytestmark = pytest.mark.cluster
 runner = CliRunner()
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def mask(text: str) -> str:

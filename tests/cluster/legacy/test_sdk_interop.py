@@ -19,7 +19,7 @@ from arena_helm.cli import app
 
 pytestmark = pytest.mark.cluster
 runner = CliRunner()
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DRIVER = REPO / "tests" / "support" / "sdk_driver.py"
 CONTAINER = {"TFJob": "tensorflow", "PyTorchJob": "pytorch", "MPIJob": "mpi"}
 

@@ -268,7 +268,7 @@ def test_delete_refuses_a_release_that_is_not_a_job(ctx, helm_bin, cluster, name
     import subprocess
     from pathlib import Path
 
-    chart = Path(__file__).resolve().parents[1] / "data" / "charts" / "mini-tfjob"
+    chart = Path(__file__).resolve().parents[2] / "data" / "charts" / "mini-tfjob"
     subprocess.run([str(helm_bin), "install", "other", str(chart), "-n", namespace, "--kubeconfig",
                     str(cluster.admin.kubeconfig)], check=True, capture_output=True)
     res = ctx("delete", "other")

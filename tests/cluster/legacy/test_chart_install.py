@@ -14,7 +14,7 @@ import yaml
 from arena_helm.charts import assemble_chart
 
 pytestmark = pytest.mark.cluster
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CASES = sorted(
     (chart.name, values.name)
     for chart in (REPO / "charts").iterdir()

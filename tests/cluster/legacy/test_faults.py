@@ -45,7 +45,7 @@ from arena_helm.spec import TFJobSpec
 from arena_helm.submission import job_values
 
 pytestmark = pytest.mark.cluster
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 TFJOB_CRD = CRD_DIR / "training-operator-v1.9.0" / "kubeflow.org_tfjobs.yaml"
 RELEASE_PREFIX = "sh.helm.release.v1."
 

@@ -15,7 +15,7 @@ from kubernetes.client.rest import ApiException
 
 pytestmark = pytest.mark.cluster
 
-MINI_CHART = Path(__file__).resolve().parents[1] / "data" / "charts" / "mini-tfjob"
+MINI_CHART = Path(__file__).resolve().parents[2] / "data" / "charts" / "mini-tfjob"
 
 
 def helm(helm_bin, cluster, *args, user="admin", input=None):

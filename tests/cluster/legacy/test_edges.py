@@ -22,7 +22,7 @@ from arena_helm.spec import TFJobSpec
 from arena_helm.submission import job_values
 
 pytestmark = pytest.mark.cluster
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def opts(cluster, namespace, helm_bin, user="admin"):

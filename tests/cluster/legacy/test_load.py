@@ -29,8 +29,8 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 pytestmark = pytest.mark.cluster
-SUPPORT = Path(__file__).resolve().parents[1] / "support"
-REPO = Path(__file__).resolve().parents[2]
+SUPPORT = Path(__file__).resolve().parents[2] / "support"
+REPO = Path(__file__).resolve().parents[3]
 USERS = 5
 CYCLES = int(os.environ.get("ARENA_HELM_LOAD_CYCLES", "40"))
 KINDS = {"TFJob": "tfjobs", "PyTorchJob": "pytorchjobs", "MPIJob": "mpijobs"}
