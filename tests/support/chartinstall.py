@@ -1,0 +1,94 @@
+"""Install a chart with one of its ci/*-values.yaml with plain helm into a test cluster, read every object back
+and uninstall it: the API server keeps every field the chart renders (it would silently prune one its CRD does
+not declare) and nothing is left behind. Used by tests/cluster/test_chart_install.py (the real controllers
+running) and tests/cluster/legacy/test_chart_install_mpi_v1.py (MPIJob v1, on a cluster without mpi-operator)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import yaml
+from kubecluster import REPO
+
+from arena_helm.charts import assemble_chart
+
+CASES = sorted(
+    (chart.name, values.name)
+    for chart in (REPO / "charts").iterdir()
+    if (chart / "ci").is_dir()
+    for values in (chart / "ci").glob("*-values.yaml")
+)
+MPI_V1_CASE = ("mpijob", "v1-values.yaml")  # the MPIJob v1 CRD, which a cluster running mpi-operator lacks
+
+
+def case_id(case: tuple[str, str]) -> str:
+    return f"{case[0]}-{case[1].removesuffix('-values.yaml')}"
+
+
+PATHS = {  # kind -> API path segment (namespaced)
+    "TFJob": "tfjobs", "PyTorchJob": "pytorchjobs", "MPIJob": "mpijobs", "Deployment": "deployments",
+    "Service": "services", "ServiceAccount": "serviceaccounts", "ConfigMap": "configmaps", "TrainJob": "trainjobs",
+}
+
+
+def is_subset(rendered, stored, path="") -> list[str]:
+    """Where ``rendered`` is not kept in ``stored`` (stored may add defaults)."""
+    if isinstance(rendered, dict):
+        if not isinstance(stored, dict):
+            return [path or "/"]
+        out = []
+        for key, value in rendered.items():
+            if value is None:
+                continue
+            if key not in stored:
+                out.append(f"{path}/{key}")
+            else:
+                out += is_subset(value, stored[key], f"{path}/{key}")
+        return out
+    if isinstance(rendered, list):
+        if not isinstance(stored, list) or len(rendered) != len(stored):
+            return [path]
+        return [p for i, (a, b) in enumerate(zip(rendered, stored, strict=True)) for p in is_subset(a, b, f"{path}/{i}")]
+    return [] if str(rendered) == str(stored) else [f"{path}: {rendered!r} != {stored!r}"]
+
+
+def api_path(obj: dict, namespace: str) -> str:
+    group_version = obj["apiVersion"]
+    base = f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
+    return f"{base}/namespaces/{namespace}/{PATHS[obj['kind']]}/{obj['metadata']['name']}"
+
+
+def install_read_back_uninstall(chart: str, values: str, helm_bin: Path, cluster, namespace: str,
+                                tmp_path: Path) -> None:
+    import pytest
+    from kubernetes.client.rest import ApiException
+
+    kc = ["--kubeconfig", str(cluster.admin.kubeconfig)]
+    chart_dir = assemble_chart(chart, tmp_path)
+    release = "ci-" + chart[:10]
+    res = subprocess.run([str(helm_bin), "install", release, str(chart_dir), "-n", namespace, "-f",
+                          str(REPO / "charts" / chart / "ci" / values), *kc], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    if chart != "tensorboard":
+        assert "arena-helm get" in res.stdout  # NOTES.txt tells how to follow the job
+    manifest = subprocess.run([str(helm_bin), "get", "manifest", release, "-n", namespace, *kc],
+                              capture_output=True, text=True, check=True).stdout
+    objects = [d for d in yaml.safe_load_all(manifest) if d]
+    assert objects
+    api = cluster.api_client()
+    for obj in objects:
+        resp = api.call_api(api_path(obj, namespace), "GET", auth_settings=["BearerToken"],
+                            _preload_content=False, _return_http_data_only=True)
+        stored = json.loads(resp.data)
+        assert stored["metadata"]["labels"] == obj["metadata"]["labels"]
+        if obj["apiVersion"].startswith("kubeflow.org/"):
+            assert is_subset(obj["spec"], stored["spec"]) == [], f"{obj['kind']} fields pruned or changed"
+    res = subprocess.run([str(helm_bin), "uninstall", release, "-n", namespace, *kc], capture_output=True,
+                         text=True)
+    assert res.returncode == 0, res.stderr
+    for obj in objects:
+        with pytest.raises(ApiException) as err:
+            api.call_api(api_path(obj, namespace), "GET", auth_settings=["BearerToken"], _preload_content=False)
+        assert err.value.status == 404
