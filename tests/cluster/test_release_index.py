@@ -18,6 +18,7 @@ import pytest
 from helmtools import kubectl_path
 from kubernetes import client
 from typer.testing import CliRunner
+from waits import wait_for, wait_job_pods
 
 from arena_helm import kube as kube_mod
 from arena_helm import reader as reader_mod
@@ -26,7 +27,7 @@ from arena_helm.cli import app
 
 pytestmark = pytest.mark.cluster
 runner = CliRunner()
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def mask(text: str) -> str:
@@ -82,19 +83,25 @@ def gpu_node(kubelet, namespace):
     name = f"gpu-{namespace}"
     kubelet.add_node(name, pool=namespace, gpus=8)
     yield name
-    client.CoreV1Api(kubelet.api_client).delete_node(name)
-    kubelet.nodes.discard(name)
+    kubelet.remove_node(name)
 
 
-def test_jobs_made_without_helm_are_in_view_and_deleted_as_objects(ctx, cluster, operator, kubelet, gpu_node, namespace):
+def wait_status(ctx, name: str, status: str) -> dict:
+    """Until arena-helm reads the job as ``status`` (what the real operator derived from the pods)."""
+    return wait_for(lambda: (j := json.loads(ok(ctx("get", name, "-o", "json"))))["status"] == status and j,
+                    f"job {name} {status}")
+
+
+def test_jobs_made_without_helm_are_in_view_and_deleted_as_objects(ctx, cluster, kubelet, gpu_node, namespace):
     ns = namespace
     ok(ctx("submit", "tf", "--name", "viahelm", "--image", "tf:2", "--workers", "2", "--gpus", "1", "--",
            "python", "x.py"))
     kubectl(cluster, "apply", "-n", ns, "-f", "-", stdin=kubectl_tfjob("viakubectl", 2, 2))
+    core = client.CoreV1Api(cluster.api_client())
     for job in ("viahelm", "viakubectl"):
-        for pod in operator.create_pods("TFJob", ns, job):
+        for pod in wait_job_pods(core, ns, job, [f"{job}-worker-0", f"{job}-worker-1"]):
             kubelet.run_pod(ns, pod, gpu_node)
-        operator.set_condition("TFJob", ns, job, "Running")
+        wait_status(ctx, job, "RUNNING")  # the training operator's Running condition, all pods running
 
     assert mask(ok(ctx("list"))) == mask(
         "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE RELEASE\n"
@@ -145,10 +152,16 @@ def corrupt_release_payload(cluster, ns: str, name: str) -> None:
         f"sh.helm.release.v1.{name}.v1", ns, {"data": {"release": base64.b64encode(b"not a release").decode()}})
 
 
-def test_list_reads_release_metadata_only_and_runs_no_helm(ctx, helm_bin, cluster, operator, namespace):
-    for name in ("first", "second"):
-        ok(ctx("submit", "tf", "--name", name, "--image", "tf:2", "--", "python", "x.py"))
-    operator.set_condition("TFJob", namespace, "first", "Succeeded")
+def test_list_reads_release_metadata_only_and_runs_no_helm(ctx, helm_bin, cluster, kubelet, gpu_node, namespace):
+    core = client.CoreV1Api(cluster.api_client())
+    node = gpu_node
+    ok(ctx("submit", "tf", "--name", "first", "--image", "tf:2", "--", "python", "x.py"))
+    (pod,) = wait_job_pods(core, namespace, "first", ["first-chief-0"])
+    kubelet.run_pod(namespace, pod, node)
+    kubelet.finish_pod(namespace, pod, 0)
+    wait_status(ctx, "first", "SUCCEEDED")
+    core.patch_node(node, {"spec": {"unschedulable": True}})  # second's pod stays Pending
+    ok(ctx("submit", "tf", "--name", "second", "--image", "tf:2", "--", "python", "x.py"))
     # A payload helm cannot decode: helm list leaves that release out, arena-helm list never reads it.
     corrupt_release_payload(cluster, namespace, "second")
     proc = subprocess.run([str(helm_bin), "list", "-q", "-n", namespace, "--kubeconfig", str(cluster.admin.kubeconfig)],
@@ -158,7 +171,7 @@ def test_list_reads_release_metadata_only_and_runs_no_helm(ctx, helm_bin, cluste
     assert mask(ok(ctx("list", "-o", "wide"))) == mask(
         "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE CPU(Requested) MEMORY(Requested) REVISION CHART\n"
         "second PENDING TFJOB <t> 0 0 N/A 0 0 1 tfjob-0.1.0\n"
-        "first SUCCEEDED TFJOB 0s 0 N/A N/A 0 0 1 tfjob-0.1.0\n"
+        f"first SUCCEEDED TFJOB 0s 0 N/A {node} 0 0 1 tfjob-0.1.0\n"  # its pod ran there
     )
     (job,) = [j for j in json.loads(ok(ctx("top", "job", "-o", "json"))) if j["name"] == "second"]
     assert (job["release"]["status"], job["release"]["revision"]) == ("deployed", 1)
@@ -224,12 +237,13 @@ def wait_expired(cluster, path: str, params, timeout: float = 60.0) -> None:
 
 
 @pytest.mark.parametrize("expiries", [1, 2], ids=["expired-once", "expired-twice"])
-def test_paged_lists_start_again_once_when_the_continue_token_expires(ctx, cluster, operator, namespace, monkeypatch,
-                                                                      expiries):
+def test_paged_lists_start_again_once_when_the_continue_token_expires(ctx, cluster, namespace, monkeypatch, expiries):
     names = [f"p{i}" for i in range(5)]
+    core = client.CoreV1Api(cluster.api_client())
     for name in names:
         ok(ctx("submit", "tf", "--name", name, "--image", "tf:2", "--", "python", "x.py"))
-        operator.create_pods("TFJob", namespace, name)
+    for name in names:  # made by the training operator; no node of the pool: they stay Pending
+        wait_job_pods(core, namespace, name, [f"{name}-chief-0"])
     monkeypatch.setattr(kube_mod, "PAGE_SIZE", 2)
     expired = []
     original = kube_mod.KubeReader._get_page
