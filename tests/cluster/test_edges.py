@@ -1,7 +1,7 @@
 """The CLI's edges against the real API server, with Helm 3 and Helm 4: kubeconfig lists as kubectl reads
 them, errors classified with one wording for helm- and API-backed commands, every state explained, --debug's
-request log, output forms, and TensorBoard conveniences. Job status is written through the API as the
-training operator writes it (training-operator v1.9.0 condition types)."""
+request log, output forms, and TensorBoard conveniences. Job status is what the real training-operator
+(v1.9.3) and Kueue derive from pods that kwok runs and ends."""
 
 from __future__ import annotations
 
@@ -12,17 +12,20 @@ from pathlib import Path
 
 import pytest
 import yaml
-from edgetools import cli, fake_kubectl, one_error, write_job_status, write_kubeconfig
+from edgetools import cli, fake_kubectl, one_error, write_kubeconfig
 from kubecluster import LIMITED_NAMESPACE, make_claim
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from waits import conditions, live_pods, wait_condition, wait_for, wait_job_pods
 
 from arena_helm.charts import assemble_chart
 from arena_helm.spec import TFJobSpec
 from arena_helm.submission import job_values
 
 pytestmark = pytest.mark.cluster
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
+KUEUE = ("kueue.x-k8s.io", "v1beta2")
+GPU = "nvidia.com/gpu"
 
 
 def opts(cluster, namespace, helm_bin, user="admin"):
@@ -239,84 +242,146 @@ def _submit(cluster, namespace, helm_bin, name, *extra):
     ok(cli(*submit(name, *extra, *opts(cluster, namespace, helm_bin))))
 
 
-def test_restarting_failed_and_events_none(helm_bin, cluster, namespace):
-    api = cluster.api_client()
-    o = opts(cluster, namespace, helm_bin)
-    _submit(cluster, namespace, helm_bin, "rs")
-    # the operator's filterOutCondition: Restarting replaces Running
-    write_job_status(api, "tfjobs", namespace, "rs", [
-        {"type": "Created", "status": "True", "reason": "TFJobCreated", "message": "TFJob rs is created."},
-        {"type": "Restarting", "status": "True", "reason": "TFJobRestarting",
-         "message": "TFJob rs is restarting because 1 Worker replica(s) failed."},
-    ])
-    assert ok(cli("list", *o)).splitlines()[1].split()[:3] == ["rs", "RESTARTING", "TFJOB"]
-    got = ok(cli("get", "rs", "-e", *o))
-    assert reason_line(got) == "Reason:      TFJob rs is restarting because 1 Worker replica(s) failed."
-    assert got.rstrip().endswith("Events:      none"), got
+def tfjob(cluster, namespace, name):
+    return client.CustomObjectsApi(cluster.api_client()).get_namespaced_custom_object(
+        "kubeflow.org", "v1", namespace, "tfjobs", name)
 
-    write_job_status(api, "tfjobs", namespace, "rs", [
-        {"type": "Created", "status": "True", "reason": "TFJobCreated", "message": "TFJob rs is created."},
-        {"type": "Running", "status": "False", "reason": "TFJobRunning", "message": "TFJob rs is running."},
-        {"type": "Failed", "status": "True", "reason": "TFJobFailed",
-         "message": "TFJob rs has failed because 1 Worker replica(s) failed."},
-    ])
-    got = ok(cli("get", "rs", *o))
-    assert "Status:      FAILED" in got
-    assert reason_line(got) == "Reason:      TFJobFailed: TFJob rs has failed because 1 Worker replica(s) failed."
+
+def cordon(cluster, node, unschedulable: bool) -> None:
+    client.CoreV1Api(cluster.api_client()).patch_node(node, {"spec": {"unschedulable": unschedulable or None}})
+
+
+def list_status(o, name):
+    rows = [ln.split() for ln in ok(cli("list", *o)).splitlines()[1:]]
+    return next((r[1] for r in rows if r and r[0] == name), None)
+
+
+def test_restarting_failed_and_events(helm_bin, cluster, namespace, kubelet):
+    """restartPolicy ExitCode: a retryable exit code (137) makes training-operator delete and recreate the pods
+    (Restarting, while no replica runs: their new pods are held Pending by a cordoned node); a non-retryable one
+    (1) fails the job. The texts are training-operator v1.9.3's (pkg/controller.v1/common/pod.go), not what the
+    stand-in wrote."""
+    o = opts(cluster, namespace, helm_bin)
+    read = lambda: tfjob(cluster, namespace, "rs")  # noqa: E731
+    core = client.CoreV1Api(cluster.api_client())
+    node = f"n-{namespace}"
+    workers = ["rs-worker-0", "rs-worker-1"]
+    kubelet.add_node(node, pool=namespace)
+    try:
+        _submit(cluster, namespace, helm_bin, "rs", "--workers", "2", "--set", "worker.restartPolicy=ExitCode")
+        wait_job_pods(core, namespace, "rs", workers)
+        for pod in workers:
+            kubelet.run_pod(namespace, pod, node)
+        wait_condition(read, "Running")
+        first = {p.metadata.uid for p in core.list_namespaced_pod(namespace).items}
+        cordon(cluster, node, True)
+        # (not finish_pod: the operator deletes a retryable Failed pod at once, before it could be seen Failed)
+        for pod in workers:
+            kubelet.annotate(namespace, pod, {"arena-helm.test/exit-code": "137", "arena-helm.test/reason": "OOMKilled"})
+        # the operator's filterOutCondition: Restarting replaces Running (and stays while no replica runs)
+        wait_for(lambda: list_status(o, "rs") == "RESTARTING", "rs RESTARTING in list")
+        wait_for(lambda: (lambda ps: len(ps) == 2 and not {p.metadata.uid for p in ps} & first)(
+            live_pods(core, namespace, "training.kubeflow.org/job-name=rs")), "the pods recreated")
+        job = read()
+        (restarting,) = [c for c in conditions(job) if c[0] == "Restarting"]
+        assert restarting == ("Restarting", "True", "TFJobRestarting",
+                              "job rs is restarting because Worker replica(s) failed."), conditions(job)
+        assert ok(cli("list", *o)).splitlines()[1].split()[:3] == ["rs", "RESTARTING", "TFJOB"]
+        got = ok(cli("get", "rs", "-e", *o))
+        assert reason_line(got) == "Reason:      job rs is restarting because Worker replica(s) failed."
+        # the real operator records events (the stand-in made none): -e lists them, as a table
+        assert "Events:      none" not in got
+        rows = got.split("\n\n")[-1].splitlines()
+        assert rows[0].split() == ["LAST", "SEEN", "TYPE", "OBJECT", "REASON", "MESSAGE"], got
+        reasons = {tuple(r.split()[1:4]) for r in rows[1:]}
+        assert {("Normal", "tfjob/rs", "SuccessfulCreatePod"), ("Warning", "tfjob/rs", "TFJobRestarting")} <= reasons, got
+
+        cordon(cluster, node, False)
+        for pod in workers:
+            kubelet.run_pod(namespace, pod, node)
+        wait_for(lambda: list_status(o, "rs") == "RUNNING", "rs RUNNING again in list")
+        kubelet.finish_pod(namespace, "rs-worker-0", 1)
+        job = wait_condition(read, "Failed")
+        (failed,) = [c for c in conditions(job) if c[0] == "Failed"]
+        assert failed[2:] == ("TFJobFailed", 'job "rs" is failing because "Worker" replica(s) failed.'), failed
+        got = ok(cli("get", "rs", *o))
+        assert "Status:      FAILED" in got
+        assert reason_line(got) == 'Reason:      TFJobFailed: job "rs" is failing because "Worker" replica(s) failed.'
+    finally:
+        kubelet.remove_node(node)
 
 
 def test_suspended_by_the_run_policy(helm_bin, cluster, namespace):
+    """training-operator answers runPolicy.suspend with its Suspended condition (and Running false)."""
     api = cluster.api_client()
     o = opts(cluster, namespace, helm_bin)
     _submit(cluster, namespace, helm_bin, "sus")
+    wait_condition(lambda: tfjob(cluster, namespace, "sus"), "Created")
     client.CustomObjectsApi(api).patch_namespaced_custom_object(
         "kubeflow.org", "v1", namespace, "tfjobs", "sus", {"spec": {"runPolicy": {"suspend": True}}})
+    job = wait_condition(lambda: tfjob(cluster, namespace, "sus"), "Suspended")
+    (suspended,) = [c for c in conditions(job) if c[0] == "Suspended"]
+    assert suspended[2:] == ("TFJobSuspended", "TFJob sus is suspended."), conditions(job)
     got = ok(cli("get", "sus", *o))
-    assert "Status:      SUSPENDED" in got and reason_line(got) == "Reason:      runPolicy.suspend is true"
-    write_job_status(api, "tfjobs", namespace, "sus", [
-        {"type": "Created", "status": "True", "reason": "TFJobCreated", "message": "TFJob sus is created."},
-        {"type": "Running", "status": "False", "reason": "TFJobSuspended", "message": "TFJob sus is suspended."},
-        {"type": "Suspended", "status": "True", "reason": "TFJobSuspended", "message": "TFJob sus is suspended."},
-    ])
-    got = ok(cli("get", "sus", *o))
+    assert "Status:      SUSPENDED" in got
     assert reason_line(got) == "Reason:      TFJob sus is suspended. (runPolicy.suspend is true)"
     assert ok(cli("list", *o)).splitlines()[1].split()[:2] == ["sus", "SUSPENDED"]
 
 
-@pytest.fixture(scope="session")
-def kueue_crd(cluster):
+@pytest.fixture
+def team_queue(cluster, controllers, namespace):
+    """Kueue's LocalQueue team-q in the namespace, on a ClusterQueue of its own with no GPU quota."""
+    controllers.require("kueue", "training-operator")
+    custom = client.CustomObjectsApi(cluster.api_client())
+    flavor, cq = f"rf-{namespace}", f"cq-{namespace}"
+    custom.create_cluster_custom_object(*KUEUE, "resourceflavors", {
+        "apiVersion": f"{KUEUE[0]}/{KUEUE[1]}", "kind": "ResourceFlavor", "metadata": {"name": flavor}})
+    custom.create_cluster_custom_object(*KUEUE, "clusterqueues", {
+        "apiVersion": f"{KUEUE[0]}/{KUEUE[1]}", "kind": "ClusterQueue", "metadata": {"name": cq},
+        "spec": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
+                 "resourceGroups": [{"coveredResources": ["cpu", "memory", GPU], "flavors": [{
+                     "name": flavor, "resources": [{"name": "cpu", "nominalQuota": "64"},
+                                                   {"name": "memory", "nominalQuota": "256Gi"},
+                                                   {"name": GPU, "nominalQuota": "0"}]}]}]}})
+    custom.create_namespaced_custom_object(*KUEUE, namespace, "localqueues", {
+        "apiVersion": f"{KUEUE[0]}/{KUEUE[1]}", "kind": "LocalQueue", "metadata": {"name": "team-q"},
+        "spec": {"clusterQueue": cq}})
+    wait_for(lambda: any(c["type"] == "Active" and c["status"] == "True" for c in (
+        custom.get_cluster_custom_object(*KUEUE, "clusterqueues", cq).get("status") or {}).get("conditions") or []),
+        "the ClusterQueue Active")
     try:
-        cluster.create_crd(REPO / "tests/data/kueue/workloads-crd.yaml")
-    except ApiException as exc:
-        if exc.status != 409:
-            raise
-    return "workloads.kueue.x-k8s.io"
+        yield flavor
+    finally:  # while Kueue runs: it holds them with its resource-in-use finalizer until no workload is left
+        for j in custom.list_namespaced_custom_object("kubeflow.org", "v1", namespace, "tfjobs")["items"]:
+            custom.delete_namespaced_custom_object("kubeflow.org", "v1", namespace, "tfjobs", j["metadata"]["name"])
+        custom.delete_namespaced_custom_object(*KUEUE, namespace, "localqueues", "team-q")
+        custom.delete_cluster_custom_object(*KUEUE, "clusterqueues", cq)
+        custom.delete_cluster_custom_object(*KUEUE, "resourceflavors", flavor)
 
 
-def test_suspended_by_kueue_names_the_queue_and_why(helm_bin, cluster, namespace, kueue_crd):
-    api = cluster.api_client()
+def test_suspended_by_kueue_names_the_queue_and_why(helm_bin, cluster, namespace, team_queue):
     o = opts(cluster, namespace, helm_bin)
-    _submit(cluster, namespace, helm_bin, "queued", "--queue-name", "team-q")
-    custom = client.CustomObjectsApi(api)
-    job = custom.patch_namespaced_custom_object("kubeflow.org", "v1", namespace, "tfjobs", "queued",
-                                                {"spec": {"runPolicy": {"suspend": True}}})
+    _submit(cluster, namespace, helm_bin, "queued", "--queue-name", "team-q", "--workers", "2", "--gpus", "1")
+    custom = client.CustomObjectsApi(cluster.api_client())
+    job = tfjob(cluster, namespace, "queued")
+    # Kueue's webhook suspended it at creation
     assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-q"
+    assert job["spec"]["runPolicy"]["suspend"] is True
+
+    def held():
+        items = custom.list_namespaced_custom_object(*KUEUE, namespace, "workloads", label_selector=(
+            f"kueue.x-k8s.io/job-uid={job['metadata']['uid']}"))["items"]
+        quota = [c for w in items for c in (w.get("status") or {}).get("conditions") or []
+                 if c["type"] == "QuotaReserved" and c["status"] == "False" and "insufficient" in c["message"]]
+        return (items[0]["metadata"]["name"], quota[0]["message"]) if quota else None
+
+    workload, message = wait_for(held, "Kueue's Workload of queued without quota")
+    assert workload.startswith("tfjob-queued-"), workload
+    assert message.startswith(f"couldn't assign flavors to pod set worker: insufficient quota for {GPU} in flavor "
+                              f"{team_queue}"), message
     got = ok(cli("get", "queued", *o))
-    assert reason_line(got) == "Reason:      held by Kueue: waiting in queue team-q"
-    owner = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "name": "queued", "uid": job["metadata"]["uid"],
-             "controller": True}
-    custom.create_namespaced_custom_object("kueue.x-k8s.io", "v1beta1", namespace, "workloads", {
-        "apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "Workload",
-        "metadata": {"name": "tfjob-queued-3f2a1", "ownerReferences": [owner]},
-        "spec": {"queueName": "team-q", "podSets": []}})
-    message = "couldn't assign flavors to pod set worker: insufficient quota for nvidia.com/gpu in flavor default"
-    custom.patch_namespaced_custom_object_status("kueue.x-k8s.io", "v1beta1", namespace, "workloads",
-                                                 "tfjob-queued-3f2a1", {"status": {"conditions": [
-                                                     {"type": "QuotaReserved", "status": "False",
-                                                      "reason": "Pending", "message": message,
-                                                      "lastTransitionTime": "2026-01-02T03:04:05Z"}]}})
-    got = ok(cli("get", "queued", *o))
-    assert reason_line(got) == f"Reason:      held by Kueue: waiting in queue team-q (workload tfjob-queued-3f2a1: " \
+    assert "Status:      SUSPENDED" in got
+    assert reason_line(got) == f"Reason:      held by Kueue: waiting in queue team-q (workload {workload}: " \
                                f"{message})"
 
 
@@ -363,7 +428,7 @@ def test_debug_logs_the_failing_request_with_its_status(helm_bin, cluster):
 
 
 # ---- output forms ----------------------------------------------------------------------------------------------
-def test_get_wide_and_name_list_name(helm_bin, cluster, namespace, operator, kubelet):
+def test_get_wide_and_name_list_name(helm_bin, cluster, namespace, kubelet):
     o = opts(cluster, namespace, helm_bin)
     _submit(cluster, namespace, helm_bin, "forms", "--workers", "2", "--cpu", "2", "--memory", "1Gi")
     _submit(cluster, namespace, helm_bin, "forms2")
@@ -372,8 +437,10 @@ def test_get_wide_and_name_list_name(helm_bin, cluster, namespace, operator, kub
     node = f"n-{namespace}"
     kubelet.add_node(node, pool=namespace)
     try:
-        operator.create_pods("TFJob", namespace, "forms")
+        core = client.CoreV1Api(cluster.api_client())
+        wait_job_pods(core, namespace, "forms", ["forms-worker-0", "forms-worker-1"])
         kubelet.run_pod(namespace, "forms-worker-0", node)
+        kubelet.run_pod(namespace, "forms-worker-1", node)
         wide = ok(cli("get", "forms", "-o", "wide", *o))
         assert "Requests:    cpu 4, memory 2Gi" in wide
         table = wide.split("\n\n", 1)[1].splitlines()
@@ -383,8 +450,7 @@ def test_get_wide_and_name_list_name(helm_bin, cluster, namespace, operator, kub
         assert (row["INSTANCE"], row["TYPE"], row["NODE"], row["NODE_IP"]) == ("forms-worker-0", "worker", node,
                                                                                "127.0.0.1")
     finally:
-        client.CoreV1Api(cluster.api_client()).delete_node(node)
-        kubelet.nodes.discard(node)
+        kubelet.remove_node(node)
 
 
 # ---- TensorBoard -----------------------------------------------------------------------------------------------
@@ -413,27 +479,22 @@ def test_tensorboard_open_waits_for_the_pod_and_gives_up(helm_bin, cluster, name
         rf"see kubectl get pods -n {namespace} -l app\.kubernetes\.io/instance=tbo", lines[1]), res.stderr
     assert not (kubectl.parent / "argv.txt").exists()
 
-    # its pod runs (made as the Deployment would, run by the kubelet stand-in): open port-forwards
-    apps = client.AppsV1Api(cluster.api_client())
-    dep = apps.read_namespaced_deployment("tbo-tensorboard", namespace)
-    template = client.ApiClient().sanitize_for_serialization(dep.spec.template)
+    # the claim bound and a node there: the Deployment's pod is scheduled and kwok runs it: open port-forwards
     node = f"tb-{namespace}"
     core = client.CoreV1Api(cluster.api_client())
     make_claim(core, namespace, "logs", modes=["ReadWriteOnce"], size="1Gi", storage_class="")
     kubelet.add_node(node, pool=namespace)
     try:
-        core.create_namespaced_pod(
-            namespace, {"metadata": {"name": "tbo-pod", "labels": template["metadata"]["labels"]},
-                        "spec": template["spec"]})
-        kubelet.run_pod(namespace, "tbo-pod", node)
+        (pod,) = wait_for(lambda: [p.metadata.name for p in core.list_namespaced_pod(
+            namespace, label_selector="app.kubernetes.io/instance=tbo").items], "the TensorBoard pod")
+        kubelet.run_pod(namespace, pod, node)
         res = cli("tensorboard", "open", "tbo", "--port", "16006", *o, env=env)
         assert res.exit_code == 0, res.output
         argv = (kubectl.parent / "argv.txt").read_text().split()
         assert argv[:4] == ["port-forward", "-n", namespace, "svc/tbo-tensorboard"]
         assert argv[4] == "16006:6006"
     finally:
-        core.delete_node(node)
-        kubelet.nodes.discard(node)
+        kubelet.remove_node(node)
         core.delete_persistent_volume(f"pv-{namespace}-logs")
     ok(cli("tensorboard", "stop", "tbo", *o))
 
