@@ -119,3 +119,18 @@ def test_state_reasons():
     assert state_reason("SUSPENDED", job=queued, kind="TFJob", name="j", namespace="n", workload=workload) == \
         "held by Kueue: waiting in queue q (workload w: no GPUs)"
     assert state_reason("RUNNING", job=queued, kind="TFJob", name="j", namespace="n") == ""
+
+
+def test_state_reasons_before_the_controllers_react():
+    """The states the real controllers leave within a moment (no cluster test can hold them): suspend set but the
+    operator has not written Suspended yet; a job Kueue's webhook suspended before its Workload exists."""
+    asked = _job(("Created", "True", "", ""), suspend=True)
+    assert job_phase(asked) == "Suspended"
+    assert state_reason("SUSPENDED", job=asked, kind="TFJob", name="j", namespace="n") == "runPolicy.suspend is true"
+    done = _job(("Created", "True", "", ""), ("Suspended", "True", "TFJobSuspended", "TFJob j is suspended."),
+                suspend=True)
+    assert state_reason("SUSPENDED", job=done, kind="TFJob", name="j", namespace="n") == \
+        "TFJob j is suspended. (runPolicy.suspend is true)"
+    queued = _job(("Created", "True", "", ""), suspend=True, labels={"kueue.x-k8s.io/queue-name": "team-q"})
+    assert state_reason("SUSPENDED", job=queued, kind="TFJob", name="j", namespace="n") == \
+        "held by Kueue: waiting in queue team-q"
