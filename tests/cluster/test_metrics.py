@@ -1,10 +1,11 @@
 """GPU utilisation/memory and CPU/memory usage in get -g, top job and top node, from a REAL Prometheus
-(Debian's 2.42) scraping the exporter simulator of ``tests/support/promsim.py``, through the CLI in-process.
+(Debian's 2.42) scraping the exporter simulator of ``tests/support/promsim.py`` (no GPUs here), through the
+CLI in-process. The series name the pods the real training-operator made for the jobs and kwok runs.
 
 Paths to Prometheus, each taken by at least one test:
 - ``--prometheus-url`` (direct HTTP);
 - the API server's service proxy, to a Service + Endpoints pointing at Prometheus' address in its own
-  network namespace (``promsim.Netns``; the 1.20 API server refuses loopback Endpoints), the Service named
+  network namespace (``promsim.Netns``; the API server refuses loopback Endpoints), the Service named
   by ``--prometheus-service``, by the defaults file, or found by Arena's label ``kubernetes.io/name=prometheus-server``.
   Where network namespaces are not permitted these tests skip and say so.
 
@@ -30,6 +31,7 @@ from helmtools import HELM_VERSIONS, helm_path
 from kubernetes import client
 from promsim import Gpu, PodUsage, PrometheusServer
 from typer.testing import CliRunner
+from waits import wait_for, wait_job_pods
 
 from arena_helm.cli import app
 from arena_helm.metrics import CPU_QUERY, GPU_QUERY, MEM_QUERY
@@ -58,8 +60,9 @@ def prometheus(cluster):
 @pytest.fixture
 def prom_service(prometheus, cluster):
     """Prometheus as a cluster has it: a pod (its IP: Prometheus' address in its network namespace), a
-    Service labelled as Arena looks for it, and Endpoints naming the pod (the 1.20 service proxy only
-    proxies to an endpoint address whose targetRef is a pod with that IP)."""
+    Service labelled as Arena looks for it, and Endpoints naming the pod (the service proxy only proxies to
+    an endpoint address whose targetRef is a pod with that IP). The pod is on no node (its namespace has
+    none): kwok leaves it alone, its status is the one set here."""
     if not prometheus.proxy_ok:
         pytest.skip("network namespaces are not permitted here: the service-proxy path cannot be tested "
                     "(the API server refuses loopback Endpoints)")
@@ -104,11 +107,14 @@ def ok(res):
 
 
 @pytest.fixture
-def jobs(cluster, kubelet, operator, namespace, prometheus):
+def jobs(cluster, kubelet, namespace, prometheus):
     """Two running jobs on two GPU nodes, with the metrics the simulated exporters serve for them:
 
     - ``train`` (TFJob, 2 workers x 2 GPUs, 4 CPUs and 8Gi each) on node ``m-NS`` (4 A100 80GB), DCGM series;
     - ``old`` (TFJob, one chief with 1 GPU) on node ``l-NS`` (1 V100 16GB), Arena's gpu-exporter series.
+
+    The real operator makes the pods and the real scheduler places them: ``old`` is submitted once
+    ``train`` holds all of ``m-NS``'s GPUs, so its only place is ``l-NS``.
     """
     ns = namespace
     ctx = Ctx(cluster, ns)
@@ -116,17 +122,18 @@ def jobs(cluster, kubelet, operator, namespace, prometheus):
     kubelet.add_node(m_node, pool=ns, gpus=4, cpu="64", memory="256Gi", labels={"node-role.kubernetes.io/gpu": ""})
     kubelet.add_node(l_node, pool=ns, gpus=1, cpu="16", memory="64Gi")
     try:
+        core = client.CoreV1Api(cluster.api_client())
         ok(ctx("submit", "tf", "--name", "train", "--image", "tf:2", "--workers", "2", "--gpus", "2", "--cpu", "4",
                "--memory", "8Gi", "--", "python", "train.py"))
-        ok(ctx("submit", "tf", "--name", "old", "--image", "tf:2", "--gpus", "1", "--", "python", "old.py"))
-        train = operator.create_pods("TFJob", ns, "train")
-        (old,) = operator.create_pods("TFJob", ns, "old")
-        assert train == ["train-worker-0", "train-worker-1"] and old == "old-chief-0"
+        train = wait_job_pods(core, ns, "train", ["train-worker-0", "train-worker-1"])
         for pod in train:
             kubelet.run_pod(ns, pod, m_node)
+        ok(ctx("submit", "tf", "--name", "old", "--image", "tf:2", "--gpus", "1", "--", "python", "old.py"))
+        (old,) = wait_job_pods(core, ns, "old", ["old-chief-0"])
         kubelet.run_pod(ns, old, l_node)
-        operator.set_condition("TFJob", ns, "train", "Running")
-        operator.set_condition("TFJob", ns, "old", "Running")
+        for job in ("train", "old"):  # the operator's own Running condition
+            wait_for(lambda job=job: json.loads(ok(ctx("get", job, "-o", "json")).stdout)["status"] == "RUNNING",
+                     f"{job} RUNNING")
         sim = prometheus.sim
         total = 81920  # MiB, an A100 80GB
         for dev, pod, util, used in ((0, "train-worker-0", 80, 30720), (1, "train-worker-0", 61, 10240),
@@ -147,10 +154,8 @@ def jobs(cluster, kubelet, operator, namespace, prometheus):
                                        m.get("gpu") or m.get("minor_number")))
         yield ctx, m_node, l_node
     finally:
-        core = client.CoreV1Api(cluster.api_client())
         for node in (m_node, l_node):
-            core.delete_node(node)
-            kubelet.nodes.discard(node)
+            kubelet.remove_node(node)
 
 
 def test_top_job_shows_gpu_utilisation_memory_and_usage_from_prometheus(jobs, prometheus, namespace):
@@ -397,7 +402,7 @@ def metrics_api(cluster):
     """metrics.k8s.io served by the API server (CRD stand-ins for metrics-server's PodMetrics/NodeMetrics)."""
     from pathlib import Path
 
-    data = Path(__file__).resolve().parents[2] / "data" / "metrics-api"
+    data = Path(__file__).resolve().parents[1] / "data" / "metrics-api"
     for f in ("pods.metrics.k8s.io.yaml", "nodes.metrics.k8s.io.yaml"):
         cluster.create_crd(data / f)
     try:

@@ -1,17 +1,18 @@
 """`get`'s pending reason and `top node` against the real kube-scheduler (1.37): it decides where every pod
 goes and writes every FailedScheduling message asserted here; nothing here binds a pod or writes a
-scheduler message by hand. Each test starts from a cluster holding only the nodes it adds."""
+scheduler message by hand. The pods are the real training-operator's, run by kwok once bound. Each test
+starts from a cluster holding only the nodes it adds."""
 
 from __future__ import annotations
 
 import json
 import re
-import time
 
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 from typer.testing import CliRunner
+from waits import wait_for, wait_job_pods
 
 from arena_helm.cli import app
 
@@ -76,10 +77,15 @@ def pending_line(cli, job: str) -> str:
     return next(line for line in out.splitlines() if line.startswith("Pending:")).split(None, 1)[1]
 
 
-def test_not_enough_gpus(cli, operator, kubelet, only_my_nodes, namespace):
+def job_pods(kubelet, namespace: str, job: str, count: int = 1) -> list[str]:
+    """The pods the real operator makes for ``job``."""
+    return wait_job_pods(client.CoreV1Api(kubelet.api_client), namespace, job, count=count)
+
+
+def test_not_enough_gpus(cli, kubelet, only_my_nodes, namespace):
     node = only_my_nodes(f"{namespace}-gpu", gpus=2, labels={"node-role.kubernetes.io/gpu": ""})
     cli.ok("submit", "tf", "--name", "big", "--image", "tf:2", "--gpus", "4", "--", "python", "x.py")
-    (pod,) = operator.create_pods("TFJob", namespace, "big")
+    (pod,) = job_pods(kubelet, namespace, "big")
     verdict = kubelet.wait_unschedulable(namespace, pod)
     # what preemption found follows ("No preemption victims found ..." or "Preemption is not helpful ...")
     assert re.fullmatch(r"0/1 nodes are available: 1 Insufficient nvidia\.com/gpu\. preemption: 0/1 nodes are "
@@ -90,7 +96,7 @@ def test_not_enough_gpus(cli, operator, kubelet, only_my_nodes, namespace):
 
     # a job that fits is placed by the scheduler on that node, and top node counts its GPUs
     cli.ok("submit", "tf", "--name", "small", "--image", "tf:2", "--gpus", "2", "--", "python", "x.py")
-    (small,) = operator.create_pods("TFJob", namespace, "small")
+    (small,) = job_pods(kubelet, namespace, "small")
     assert kubelet.run_pod(namespace, small) == node
     assert node_row(cli, node)[:6] == [node, "127.0.0.1", "gpu", "Ready", "2", "2"]
     assert json.loads(cli.ok("get", "small", "-o", "json"))["allocatedGPUs"] == 2
@@ -98,11 +104,11 @@ def test_not_enough_gpus(cli, operator, kubelet, only_my_nodes, namespace):
     assert pending_line(cli, "big").startswith("pod big-chief-0 cannot be scheduled: not enough GPUs (")
 
 
-def test_a_selector_no_node_matches(cli, operator, kubelet, only_my_nodes, namespace):
+def test_a_selector_no_node_matches(cli, kubelet, only_my_nodes, namespace):
     node = only_my_nodes(f"{namespace}-v100", gpus=4, labels={"accelerator": "v100"})
     cli.ok("submit", "tf", "--name", "picky", "--image", "tf:2", "--gpus", "1", "--selector", "accelerator=a100",
            "--", "python", "x.py")
-    (pod,) = operator.create_pods("TFJob", namespace, "picky")
+    (pod,) = job_pods(kubelet, namespace, "picky")
     verdict = kubelet.wait_unschedulable(namespace, pod)
     assert verdict == ("0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. preemption: "
                        "0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
@@ -115,11 +121,11 @@ def test_a_selector_no_node_matches(cli, operator, kubelet, only_my_nodes, names
     assert node_row(cli, node)[4:6] == ["4", "1"]
 
 
-def test_an_untolerated_taint(cli, operator, kubelet, only_my_nodes, namespace):
+def test_an_untolerated_taint(cli, kubelet, only_my_nodes, namespace):
     taint = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
     node = only_my_nodes(f"{namespace}-tainted", gpus=4, taints=[taint])
     cli.ok("submit", "tf", "--name", "plain", "--image", "tf:2", "--gpus", "1", "--", "python", "x.py")
-    (pod,) = operator.create_pods("TFJob", namespace, "plain")
+    (pod,) = job_pods(kubelet, namespace, "plain")
     verdict = kubelet.wait_unschedulable(namespace, pod)
     assert verdict == ("0/1 nodes are available: 1 node(s) had untolerated taint(s). preemption: 0/1 nodes are "
                        "available: 1 Preemption is not helpful for scheduling.")
@@ -129,7 +135,7 @@ def test_an_untolerated_taint(cli, operator, kubelet, only_my_nodes, namespace):
 
     cli.ok("submit", "tf", "--name", "tolerant", "--image", "tf:2", "--gpus", "1", "--toleration",
            "nvidia.com/gpu=present:NoSchedule", "--", "python", "x.py")
-    (tolerant,) = operator.create_pods("TFJob", namespace, "tolerant")
+    (tolerant,) = job_pods(kubelet, namespace, "tolerant")
     assert kubelet.run_pod(namespace, tolerant) == node
     assert node_row(cli, node)[4:6] == ["4", "1"]
     assert pending_line(cli, "plain").endswith(f"({verdict})")
@@ -151,44 +157,38 @@ def priority_classes(cluster):
         sched.delete_priority_class(name)
 
 
-def test_preemption_by_a_higher_priority(cli, operator, kubelet, only_my_nodes, priority_classes, cluster,
-                                         namespace):
+def test_preemption_by_a_higher_priority(cli, kubelet, only_my_nodes, priority_classes, cluster, namespace):
     node = only_my_nodes(f"{namespace}-gpu", gpus=4)
     cli.ok("submit", "tf", "--name", "low", "--image", "tf:2", "--gpus", "4", "-p", "arena-low", "--",
            "python", "x.py")
-    (low,) = operator.create_pods("TFJob", namespace, "low")
+    (low,) = job_pods(kubelet, namespace, "low")
     assert kubelet.run_pod(namespace, low) == node
-    operator.reconcile("TFJob", namespace, "low")
-    assert json.loads(cli.ok("get", "low", "-o", "json"))["status"] == "RUNNING"
+    wait_for(lambda: json.loads(cli.ok("get", "low", "-o", "json"))["status"] == "RUNNING", "low RUNNING")
+    core = client.CoreV1Api(cluster.api_client())
 
     cli.ok("submit", "tf", "--name", "high", "--image", "tf:2", "--gpus", "4", "-p", "arena-high", "--",
            "python", "x.py")
-    (high,) = operator.create_pods("TFJob", namespace, "high")
-    # the scheduler evicts the low-priority pod (the kubelet stand-in confirms the deletion) and binds
+    (high,) = job_pods(kubelet, namespace, "high")
+    # the scheduler evicts the low-priority pod (kwok confirms the deletion) and binds
     assert kubelet.run_pod(namespace, high) == node
     assert node_row(cli, node)[4:6] == ["4", "4"]
     details = re.sub(" +", " ", cli.ok("top", "node", node, "-d"))
     assert f"{namespace} {high} 4" in details and low not in details
 
-    # the operator creates the evicted pod again; it now waits for the GPUs the high-priority job holds
-    core = client.CoreV1Api(cluster.api_client())
-    deadline = time.monotonic() + 30
-    while any(p.metadata.name == low for p in core.list_namespaced_pod(namespace).items):
-        assert time.monotonic() < deadline, "the preempted pod was never removed"
-        time.sleep(0.1)
-    operator.reconcile("TFJob", namespace, "low")
-    verdict = kubelet.wait_unschedulable(namespace, low)
-    assert verdict == ("0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are "
-                       "available: 1 No preemption victims found for incoming pod.")
-    operator.reconcile("TFJob", namespace, "low")
+    # the real training-operator does not make the preempted pod again (the stand-in did): the TFJob's chief
+    # (restartPolicy Never, as arena-helm's chart sets it) counts as failed, so the job fails
+    wait_for(lambda: json.loads(cli.ok("get", "low", "-o", "json"))["status"] == "FAILED", "low FAILED")
+    assert [p.metadata.name for p in core.list_namespaced_pod(namespace).items] == [high]
     got = cli.ok("get", "low", "-e")
-    assert f"Pending:     pod {low} cannot be scheduled: not enough GPUs ({verdict})" in got
-    # the scheduler's own record of the preemption, on the evicted pod
-    events = rows(got.split("\n\n")[-1])
-    assert [r[1:5] for r in events if r[3] == "Preempted"] == [["Normal", f"pod/{low}", "Preempted", "Preempted"]]
-    # 1.37 names the preemptor by its UID (pkg/scheduler/framework/preemption/executor.go)
+    assert f"Reason:      TFJobFailed: TFJob {namespace}/low has failed because 1 Chief replica(s) failed.\n" in got
+    assert "Instances:   none (the job's pods are gone)" in got
+    # the scheduler's own record of the preemption, on the evicted pod (`get -e` lists the events of the
+    # job and of its pods that still exist: this pod is gone); 1.37 names the preemptor by its UID
+    # (pkg/scheduler/framework/preemption/executor.go)
     high_uid = core.read_namespaced_pod(high, namespace).metadata.uid
-    assert f"Preempted by pod {high_uid} on node {node}" in got
+    preempted = [(e.type, e.reason, e.message) for e in core.list_namespaced_event(
+        namespace, field_selector=f"involvedObject.name={low}").items if e.reason == "Preempted"]
+    assert preempted == [("Normal", "Preempted", f"Preempted by pod {high_uid} on node {node}")]
     assert json.loads(cli.ok("get", "high", "-o", "json"))["priority"] == "arena-high"
 
 
@@ -204,7 +204,7 @@ def test_a_missing_priority_class_is_refused_before_anything_is_installed(cli, c
     assert custom.list_namespaced_custom_object("kubeflow.org", "v1", namespace, "tfjobs")["items"] == []
 
 
-def test_the_priority_admission_refuses_the_pods_of_a_job_made_elsewhere(cli, operator, cluster, namespace):
+def test_the_priority_admission_refuses_the_pods_of_a_job_made_elsewhere(cli, cluster, namespace):
     """A job not submitted by arena-helm (here: created through the API) names a missing PriorityClass: the
     API server's Priority admission refuses its pods, and `get` says so from the operator's event."""
     custom = client.CustomObjectsApi(cluster.api_client())
@@ -212,7 +212,10 @@ def test_the_priority_admission_refuses_the_pods_of_a_job_made_elsewhere(cli, op
         "apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "elsewhere"},
         "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": {
             "priorityClassName": "no-such-class", "containers": [{"name": "tensorflow", "image": "tf:2"}]}}}}}})
-    assert operator.create_pods("TFJob", namespace, "elsewhere") == []
+    core = client.CoreV1Api(cluster.api_client())
+    wait_for(lambda: any(e.reason == "FailedCreatePod" for e in core.list_namespaced_event(
+        namespace, field_selector="involvedObject.name=elsewhere").items), "the operator's refused pod")
+    assert core.list_namespaced_pod(namespace).items == []
     assert pending_line(cli, "elsewhere") == (
         'elsewhere: FailedCreatePod: Error creating: pods "elsewhere-worker-0" is forbidden: '
         "no PriorityClass with name no-such-class was found")

@@ -1,10 +1,10 @@
-"""TensorBoard: with a job (one release, gone with the job) and standalone, into the real API server."""
+"""TensorBoard: with a job (one release, gone with the job) and standalone, into the real API server, next to
+the pods of the real training-operator, placed by the real scheduler and run by kwok."""
 
 from __future__ import annotations
 
 import json
 import re
-import time
 
 import pytest
 import yaml
@@ -12,6 +12,7 @@ from edgetools import with_flags
 from kubecluster import make_claim
 from kubernetes import client
 from typer.testing import CliRunner
+from waits import wait_for, wait_job_pods
 
 from arena_helm.cli import app
 
@@ -61,20 +62,25 @@ def test_submit_with_tensorboard_makes_one_release_and_delete_removes_it(cli, cl
     res = cli("delete", "mnist")
     assert res.exit_code == 0, res.output
     assert apps.list_namespaced_deployment(namespace).items == []
-    assert client.CoreV1Api(cluster.api_client()).list_namespaced_service(namespace).items == []
+    # the TensorBoard's Service goes with the release; the headless Services the real operator made for the
+    # TFJob's replicas go with the TFJob (the garbage collector, by their owner reference)
+    core = client.CoreV1Api(cluster.api_client())
+    assert "mnist-tensorboard" not in [s.metadata.name for s in core.list_namespaced_service(namespace).items]
+    wait_for(lambda: core.list_namespaced_service(namespace).items == [], "the operator's Services gone")
 
 
-def test_tensorboard_without_data_runs_next_to_the_master_on_its_node_directory(cli, cluster, kubelet, operator,
-                                                                              namespace):
-    """Arena's local logging, with the real scheduler and Deployment controller: TensorBoard waits until the
-    pod that writes the logs is placed, then lands on its node and mounts the same node directory."""
+def test_tensorboard_without_data_runs_next_to_the_master_on_its_node_directory(cli, cluster, kubelet, namespace):
+    """Arena's local logging, with the real operator, scheduler and Deployment controller: TensorBoard waits
+    until the pod that writes the logs is placed, then lands on its node and mounts the same node directory.
+    The real operator makes the job's pods at once: they ask for a GPU and no node has one yet, so the master
+    stays unplaced until a node gets GPUs."""
     core, apps = client.CoreV1Api(cluster.api_client()), client.AppsV1Api(cluster.api_client())
     nodes = [f"{namespace}-a", f"{namespace}-b"]
     for node in nodes:  # the scheduler places by the kubernetes.io/hostname label, as real kubelets set it
         kubelet.add_node(node, pool=namespace, labels={"kubernetes.io/hostname": node})
     try:
-        res = cli("submit", "pytorch", "--name", "bert", "--image", "pt:2", "--workers", "2", "--tensorboard", "--",
-                  "torchrun", "train.py", "--logdir", "/training_logs")
+        res = cli("submit", "pytorch", "--name", "bert", "--image", "pt:2", "--workers", "2", "--gpus", "1",
+                  "--tensorboard", "--", "torchrun", "train.py", "--logdir", "/training_logs")
         assert res.exit_code == 0, res.output
         assert "deployment.apps/bert-tensorboard created" in res.stdout
         host = {"path": f"/arena_logs/{namespace}/bert"}
@@ -82,12 +88,9 @@ def test_tensorboard_without_data_runs_next_to_the_master_on_its_node_directory(
         dep = apps.read_namespaced_deployment("bert-tensorboard", namespace)
         assert {k: dep.metadata.labels[k] for k in ("role", "app", "release")} == {
             "role": "tensorboard", "app": "pytorchjob", "release": "bert"}
-        deadline = time.monotonic() + 60
         selector = "app.kubernetes.io/instance=bert,app.kubernetes.io/component=tensorboard"
-        while not (pods := core.list_namespaced_pod(namespace, label_selector=selector).items):
-            assert time.monotonic() < deadline, "the Deployment controller made no TensorBoard pod"
-            time.sleep(0.2)
-        (tb,) = pods
+        (tb,) = wait_for(lambda: core.list_namespaced_pod(namespace, label_selector=selector).items,
+                         "the Deployment controller's TensorBoard pod")
         pod = tb.spec
         (logs,) = [v for v in pod.volumes if v.host_path]
         assert (logs.host_path.path, logs.persistent_volume_claim) == (host["path"], None)
@@ -99,17 +102,26 @@ def test_tensorboard_without_data_runs_next_to_the_master_on_its_node_directory(
             ("training.kubeflow.org/job-name", "In", ["bert"]),
             ("training.kubeflow.org/replica-type", "In", ["master"]),
             ("training.kubeflow.org/replica-index", "In", ["0"])]
-        # no pod of the job yet: the affinity cannot be met
+        # the operator's pods, none placed (no GPUs yet): the affinity cannot be met
+        wait_job_pods(core, namespace, "bert", ["bert-master-0", "bert-worker-0"])
+        assert "Insufficient nvidia.com/gpu" in kubelet.wait_unschedulable(namespace, "bert-master-0")
         assert "pod affinity" in kubelet.wait_unschedulable(namespace, tb.metadata.name)
 
-        # the operator makes the job's pods; the scheduler places the master, then TensorBoard next to it
-        operator.create_pods("PyTorchJob", namespace, "bert")
+        # the first node gets GPUs: the scheduler places the master there, then TensorBoard next to it
         master = core.read_namespaced_pod("bert-master-0", namespace)
+        # the real operator's labels on the master: the ones the affinity selects
+        assert {k: master.metadata.labels[k] for k in ("training.kubeflow.org/job-name",
+                                                       "training.kubeflow.org/replica-type",
+                                                       "training.kubeflow.org/replica-index")} == {
+            "training.kubeflow.org/job-name": "bert", "training.kubeflow.org/replica-type": "master",
+            "training.kubeflow.org/replica-index": "0"}
         (vol,) = [v for v in master.spec.volumes if v.host_path]
         assert vol.host_path.path == host["path"]
         assert [m.mount_path for m in master.spec.containers[0].volume_mounts if m.name == vol.name] == [
             "/training_logs"]
+        kubelet.set_allocatable_gpus(nodes[0], 2)
         node = kubelet.run_pod(namespace, "bert-master-0")
+        assert node == nodes[0]
         assert kubelet.wait_scheduled(namespace, tb.metadata.name, timeout=90) == node
 
         svc = core.read_namespaced_service("bert-tensorboard", namespace)
@@ -174,8 +186,7 @@ def test_standalone_tensorboard_url_for_each_service_type(cli, cluster, kubelet,
         assert res.exit_code == 0, res.output
         assert core.list_namespaced_service(namespace).items == []
     finally:
-        client.CoreV1Api(cluster.api_client()).delete_node(node)
-        kubelet.nodes.discard(node)
+        kubelet.remove_node(node)
 
 
 def test_tensorboard_start_needs_exactly_one_log_source(cli):
@@ -196,18 +207,14 @@ def test_tensorboard_open_runs_kubectl_port_forward(cli, tmp_path, monkeypatch, 
               "/logs/viz", "--", "python", "x.py")
     assert res.exit_code == 0, res.output
     # the claim the logs live on (bound by the controller-manager's PV binder), a node of this test's pool,
-    # and the pod the real Deployment controller makes, run by the kubelet stand-in
-    import time
-
+    # and the pod the real Deployment controller makes, placed by the scheduler and run by kwok
     core = client.CoreV1Api(cluster.api_client())
     make_claim(core, namespace, "logs", modes=["ReadWriteOnce"], size="1Gi", storage_class="")
     node = f"tbnode-{namespace}"
     kubelet.add_node(node, pool=namespace)
-    deadline = time.monotonic() + 60
-    while not (pods := core.list_namespaced_pod(namespace, label_selector="app.kubernetes.io/instance=viz,"
-                                                "app.kubernetes.io/component=tensorboard").items):
-        assert time.monotonic() < deadline, "the Deployment controller made no TensorBoard pod"
-        time.sleep(0.2)
+    pods = wait_for(lambda: core.list_namespaced_pod(namespace, label_selector="app.kubernetes.io/instance=viz,"
+                                                     "app.kubernetes.io/component=tensorboard").items,
+                    "the Deployment controller's TensorBoard pod")
     kubelet.run_pod(namespace, pods[0].metadata.name, node)
     record = tmp_path / "argv.txt"
     fake = tmp_path / "bin" / "kubectl"
@@ -221,6 +228,5 @@ def test_tensorboard_open_runs_kubectl_port_forward(cli, tmp_path, monkeypatch, 
         "port-forward", "-n", namespace, "svc/viz-tensorboard", "7007:6006", "--kubeconfig",
         str(cluster.admin.kubeconfig)]
     assert "Forwarding http://localhost:7007 to viz-tensorboard" in res.stderr
-    core.delete_node(node)
-    kubelet.nodes.discard(node)
+    kubelet.remove_node(node)
     core.delete_persistent_volume(f"pv-{namespace}-logs")
