@@ -29,8 +29,8 @@ def cluster():
     tests/support/controllers.py).
 
     Local quick runs may set ARENA_HELM_SKIP_CLUSTER=1 to skip these tests; under CI they never skip:
-    a failed build fails the run. (tests/cluster/legacy/ overrides this fixture with the Python stand-ins
-    its tests were written for.)
+    a failed build fails the run. (tests/cluster/bare/ overrides it with a control plane that runs no
+    controller.)
     """
     if SKIP_CLUSTER:
         pytest.skip("ARENA_HELM_SKIP_CLUSTER=1: tests that need the API server are skipped")

@@ -1,7 +1,7 @@
 """Every chart with every ci/*-values.yaml, installed with plain helm (3 and 4) into the test cluster with the
 real controllers and their admission webhooks running, read back and uninstalled: the API server keeps every
 field the chart renders (it would silently prune one its CRD does not declare) and leaves nothing behind. The
-MPIJob v1 case runs in tests/cluster/legacy/test_chart_install_mpi_v1.py: this cluster serves mpi-operator's
+MPIJob v1 case runs in tests/cluster/bare/test_chart_install_mpi_v1.py: this cluster serves mpi-operator's
 MPIJob v2beta1 (the two CRDs share one name)."""
 
 from __future__ import annotations

@@ -227,7 +227,7 @@ def test_eviction(kwok, core, namespace, node):
     assert (target.status, target.reason, target.message) == ("True", "TerminationByKubelet", msg)
     assert (terminated(pod).exit_code, terminated(pod).reason) == (137, "Error")
 
-    core.create_namespaced_pod(namespace, pod_body("victim2"))  # the KubeletSim way: set_pod_state
+    core.create_namespaced_pod(namespace, pod_body("victim2"))  # the former stand-in's way: set_pod_state
     kwok.run_pod(namespace, "victim2")
     kwok.set_pod_state(namespace, "victim2", "Failed", reason="Evicted", message="Pod ephemeral local storage usage")
     assert core.read_namespaced_pod("victim2", namespace).status.reason == "Evicted"
@@ -257,7 +257,7 @@ def test_image_pull_back_off_keeps_the_pod_pending_until_let_go(kwok, core, name
     pod = core.read_namespaced_pod("pull", namespace)
     assert pod.status.phase == "Running" and pod.status.message is None
     ip = pod.status.pod_ip
-    kwok.set_pod_state(namespace, "pull", "Pending")  # back to ContainerCreating (KubeletSim's Pending)
+    kwok.set_pod_state(namespace, "pull", "Pending")  # back to ContainerCreating (the former stand-in's Pending)
     pod = core.read_namespaced_pod("pull", namespace)
     assert pod.status.container_statuses[0].state.waiting.reason == "ContainerCreating"
     kwok.set_pod_state(namespace, "pull", "Running", waiting_reason="CrashLoopBackOff")

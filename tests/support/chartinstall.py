@@ -1,7 +1,7 @@
 """Install a chart with one of its ci/*-values.yaml with plain helm into a test cluster, read every object back
 and uninstall it: the API server keeps every field the chart renders (it would silently prune one its CRD does
 not declare) and nothing is left behind. Used by tests/cluster/test_chart_install.py (the real controllers
-running) and tests/cluster/legacy/test_chart_install_mpi_v1.py (MPIJob v1, on a cluster without mpi-operator)."""
+running) and tests/cluster/bare/test_chart_install_mpi_v1.py (MPIJob v1, on a cluster without mpi-operator)."""
 
 from __future__ import annotations
 

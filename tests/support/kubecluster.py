@@ -17,9 +17,11 @@ user, which the API server's bootstrap RBAC binds to the ``system:kube-scheduler
 - The API server enables the ``Priority`` admission plugin (a pod naming a missing PriorityClass is
   refused) and ``PodNodeSelector``: each test namespace carries ``scheduler.alpha.kubernetes.io/
   node-selector: arena-helm.test/pool=<namespace>``, so its pods go only to the nodes a test adds for that
-  namespace (``KubeletSim.add_node(pool=...)``) and tests never place pods on each other's nodes.
+  namespace (``Kwok.add_node(pool=...)``) and tests never place pods on each other's nodes.
 
-There is no kubelet or training operator: ``tests/support/simulators.py`` plays those parts through the API.
+No node runs here: kwok plays the nodes and their kubelets (tests/support/kwok.py), and the real Kubeflow,
+JobSet and Kueue controllers run beside the control plane (tests/support/controllers.py); tests/conftest.py
+starts all of it for a session.
 """
 
 from __future__ import annotations

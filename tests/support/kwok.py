@@ -3,14 +3,14 @@
 ``Kwok(cluster)`` starts the ``kwok`` binary that ``scripts/build-cluster.sh kwok`` builds: kubeconfig the
 cluster's admin, its own temporary ``KWOK_WORKDIR`` (else ``~/.kwok/kwok.yaml`` is loaded first), the
 complete KwokConfiguration and the stages of tests/data/kwok/, nodes managed by a label of its own
-(``--manage-nodes-with-label-selector=kwok.x-k8s.io/node=<id>``: nodes of KubeletSim or of another Kwok
+(``--manage-nodes-with-label-selector=kwok.x-k8s.io/node=<id>``: nodes of another Kwok
 are left alone), and its kubelet API on ``https://127.0.0.1:<free port>`` with a certificate for
 127.0.0.1 from ``cluster.ca`` (the API server verifies it: ``--kubelet-certificate-authority``). Its own
 CRDs ``logs`` and ``attaches`` (kwok.x-k8s.io, from the module's kustomize/crd/bases) are installed and
 ``--enable-crds=Logs,Attach`` makes kwok watch per-pod objects; ``ClusterLogs``, ``ClusterAttach`` and
 ``ClusterExec`` defaults come from a file made at start. Ready when ``/healthz`` answers; ``close()``
-stops it. The methods are KubeletSim's (same signatures and meaning), done through kwok, plus
-``finish_pod``, ``restart_container``, ``evict_pod``, ``wait_pod`` and ``annotate``.
+stops it. The methods are those the tests used with the former Python kubelet stand-in (same signatures
+and meaning), done through kwok, plus ``finish_pod``, ``restart_container``, ``evict_pod``, ``wait_pod`` and ``annotate``.
 
 Nodes: ``add_node`` creates the Node with its status in one request (capacity, allocatable with
 ``nvidia.com/gpu``, InternalIP 127.0.0.1 and no Hostname address, the kwok port as kubelet port, nodeInfo
@@ -36,7 +36,7 @@ was written for reads empty.
 Exec, through pods/exec (client websocket v4 proxied as is, v5 as kubectl >= 1.30 and arena-helm attach
 speak it turned into SPDY by the API server): the command runs **on this machine**, as kwok's user, in
 ``exec_dir`` with ``ARENA_HELM_KWOK_EXEC=1`` added to the environment (no container, no toy commands as
-KubeletSim had: ``exit 3`` is ``sh -c 'exit 3'``). stdout, stderr and piped stdin work; a TTY gets a pty.
+the stand-in had: ``exit 3`` is ``sh -c 'exit 3'``). stdout, stderr and piped stdin work; a TTY gets a pty.
 Found by the tests of tests/cluster/test_kwok.py:
 - exit code 0: status Success. Any other exit code: NOT reported as such. kwok wraps the
   ``*exec.ExitError``, so k8s.io/cri-streaming v0.36.1 ServeExec answers an InternalError whose message
@@ -52,13 +52,13 @@ Attach (pods/attach): the container's log file again (an ``Attach`` object per p
 the stream is set up arrive on stdout; stdin is ignored; ``close_log`` ends it (the read error as status).
 Port-forward: not configured. kwok does no authentication of its own: it listens on 127.0.0.1 only.
 
-Porting a test from KubeletSim:
-- a bound pod runs at once (KubeletSim left it Pending until ``run_pod``/``set_pod_state``): to keep it
+Porting a test written for the former kubelet stand-in:
+- a bound pod runs at once (the stand-in left it Pending until ``run_pod``/``set_pod_state``): to keep it
   Pending, give its template ``arena-helm.test/waiting-reason`` or call ``set_pod_state(..., "Pending")``;
 - no ``requests``/``execs`` records: assert on what the API server answers instead;
 - ``set_pod_state``: a finished pod stays finished, Succeeded means exit code 0 and Failed a non-zero one,
   ``waiting_reason`` only with Pending or Running; Failed with reason Evicted is ``evict_pod``;
-- statuses are a kubelet's, not KubeletSim's: the spec's image, real-looking containerID/imageID, pod IPs
+- statuses are a kubelet's, not the stand-in's: the spec's image, real-looking containerID/imageID, pod IPs
   from 10.0.0.0/16, startTime kept, conditions PodReadyToStartContainers/Initialized/ContainersReady/Ready;
 - Job pods do not complete by themselves: annotate them (template or ``finish_pod``);
 - nodes carry the ``kwok.x-k8s.io/node`` label, no Hostname address, kubeletVersion = the cluster's;
@@ -403,7 +403,7 @@ class Kwok:
 
     def set_pod_state(self, namespace: str, pod: str, phase: str, *, reason: str = "", message: str = "",
                       exit_code: int | None = None, waiting_reason: str = "", timeout: float = 30.0) -> None:
-        """KubeletSim.set_pod_state through kwok: the state becomes pod annotations that kwok's stages
+        """The stand-in's set_pod_state through kwok: the state becomes pod annotations that kwok's stages
         turn into the status, then this waits until the pod shows it. Only for a pod the scheduler bound
         to a node of this kwok.
 

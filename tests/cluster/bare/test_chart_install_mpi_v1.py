@@ -1,5 +1,5 @@
 """charts/mpijob with ci/v1-values.yaml (MPIJob kubeflow.org/v1, the training operator's CRD), installed with plain
-helm (3 and 4), read back and uninstalled, on the legacy cluster: it runs no mpi-operator, so its MPIJob CRD can
+helm (3 and 4), read back and uninstalled, on a cluster of its own (tests/cluster/bare/): it runs no mpi-operator, so its MPIJob CRD can
 be swapped for the v1 one (the two share one name: a cluster serves one or the other)."""
 
 from __future__ import annotations
