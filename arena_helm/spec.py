@@ -306,7 +306,7 @@ class JobSpec(Strict):
     service_account: DNSSubdomain | None = opt("ServiceAccount of the pods.", values="serviceAccountName")
     retry: Annotated[int, Field(ge=0, le=1000)] | None = opt("Retries before the job is marked failed (backoffLimit).",
                                                              values="runPolicy.backoffLimit")
-    ttl_after_finished: Duration | None = opt("Delete the job's pods this long after it ends (30s, 10m, 1h).",
+    ttl_after_finished: Duration | None = opt("Delete the job and its pods this long after it ends (30s, 10m, 1h).",
                                               values="runPolicy.ttlSecondsAfterFinished")
     running_timeout: Annotated[Duration, Field(ge=1)] | None = opt(
         "Fail the job if it runs longer than this (e.g. 2h).", values="runPolicy.activeDeadlineSeconds")

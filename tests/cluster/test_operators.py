@@ -1,24 +1,25 @@
-"""The training-operator stand-in against arena-helm's jobs, as the real operators behave (training-operator
-v1.9.0, mpi-operator v0.8.0; see tests/support/simulators.py): labels and the job-role master, conditions
-with the operators' reasons and messages, suspend and resume, the MPIJob v2beta1 launcher as a batch Job
-run by the real job controller, and a TensorBoard Deployment that the real deployment controller gives a
-pod. Pods are placed by the real scheduler."""
+"""arena-helm's jobs under the real operators (training-operator v1.9.3, mpi-operator v0.8.0; see
+tests/support/controllers.py) and kwok's nodes: labels and the job-role master, conditions with the operators'
+reasons and messages, suspend and resume, the MPIJob v2beta1 launcher as a batch Job run by the real job
+controller (suspended, not deleted, when the MPIJob is), and a TensorBoard Deployment that the real deployment
+controller gives a pod. Pods are placed by the real scheduler and run by kwok."""
 
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from edgetools import with_flags
 from kubernetes import client
 from typer.testing import CliRunner
+from waits import conditions, wait_for, wait_gone, wait_job_pods
 
 from arena_helm.cli import app
 
 pytestmark = pytest.mark.cluster
 runner = CliRunner()
 JOB_ROLE = "training.kubeflow.org/job-role"
+JOB_NAME = "training.kubeflow.org/job-name"
 
 
 @pytest.fixture
@@ -43,29 +44,55 @@ def node(kubelet, namespace):
 
 def labels(cluster, namespace: str, job: str) -> dict[str, dict]:
     core = client.CoreV1Api(cluster.api_client())
-    pods = core.list_namespaced_pod(namespace, label_selector=f"training.kubeflow.org/job-name={job}").items
+    pods = core.list_namespaced_pod(namespace, label_selector=f"{JOB_NAME}={job}").items
     return {p.metadata.name: {k: v for k, v in p.metadata.labels.items() if k.startswith("training.kubeflow.org/")}
             for p in pods if not p.metadata.deletion_timestamp}
 
 
-def conditions(operator, kind: str, namespace: str, name: str, version: str = "v1") -> list[tuple]:
-    job = operator.get_job(kind, namespace, name, version)
-    return [(c["type"], c["status"], c["reason"], c["message"]) for c in job["status"]["conditions"]]
+def get_job(cluster, kind: str, namespace: str, name: str, version: str = "v1") -> dict:
+    plural = {"TFJob": "tfjobs", "PyTorchJob": "pytorchjobs", "MPIJob": "mpijobs"}[kind]
+    return client.CustomObjectsApi(cluster.api_client()).get_namespaced_custom_object(
+        "kubeflow.org", version, namespace, plural, name)
 
 
-def wait_gone(cluster, namespace: str, job: str, timeout: float = 30.0) -> None:
+def conds(cluster, kind: str, namespace: str, name: str, version: str = "v1") -> list[tuple]:
+    return conditions(get_job(cluster, kind, namespace, name, version))
+
+
+def wait_conds(cluster, kind, namespace, name, check, what, version="v1", timeout=60.0) -> list[tuple]:
+    """Until the job's conditions satisfy ``check``; returns them."""
+    def got():
+        c = conds(cluster, kind, namespace, name, version)
+        return c if check(c) else None
+
+    return wait_for(got, f"{kind} {name}: {what}", timeout)
+
+
+def status_of(cli, name: str) -> dict:
+    return json.loads(cli("get", name, "-o", "json"))
+
+
+def wait_status(cli, name: str, want: str, timeout: float = 60.0) -> dict:
+    """Until ``arena-helm get NAME -o json`` says ``want``; returns the view."""
+    last = {}
+
+    def got():
+        nonlocal last
+        last = status_of(cli, name)
+        return last if last["status"] == want else None
+
+    try:
+        return wait_for(got, f"arena-helm get {name}: {want}", timeout)
+    except AssertionError as e:
+        raise AssertionError(f"{e}; last status {last.get('status')!r}") from None
+
+
+def test_tfjob_labels_and_master_role_follow_the_operator(cli, cluster, namespace):
     core = client.CoreV1Api(cluster.api_client())
-    deadline = time.monotonic() + timeout
-    while core.list_namespaced_pod(namespace, label_selector=f"training.kubeflow.org/job-name={job}").items:
-        assert time.monotonic() < deadline, f"pods of {job} still there"
-        time.sleep(0.1)
-
-
-def test_tfjob_labels_and_master_role_follow_the_operator(cli, operator, cluster, namespace):
     cli("submit", "tf", "--name", "plain", "--image", "tf:2", "--workers", "2", "--ps", "1", "--", "python", "x.py")
     cli("submit", "tf", "--name", "chiefed", "--image", "tf:2", "--workers", "2", "--chief", "--", "python", "x.py")
-    operator.create_pods("TFJob", namespace, "plain")
-    operator.create_pods("TFJob", namespace, "chiefed")
+    wait_job_pods(core, namespace, "plain", ["plain-ps-0", "plain-worker-0", "plain-worker-1"])
+    wait_job_pods(core, namespace, "chiefed", ["chiefed-chief-0", "chiefed-worker-0", "chiefed-worker-1"])
     base = {"training.kubeflow.org/operator-name": "tfjob-controller"}
 
     def want(job, rtype, index, master=False):
@@ -80,19 +107,21 @@ def test_tfjob_labels_and_master_role_follow_the_operator(cli, operator, cluster
     assert labels(cluster, namespace, "chiefed") == {
         "chiefed-chief-0": want("chiefed", "chief", 0, master=True), "chiefed-worker-0": want("chiefed", "worker", 0),
         "chiefed-worker-1": want("chiefed", "worker", 1)}
-    assert conditions(operator, "TFJob", namespace, "plain") == [
+    # no node: the pods stay Pending and the job Created
+    assert conds(cluster, "TFJob", namespace, "plain") == [
         ("Created", "True", "TFJobCreated", "TFJob plain is created.")]
-    assert json.loads(cli("get", "plain", "-o", "json"))["chiefName"] == "plain-worker-0"
-    assert json.loads(cli("get", "chiefed", "-o", "json"))["chiefName"] == "chiefed-chief-0"
+    assert status_of(cli, "plain")["chiefName"] == "plain-worker-0"
+    assert status_of(cli, "chiefed")["chiefName"] == "chiefed-chief-0"
 
 
-def test_suspend_removes_the_pods_and_resume_creates_them_again(cli, operator, kubelet, node, cluster, namespace):
+def test_suspend_removes_the_pods_and_resume_creates_them_again(cli, kubelet, node, cluster, namespace):
     ns = namespace
+    core = client.CoreV1Api(cluster.api_client())
     cli("submit", "pytorch", "--name", "pause", "--image", "pt:2", "--workers", "2", "--", "torchrun", "x.py")
-    for pod in operator.create_pods("PyTorchJob", ns, "pause"):
+    pods = wait_job_pods(core, ns, "pause", ["pause-master-0", "pause-worker-0"])
+    for pod in pods:
         kubelet.run_pod(ns, pod, node)
-    operator.reconcile("PyTorchJob", ns, "pause")
-    assert json.loads(cli("get", "pause", "-o", "json"))["status"] == "RUNNING"
+    wait_status(cli, "pause", "RUNNING")
 
     custom = client.CustomObjectsApi(cluster.api_client())
 
@@ -101,40 +130,48 @@ def test_suspend_removes_the_pods_and_resume_creates_them_again(cli, operator, k
                                               {"spec": {"runPolicy": {"suspend": flag}}})
 
     suspend(True)
-    status = operator.reconcile("PyTorchJob", ns, "pause")
-    wait_gone(cluster, ns, "pause")  # deleted by the operator, confirmed by the kubelet stand-in
-    assert conditions(operator, "PyTorchJob", ns, "pause") == [
+    wait_gone(core, ns, f"{JOB_NAME}=pause")  # deleted by the operator, confirmed by kwok
+    got = wait_conds(cluster, "PyTorchJob", ns, "pause", lambda c: ("Suspended", "True") in [x[:2] for x in c],
+                     "Suspended")
+    assert got == [
         ("Created", "True", "PyTorchJobCreated", "PyTorchJob pause is created."),
         ("Running", "False", "PyTorchJobSuspended", "PyTorchJob pause is suspended."),
         ("Suspended", "True", "PyTorchJobSuspended", "PyTorchJob pause is suspended."),
     ]
-    assert {k: v["active"] for k, v in status["replicaStatuses"].items()} == {"Master": 0, "Worker": 0}
-    view = json.loads(cli("get", "pause", "-o", "json"))
+    status = get_job(cluster, "PyTorchJob", ns, "pause")["status"]
+    # training-operator v1.9.3 sets active to 0, which its JSON omits (omitempty)
+    assert {k: v.get("active", 0) for k, v in status["replicaStatuses"].items()} == {"Master": 0, "Worker": 0}
+    view = status_of(cli, "pause")
     assert view["allocatedGPUs"] == 0 and view["instances"] == []
 
     suspend(False)
-    operator.reconcile("PyTorchJob", ns, "pause")
-    assert sorted(labels(cluster, ns, "pause")) == ["pause-master-0", "pause-worker-0"]
-    conds = conditions(operator, "PyTorchJob", ns, "pause")
-    assert conds[-1] == ("Suspended", "False", "PyTorchJobResumed", "PyTorchJob pause is resumed.")
+    wait_job_pods(core, ns, "pause", ["pause-master-0", "pause-worker-0"])
+    got = wait_conds(cluster, "PyTorchJob", ns, "pause", lambda c: ("Suspended", "False") in [x[:2] for x in c],
+                     "Suspended=False")
+    assert got[-1] == ("Suspended", "False", "PyTorchJobResumed", "PyTorchJob pause is resumed.")
     for pod in ("pause-master-0", "pause-worker-0"):
         kubelet.run_pod(ns, pod, node)
-    operator.reconcile("PyTorchJob", ns, "pause")
-    assert conditions(operator, "PyTorchJob", ns, "pause")[-1] == (
-        "Running", "True", "PyTorchJobRunning", "PyTorchJob pause is running.")
-    assert json.loads(cli("get", "pause", "-o", "json"))["status"] == "RUNNING"
+    got = wait_conds(cluster, "PyTorchJob", ns, "pause", lambda c: ("Running", "True") in [x[:2] for x in c],
+                     "Running again")
+    assert got[-1] == ("Running", "True", "PyTorchJobRunning", "PyTorchJob pause is running.")
+    assert status_of(cli, "pause")["status"] == "RUNNING"
 
 
-def test_mpijob_v2beta1_launcher_is_a_batch_job_run_by_the_job_controller(cli, operator, kubelet, node, cluster,
+def test_mpijob_v2beta1_launcher_is_a_batch_job_run_by_the_job_controller(cli, controllers, kubelet, node, cluster,
                                                                          namespace):
+    controllers.require("mpi-operator")
     ns = namespace
-    cli("submit", "mpi", "--name", "hvd", "--image", "mpi:1", "--workers", "2", "--gpus", "1", "--", "mpirun", "x")
-    pods = operator.create_pods("MPIJob", ns, "hvd", version="v2beta1")
-    launcher = operator.launcher_pod(ns, "hvd")
-    assert launcher.startswith("hvd-launcher-") and pods == sorted([launcher, "hvd-worker-0", "hvd-worker-1"])
+    core = client.CoreV1Api(cluster.api_client())
     batch = client.BatchV1Api(cluster.api_client())
+    cli("submit", "mpi", "--name", "hvd", "--image", "mpi:1", "--workers", "2", "--gpus", "1", "--", "mpirun", "x")
+    pods = wait_job_pods(core, ns, "hvd", count=3)
+    (launcher,) = [p for p in pods if p.startswith("hvd-launcher-")]
+    assert pods == sorted([launcher, "hvd-worker-0", "hvd-worker-1"])
     job = batch.read_namespaced_job("hvd-launcher", ns)
-    assert job.metadata.owner_references[0].kind == "MPIJob" and job.metadata.labels == {"app": "hvd"}
+    assert job.metadata.owner_references[0].kind == "MPIJob"
+    # arena-helm's launcher restartPolicy Never and --retry 0 (backoffLimit 0), which mpi-operator copies to the Job
+    # (its own defaults, OnFailure and 6, are for an MPIJob that sets neither)
+    assert (job.spec.template.spec.restart_policy, job.spec.backoff_limit) == ("Never", 0)
     base = {"training.kubeflow.org/operator-name": "mpi-operator", "training.kubeflow.org/job-name": "hvd"}
     assert labels(cluster, ns, "hvd") == {  # mpi-operator v0.8.0: job-role, no replica-type
         launcher: {**base, JOB_ROLE: "launcher"},
@@ -143,48 +180,58 @@ def test_mpijob_v2beta1_launcher_is_a_batch_job_run_by_the_job_controller(cli, o
     }
     for pod in pods:
         kubelet.run_pod(ns, pod, node)
-    operator.reconcile("MPIJob", ns, "hvd", version="v2beta1")
-    assert conditions(operator, "MPIJob", ns, "hvd", "v2beta1") == [
+    got = wait_conds(cluster, "MPIJob", ns, "hvd", lambda c: ("Running", "True") in [x[:2] for x in c], "Running",
+                     "v2beta1")
+    assert got == [
         ("Created", "True", "MPIJobCreated", f"MPIJob {ns}/hvd is created."),
         ("Running", "True", "MPIJobRunning", f"MPIJob {ns}/hvd is running."),
     ]
-    view = json.loads(cli("get", "hvd", "-o", "json"))
+    view = status_of(cli, "hvd")
     assert (view["status"], view["chiefName"], view["allocatedGPUs"]) == ("RUNNING", launcher, 2)
 
     # the launcher's pod ends well: the job controller completes the Job, the operator the MPIJob
-    kubelet.set_pod_state(ns, launcher, "Succeeded")
-    deadline = time.monotonic() + 30
-    while not any(c.type == "Complete" and c.status == "True"
-                  for c in batch.read_namespaced_job("hvd-launcher", ns).status.conditions or []):
-        assert time.monotonic() < deadline, "the job controller did not complete the launcher Job"
-        time.sleep(0.1)
-    operator.reconcile("MPIJob", ns, "hvd", version="v2beta1")
-    assert conditions(operator, "MPIJob", ns, "hvd", "v2beta1")[-1] == (
-        "Succeeded", "True", "MPIJobSucceeded", f"MPIJob {ns}/hvd successfully completed.")
-    assert json.loads(cli("get", "hvd", "-o", "json"))["status"] == "SUCCEEDED"
+    kubelet.finish_pod(ns, launcher, 0)
+    wait_for(lambda: any(c.type == "Complete" and c.status == "True"
+                         for c in batch.read_namespaced_job("hvd-launcher", ns).status.conditions or []),
+             "the job controller completes the launcher Job", 30)
+    got = wait_conds(cluster, "MPIJob", ns, "hvd", lambda c: ("Succeeded", "True") in [x[:2] for x in c],
+                     "Succeeded", "v2beta1")
+    assert got[-1] == ("Succeeded", "True", "MPIJobSucceeded", f"MPIJob {ns}/hvd successfully completed.")
+    assert status_of(cli, "hvd")["status"] == "SUCCEEDED"
 
 
-def test_mpijob_v2beta1_suspend_and_resume(cli, operator, kubelet, node, cluster, namespace):
+def test_mpijob_v2beta1_suspend_suspends_the_launcher_job(cli, controllers, kubelet, node, cluster, namespace):
+    """mpi-operator v0.8.0 deletes the workers of a suspended MPIJob and sets spec.suspend on its launcher Job
+    (whose pod the job controller then deletes); resuming unsuspends that same Job."""
+    controllers.require("mpi-operator")
     ns = namespace
+    core = client.CoreV1Api(cluster.api_client())
+    batch = client.BatchV1Api(cluster.api_client())
     cli("submit", "mpi", "--name", "nap", "--image", "mpi:1", "--workers", "1", "--", "mpirun", "x")
-    for pod in operator.create_pods("MPIJob", ns, "nap", version="v2beta1"):
+    for pod in wait_job_pods(core, ns, "nap", count=2):
         kubelet.run_pod(ns, pod, node)
+    uid = batch.read_namespaced_job("nap-launcher", ns).metadata.uid
     custom = client.CustomObjectsApi(cluster.api_client())
     custom.patch_namespaced_custom_object("kubeflow.org", "v2beta1", ns, "mpijobs", "nap",
                                           {"spec": {"runPolicy": {"suspend": True}}})
-    operator.reconcile("MPIJob", ns, "nap", version="v2beta1")
-    wait_gone(cluster, ns, "nap")
-    assert operator.launcher_job(ns, "nap") is None
-    assert conditions(operator, "MPIJob", ns, "nap", "v2beta1")[1:] == [
+    wait_gone(core, ns, f"{JOB_NAME}=nap")
+    launcher = batch.read_namespaced_job("nap-launcher", ns)
+    assert (launcher.metadata.uid, launcher.spec.suspend) == (uid, True)
+    got = wait_conds(cluster, "MPIJob", ns, "nap", lambda c: ("Suspended", "True") in [x[:2] for x in c],
+                     "Suspended", "v2beta1")
+    assert got[1:] == [
         ("Suspended", "True", "MPIJobSuspended", "MPIJob suspended"),
         ("Running", "False", "MPIJobSuspended", f"MPIJob {ns}/nap is suspended."),
     ]
     custom.patch_namespaced_custom_object("kubeflow.org", "v2beta1", ns, "mpijobs", "nap",
                                           {"spec": {"runPolicy": {"suspend": False}}})
-    pods = operator.create_pods("MPIJob", ns, "nap", version="v2beta1")
-    assert len(pods) == 2 and "nap-worker-0" in pods
-    assert ("Suspended", "False", "MPIJobResumed", "MPIJob resumed") in conditions(operator, "MPIJob", ns, "nap",
-                                                                                    "v2beta1")
+    pods = wait_job_pods(core, ns, "nap", count=2)
+    assert "nap-worker-0" in pods
+    launcher = batch.read_namespaced_job("nap-launcher", ns)
+    assert (launcher.metadata.uid, launcher.spec.suspend) == (uid, False)
+    got = wait_conds(cluster, "MPIJob", ns, "nap", lambda c: ("Suspended", "False") in [x[:2] for x in c],
+                     "Suspended=False", "v2beta1")
+    assert ("Suspended", "False", "MPIJobResumed", "MPIJob resumed") in got
 
 
 def test_a_tensorboard_gets_a_pod_from_the_deployment_controller(cli, kubelet, node, cluster, namespace):
@@ -192,27 +239,23 @@ def test_a_tensorboard_gets_a_pod_from_the_deployment_controller(cli, kubelet, n
     pv = f"{namespace}-logs"
     core.create_persistent_volume({"metadata": {"name": pv}, "spec": {
         "capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteMany"], "storageClassName": "",
-        "hostPath": {"path": "/tmp/arena-helm-test-logs"}, "persistentVolumeReclaimPolicy": "Retain"}})
+        "hostPath": {"path": "/srv/arena-helm-test-logs"}, "persistentVolumeReclaimPolicy": "Retain"}})
     try:
         core.create_namespaced_persistent_volume_claim(namespace, {"metadata": {"name": "logs"}, "spec": {
             "accessModes": ["ReadWriteMany"], "storageClassName": "", "volumeName": pv,
             "resources": {"requests": {"storage": "1Gi"}}}})
-        deadline = time.monotonic() + 30
-        while core.read_namespaced_persistent_volume_claim("logs", namespace).status.phase != "Bound":
-            assert time.monotonic() < deadline, "the PV binder did not bind the claim"
-            time.sleep(0.2)
+        wait_for(lambda: core.read_namespaced_persistent_volume_claim("logs", namespace).status.phase == "Bound",
+                 "the PV binder binds the claim", 30)
         cli("submit", "tf", "--name", "viz", "--image", "tf:2", "-d", "logs:/logs", "--tensorboard", "--logdir",
             "/logs/viz", "--", "python", "x.py")
-        deadline = time.monotonic() + 30
-        while not (pods := core.list_namespaced_pod(namespace, label_selector="app.kubernetes.io/instance=viz").items):
-            assert time.monotonic() < deadline, "the deployment controller made no TensorBoard pod"
-            time.sleep(0.2)
-        (pod,) = [p for p in pods if p.metadata.owner_references[0].kind == "ReplicaSet"]
+        pods = wait_for(lambda: [p for p in core.list_namespaced_pod(
+            namespace, label_selector="app.kubernetes.io/instance=viz").items
+            if p.metadata.owner_references and p.metadata.owner_references[0].kind == "ReplicaSet"],
+            "the deployment controller makes a TensorBoard pod", 30)
+        (pod,) = pods
         assert kubelet.run_pod(namespace, pod.metadata.name) == node
         apps = client.AppsV1Api(cluster.api_client())
-        deadline = time.monotonic() + 30
-        while (apps.read_namespaced_deployment("viz-tensorboard", namespace).status.available_replicas or 0) < 1:
-            assert time.monotonic() < deadline, "the deployment never became available"
-            time.sleep(0.2)
+        wait_for(lambda: (apps.read_namespaced_deployment("viz-tensorboard", namespace).status.available_replicas
+                          or 0) >= 1, "the deployment becomes available", 30)
     finally:
         core.delete_persistent_volume(pv)
