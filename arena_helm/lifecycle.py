@@ -44,18 +44,24 @@ def shipped_chart_version(chart: str) -> str:
     return str(meta.get("version", ""))
 
 
+def _suspend_field(kind: str, suspend: bool) -> dict:
+    """The spec field (and chart value) that suspends a job: ``runPolicy.suspend``, a TrainJob's ``suspend``
+    (kubeflow/trainer v2.3.0 TrainJobSpec.Suspend; the trainjob chart's value ``suspend``)."""
+    return {"suspend": suspend} if kind == "TrainJob" else {"runPolicy": {"suspend": suspend}}
+
+
 def _dry_run_suspend(c: Cluster, kind: str, version: str, namespace: str, name: str) -> bool:
-    """Whether the API server keeps ``spec.runPolicy.suspend`` (a CRD without it prunes the field)."""
+    """Whether the API server keeps the suspend field (a CRD without it prunes the field)."""
     info = BY_KIND[kind]
     path = f"/apis/{info.group}/{version}/namespaces/{namespace}/{info.plural}/{name}"
     resp = c.kube.call(
         c.kube.api.call_api, path, "PATCH", query_params=[("dryRun", "All")],
         header_params={"Content-Type": "application/merge-patch+json", "Accept": "application/json"},
-        body={"spec": {"runPolicy": {"suspend": True}}}, auth_settings=["BearerToken"], _preload_content=False,
+        body={"spec": _suspend_field(kind, True)}, auth_settings=["BearerToken"], _preload_content=False,
         _return_http_data_only=True, action=f"checking that {kind} {name} can be suspended",
     )
-    job = json.loads(resp.data)
-    return ((job.get("spec") or {}).get("runPolicy") or {}).get("suspend") is True
+    spec = json.loads(resp.data).get("spec") or {}
+    return (spec if kind == "TrainJob" else spec.get("runPolicy") or {}).get("suspend") is True
 
 
 def set_suspend(c: Cluster, namespace: str, name: str, suspend: bool, kind: str | None = None) -> SuspendResult:
@@ -92,5 +98,5 @@ def set_suspend(c: Cluster, namespace: str, name: str, suspend: bool, kind: str 
 
     with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
         chart_dir = assemble_chart(chart, Path(tmp))
-        out = c.helm.upgrade(name, chart_dir, {"runPolicy": {"suspend": suspend}}, namespace, reuse_values=True)
+        out = c.helm.upgrade(name, chart_dir, _suspend_field(k, suspend), namespace, reuse_values=True)
     return SuspendResult(k, name, namespace, int(out.get("version", 0) or 0))

@@ -345,6 +345,8 @@ def job_suspended(job: dict) -> bool:
     suspend = ((job.get("spec") or {}).get("runPolicy") or {}).get("suspend")
     if isinstance(suspend, bool):
         return suspend
+    if job.get("kind") == "TrainJob" and isinstance((job.get("spec") or {}).get("suspend"), bool):
+        return job["spec"]["suspend"]  # a TrainJob's spec.suspend (Trainer v2.3.0)
     conds = {c.get("type"): c.get("status") for c in (job.get("status") or {}).get("conditions") or []}
     return conds.get("Suspended") == "True"
 

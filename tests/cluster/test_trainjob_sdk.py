@@ -1,7 +1,8 @@
 """Interop: Kubeflow's own Python SDK (PyPI ``kubeflow`` 0.5.0, ``kubeflow.trainer.TrainerClient``, in the
 virtualenv scripts/sdk-venv.sh trainer makes) lists and gets a TrainJob that ``arena-helm submit trainjob``
-made and reads its log, against the real API server (Trainer and JobSet played by tests/support/trainer_sim.py,
-the kubelet by the simulator). The SDK runs in a subprocess: it pins its own kubernetes client and pydantic."""
+made and reads its log, against the real API server, with the real Trainer v2.3.0 and JobSet v0.12.0 (and the
+job controller) making the pods and kwok running them. The SDK runs in a subprocess: it pins its own kubernetes
+client and pydantic."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ import subprocess
 import textwrap
 
 import pytest
-from kubecluster import CRD_DIR, REPO
+from kubecluster import REPO
 from kubernetes import client
-from trainer_sim import JobSetSim, TrainerSim, install_default_runtimes
 from typer.testing import CliRunner
+from waits import live_pods, wait_for
 
 from arena_helm.cli import app
 
@@ -50,29 +51,27 @@ def sdk(sdk_python, cluster, namespace: str, name: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def test_kubeflow_sdk_lists_gets_and_reads_logs_of_an_arena_helm_trainjob(sdk_python, helm_bin, cluster, kubelet,
-                                                                          namespace):
-    install_default_runtimes(cluster.api_client(), CRD_DIR)
+def test_kubeflow_sdk_lists_gets_and_reads_logs_of_an_arena_helm_trainjob(sdk_python, helm_bin, cluster, controllers,
+                                                                          kubelet, namespace):
+    controllers.require("trainer", "jobset")
     node = f"sdk-gpu-{namespace}"
+    core = client.CoreV1Api(cluster.api_client())
+    res = CliRunner().invoke(app, [
+        "submit", "trainjob", "--name", "mnist", "--image", "pytorch/pytorch:2", "--workers", "2", "--gpus", "1",
+        "--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "-n", namespace,
+        "--", "torchrun", "train.py"])
+    assert res.exit_code == 0, res.output
+    # Trainer's JobSet, JobSet's Indexed Job, the job controller's 2 pods: no node yet, they stay Pending
+    pods = wait_for(lambda: (lambda ps: [p.metadata.name for p in ps] if len(ps) == 2 else None)(
+        live_pods(core, namespace, "jobset.sigs.k8s.io/jobset-name=mnist")), "the TrainJob's 2 pods")
+    before = sdk(sdk_python, cluster, namespace, "mnist")
+    assert before["listed"] == [["mnist", "torch-distributed", 2, "Created"]]
+    assert before["logs"] == []  # no node is running yet: the SDK shows no log
+
     kubelet.add_node(node, pool=namespace, gpus=4)
     try:
-        res = CliRunner().invoke(app, [
-            "submit", "trainjob", "--name", "mnist", "--image", "pytorch/pytorch:2", "--workers", "2", "--gpus", "1",
-            "--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "-n", namespace,
-            "--", "torchrun", "train.py"])
-        assert res.exit_code == 0, res.output
-        trainer, jobset = TrainerSim(cluster.api_client()), JobSetSim(cluster.api_client())
-        trainer.reconcile(namespace, "mnist")
-        pods = sorted(jobset.create_pods(namespace, "mnist"))
-        before = sdk(sdk_python, cluster, namespace, "mnist")
-        assert before["listed"] == [["mnist", "torch-distributed", 2, "Created"]]
-        assert before["logs"] == []  # no node is running yet: the SDK shows no log
-
         for pod in pods:
             kubelet.run_pod(namespace, pod, node)
-        jobset.sync_status(namespace, "mnist")
-        trainer.sync_status(namespace, "mnist")
-        core = client.CoreV1Api(cluster.api_client())
         rank0 = next(p for p in pods if core.read_namespaced_pod(p, namespace).metadata.labels[
             "batch.kubernetes.io/job-completion-index"] == "0")
         kubelet.write_log(namespace, rank0, "node", "epoch 1 loss 0.5\nepoch 2 loss 0.25\n")
@@ -86,17 +85,20 @@ def test_kubeflow_sdk_lists_gets_and_reads_logs_of_an_arena_helm_trainjob(sdk_py
         assert running["logs"] == ["epoch 1 loss 0.5", "epoch 2 loss 0.25"]  # the SDK yields lines
 
         # and arena-helm reads the same job the same way
-        res = CliRunner().invoke(app, ["get", "mnist", "-o", "json", "--kubeconfig", str(cluster.admin.kubeconfig),
-                                       "--helm-binary", str(helm_bin), "-n", namespace])
-        assert res.exit_code == 0, res.output
-        view = json.loads(res.stdout)
-        assert (view["status"], view["requestGPUs"], view["chiefName"]) == ("RUNNING", 2, rank0)
+        def view():
+            res = CliRunner().invoke(app, ["get", "mnist", "-o", "json", "--kubeconfig",
+                                           str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin),
+                                           "-n", namespace])
+            assert res.exit_code == 0, res.output
+            return json.loads(res.stdout)
+
+        got = wait_for(lambda: (lambda v: v if v["status"] == "RUNNING" else None)(view()), "arena-helm: RUNNING")
+        assert (got["status"], got["requestGPUs"], got["chiefName"]) == ("RUNNING", 2, rank0)
 
         for pod in pods:
-            kubelet.set_pod_state(namespace, pod, "Succeeded")
-        jobset.sync_status(namespace, "mnist")
-        trainer.sync_status(namespace, "mnist")
+            kubelet.finish_pod(namespace, pod, 0)
+        # the Job completes, then the JobSet, then Trainer sets the TrainJob's Complete condition
+        wait_for(lambda: view()["status"] == "SUCCEEDED", "arena-helm: SUCCEEDED")
         assert sdk(sdk_python, cluster, namespace, "mnist")["status"] == "Complete"
     finally:
-        client.CoreV1Api(kubelet.api_client).delete_node(node)
-        kubelet.nodes.discard(node)
+        kubelet.remove_node(node)

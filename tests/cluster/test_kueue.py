@@ -1,0 +1,140 @@
+"""arena-helm with Kueue v0.17.0 (and training-operator v1.9.3, kwok for the nodes): ``submit pytorch
+--queue-name <LocalQueue>`` labels the job ``kueue.x-k8s.io/queue-name``; Kueue's webhook suspends it at
+creation and admits it when its ClusterQueue has quota. A job over the free quota waits: ``list``/``get`` show
+it SUSPENDED and ``get`` gives Kueue's reason (its Workload's QuotaReserved message); once the first job is
+deleted and its quota freed, Kueue admits the second one and it runs."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from kubernetes import client
+from typer.testing import CliRunner
+from waits import wait_for
+
+from arena_helm.cli import app
+
+pytestmark = pytest.mark.cluster
+runner = CliRunner()
+KUEUE = ("kueue.x-k8s.io", "v1beta2")
+KUBEFLOW = ("kubeflow.org", "v1")
+GPU = "nvidia.com/gpu"
+TICKING = re.compile(r"(?<=\s)\d+(s|m|h|d|y|h\d+m)(?=\s|$)", re.M)
+
+
+def mask(text: str) -> str:
+    return re.sub(r" +", " ", TICKING.sub("<t>", text))
+
+
+def condition(obj: dict, ctype: str) -> dict | None:
+    return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == ctype), None)
+
+
+@pytest.fixture
+def queue(controllers, cluster, namespace):
+    """ResourceFlavor + ClusterQueue (4 GPUs, this namespace only) + LocalQueue, named after the test's namespace;
+    removed afterwards while Kueue still runs (it holds them with its resource-in-use finalizer)."""
+    controllers.require("kueue", "training-operator")
+    custom = client.CustomObjectsApi(cluster.api_client())
+    flavor, cq, lq = f"rf-{namespace}", f"cq-{namespace}", f"lq-{namespace}"
+    custom.create_cluster_custom_object(*KUEUE, "resourceflavors", {
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": flavor}})
+    custom.create_cluster_custom_object(*KUEUE, "clusterqueues", {
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": cq},
+        "spec": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
+                 "resourceGroups": [{"coveredResources": ["cpu", "memory", GPU], "flavors": [{
+                     "name": flavor, "resources": [{"name": "cpu", "nominalQuota": "8"},
+                                                   {"name": "memory", "nominalQuota": "32Gi"},
+                                                   {"name": GPU, "nominalQuota": "4"}]}]}]}})
+    custom.create_namespaced_custom_object(*KUEUE, namespace, "localqueues", {
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": lq},
+        "spec": {"clusterQueue": cq}})
+    wait_for(lambda: (condition(custom.get_cluster_custom_object(*KUEUE, "clusterqueues", cq), "Active") or {})
+             .get("status") == "True", "the ClusterQueue Active")
+    try:
+        yield {"flavor": flavor, "cluster_queue": cq, "local_queue": lq}
+    finally:
+        for j in custom.list_namespaced_custom_object(*KUBEFLOW, namespace, "pytorchjobs")["items"]:
+            custom.delete_namespaced_custom_object(*KUBEFLOW, namespace, "pytorchjobs", j["metadata"]["name"])
+        custom.delete_namespaced_custom_object(*KUEUE, namespace, "localqueues", lq)
+        custom.delete_cluster_custom_object(*KUEUE, "clusterqueues", cq)
+        custom.delete_cluster_custom_object(*KUEUE, "resourceflavors", flavor)
+
+
+class Arena:
+    def __init__(self, helm_bin, cluster, namespace):
+        self.base = ["--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "-n", namespace]
+
+    def __call__(self, *args: str) -> str:
+        cmd = list(args)
+        if cmd[0] == "submit":  # options go before a submit's command words
+            i = cmd.index("--")
+            cmd = cmd[:i] + self.base + cmd[i:]
+        else:
+            cmd += self.base
+        res = runner.invoke(app, cmd)
+        assert res.exit_code == 0, res.output
+        return res.stdout
+
+    def status(self, name: str) -> str:
+        return json.loads(self("get", name, "-o", "json"))["status"]
+
+
+def test_a_job_over_the_free_quota_waits_suspended_until_the_quota_frees(helm_bin, cluster, kubelet, namespace,
+                                                                          queue):
+    ns, lq = namespace, queue["local_queue"]
+    arena = Arena(helm_bin, cluster, ns)
+    custom = client.CustomObjectsApi(cluster.api_client())
+    node = f"kueue-gpu-{ns}"
+    kubelet.add_node(node, pool=ns, gpus=8)  # the node has room for both: only the quota (4) holds one back
+    try:
+        # 4 GPUs (master + 1 worker, 2 each): all of the quota
+        arena("submit", "pytorch", "--name", "first", "--image", "pt:2", "--workers", "2", "--gpus", "2",
+              "--queue-name", lq, "--", "torchrun", "train.py")
+        job = custom.get_namespaced_custom_object(*KUBEFLOW, ns, "pytorchjobs", "first")
+        assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == lq
+        wait_for(lambda: arena.status("first") == "RUNNING", "first RUNNING (admitted, pods running)")
+
+        # 2 more GPUs: over the quota, Kueue keeps it suspended
+        arena("submit", "pytorch", "--name", "second", "--image", "pt:2", "--workers", "2", "--gpus", "1",
+              "--queue-name", lq, "--", "torchrun", "train.py")
+        second = custom.get_namespaced_custom_object(*KUBEFLOW, ns, "pytorchjobs", "second")
+        assert second["spec"]["runPolicy"]["suspend"] is True  # Kueue's mutating webhook, at creation
+        uid = second["metadata"]["uid"]
+
+        def pending_workload():
+            items = custom.list_namespaced_custom_object(
+                *KUEUE, ns, "workloads", label_selector=f"kueue.x-k8s.io/job-uid={uid}")["items"]
+            return items[0] if items and (condition(items[0], "QuotaReserved") or {}).get("status") == "False" \
+                else None
+
+        wl = wait_for(pending_workload, "the second job's Workload without quota")
+        wname = wl["metadata"]["name"]
+        assert wname.startswith("pytorchjob-second-")
+        message = " ".join(condition(wl, "QuotaReserved")["message"].split())
+        # one clause per pod set: the master's 1 GPU, then the worker's counted after it
+        assert message == (f"couldn't assign flavors to pod set master: insufficient unused quota for {GPU} in "
+                           f"flavor {queue['flavor']}, 1 more needed; couldn't assign flavors to pod set worker: "
+                           f"insufficient unused quota for {GPU} in flavor {queue['flavor']}, 2 more needed"), message
+
+        assert mask(arena("list")) == mask(
+            "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE\n"
+            "second SUSPENDED PYTORCHJOB 0s 2 0 N/A\n"
+            f"first RUNNING PYTORCHJOB 0s 4 4 {node}\n")
+        out = arena("get", "second")
+        assert f"Reason:      held by Kueue: waiting in queue {lq} (workload {wname}: {message})\n" in out, out
+        assert not client.CoreV1Api(cluster.api_client()).list_namespaced_pod(
+            ns, label_selector="training.kubeflow.org/job-name=second").items
+
+        # the first job deleted: Kueue frees its quota and admits the second, which runs
+        arena("delete", "first")
+        wait_for(lambda: arena.status("second") == "RUNNING", "second RUNNING after the quota freed", timeout=90)
+        second = custom.get_namespaced_custom_object(*KUBEFLOW, ns, "pytorchjobs", "second")
+        assert second["spec"]["runPolicy"]["suspend"] is False
+        wl = custom.get_namespaced_custom_object(*KUEUE, ns, "workloads", wname)
+        assert (condition(wl, "Admitted") or {}).get("status") == "True"
+        assert "Reason:" not in arena("get", "second")
+    finally:
+        kubelet.remove_node(node)
