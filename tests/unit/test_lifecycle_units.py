@@ -77,3 +77,14 @@ def test_claims_of_a_job_and_a_claim_view():
     c = claim_view(pvc, ["tfjob/j"], NOW)
     assert (c.status, c.capacity, c.access_modes, c.storage_class, c.age, c.description, c.used_by) == (
         "Bound", "1Gi", ["RWO", "RWOP"], "s", "60m", "d", ["tfjob/j"])
+
+
+def test_a_trainjob_is_suspended_through_its_own_spec_suspend():
+    from arena_helm.lifecycle import _suspend_field
+
+    assert _suspend_field("TrainJob", True) == {"suspend": True}
+    assert _suspend_field("PyTorchJob", False) == {"runPolicy": {"suspend": False}}
+    assert job_suspended({"kind": "TrainJob", "spec": {"suspend": True}}) is True
+    assert job_suspended({"kind": "TrainJob", "spec": {"suspend": False},
+                          "status": {"conditions": [{"type": "Suspended", "status": "True"}]}}) is False
+    assert job_suspended({"kind": "TFJob", "spec": {"suspend": True}}) is False  # not a TFJob's field
