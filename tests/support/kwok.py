@@ -473,10 +473,29 @@ class Kwok:
         Succeeded for 0, else Failed; ``reason`` is the terminated reason (default Completed / Error, e.g.
         OOMKilled with 137), ``message`` its message. Waits for it; returns the pod."""
         self._bound_here(namespace, pod, timeout)
+        since = self.core.read_namespaced_pod(pod, namespace).metadata.resource_version
         self._drive(namespace, pod, {"exit-code": exit_code, "reason": reason, "message": message,
                                      "container": container})
         phase = "Succeeded" if exit_code == 0 else "Failed"
-        return self.wait_pod(namespace, pod, lambda p: p.status.phase == phase, phase, timeout)
+        return self._watch_phase(namespace, pod, since, phase, timeout)
+
+    def _watch_phase(self, namespace: str, pod: str, since: str, phase: str, timeout: float):
+        """Watch the pod from resourceVersion ``since`` until kwok wrote ``phase``; returns the pod as it was
+        then. A watch, not a poll: a controller that sees the pod finish may delete it at once (training-operator
+        does when the job's backoffLimit is reached), and the watch still shows the update before the deletion."""
+        from kubernetes import watch
+
+        w = watch.Watch()
+        seen = ""
+        for event in w.stream(self.core.list_namespaced_pod, namespace, field_selector=f"metadata.name={pod}",
+                              resource_version=since, timeout_seconds=max(int(timeout), 1)):
+            obj = event["object"]
+            seen = obj.status.phase if obj.status else ""
+            if event["type"] in ("ADDED", "MODIFIED") and seen == phase:
+                w.stop()
+                return obj
+        raise AssertionError(f"pod {namespace}/{pod} not {phase} after {timeout}s (last phase seen: {seen or '-'})\n"
+                             f"kwok: {self.log_tail(8, grep=pod)}")
 
     def restart_container(self, namespace: str, pod: str, exit_code: int, reason: str | None = None, *,
                           container: str | None = None, timeout: float = 30.0):
