@@ -6,12 +6,11 @@ within it. There are no nodes: the pods stay Pending, which is all these checks 
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from controllers import ALL
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from waits import wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -33,19 +32,6 @@ GPU = "nvidia.com/gpu"
 def apis(cluster):
     api = cluster.api_client()
     return client.CoreV1Api(api), client.BatchV1Api(api), client.CustomObjectsApi(api)
-
-
-def wait_for(fn, what: str, timeout: float = 60.0, interval: float = 0.3):
-    """Poll ``fn`` until it returns something truthy (returned); fail after ``timeout`` with the last value."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while True:
-        last = fn()
-        if last:
-            return last
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not after {timeout}s (last: {last!r})")
-        time.sleep(interval)
 
 
 def live_pods(core, namespace: str, selector: str) -> list:
