@@ -191,11 +191,33 @@ PositiveIntText = _type(str, check_positive_int_text, "positiveIntText")
 Duration = Annotated[int, BeforeValidator(parse_duration), WithJsonSchema({"type": "integer", "minimum": 0})]
 
 
-def parse_quantity(value: Any):
-    """A quantity as a Decimal, with the kubernetes client's own parser (imported lazily); None for garbage."""
-    from kubernetes.utils.quantity import parse_quantity as _parse
+# apimachinery's quantity grammar (pkg/api/resource/quantity.go): a signed number, then a binary-SI suffix
+# (Ki..Ei), a decimal exponent (e/E and a signed integer) or a decimal-SI suffix (n u m "" k M G T P E).
+_PARSE_QUANTITY = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?:([KMGTPE]i)|[eE]([+-]?[0-9]+)|([numkMGTPE]?))")
+_BINARY_SI = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
+_DECIMAL_SI = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 
-    try:
-        return _parse(value)
-    except (ValueError, TypeError, ArithmeticError):
+
+def parse_quantity(value: Any):
+    """A quantity (``250m``, ``16Gi``, ``1e3``, ``123456789n``, or a number) as a Decimal, by Kubernetes'
+    grammar; None for anything else. No kubernetes client import: ``--dry-run`` parses quantities too."""
+    from decimal import Decimal, InvalidOperation
+
+    if isinstance(value, bool):
         return None
+    if isinstance(value, int | float | Decimal):
+        try:
+            out = Decimal(value)
+        except (InvalidOperation, ValueError):
+            return None
+        return out if out.is_finite() else None
+    if not isinstance(value, str):
+        return None
+    m = _PARSE_QUANTITY.fullmatch(value.strip())
+    if m is None:
+        return None
+    number, binary, exponent, decimal = m.groups()
+    n = Decimal(number)
+    if binary is not None:
+        return n * (1024 ** _BINARY_SI[binary])
+    return n.scaleb(int(exponent) if exponent is not None else _DECIMAL_SI[decimal])

@@ -139,3 +139,22 @@ def test_tensorboard_start_dry_run_prints_the_manifests_without_a_cluster(tmp_pa
               str(helm_bin))
     assert {d["metadata"]["namespace"] for d in yaml.safe_load_all(res.stdout) if d} == {"x"}
     one_error(cli("tensorboard", "start", "tb1", "--dry-run", "--helm-binary", str(helm_bin)), 2, "--logdir")
+
+
+@pytest.mark.parametrize("kind", ["tfjob", "pytorchjob", "mpijob", "trainjob"])
+def test_dry_run_never_imports_the_kubernetes_client(kind, helm_bin, tmp_path):
+    """``submit --dry-run`` renders with helm and the pure core: ``python -X importtime`` of the real console
+    entry point lists no ``kubernetes`` module (its client is about 870 modules and seconds of start-up)."""
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-X", "importtime", "-m", "arena_helm", "submit", kind, "--name", "imp",
+            "--image", "busybox:1.36", "--cpu", "500m", "--memory", "1Gi", "--gpus", "1",
+            "--helm-binary", str(helm_bin), "--dry-run", "python", "train.py"]
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "KUBECONFIG": str(tmp_path / "none")})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "kind: " in proc.stdout
+    imported = [ln.rsplit("|", 1)[-1].strip() for ln in proc.stderr.splitlines() if ln.startswith("import time:")]
+    assert "arena_helm.cli" in imported  # the measurement is real
+    assert not [m for m in imported if m == "kubernetes" or m.startswith("kubernetes.")]

@@ -16,7 +16,7 @@ from edgetools import cli, fake_kubectl, one_error, write_kubeconfig
 from kubecluster import LIMITED_NAMESPACE, make_claim
 from kubernetes import client
 from kubernetes.client.rest import ApiException
-from waits import conditions, live_pods, wait_condition, wait_for, wait_job_pods
+from waits import conditions, live_pods, wait_condition, wait_for, wait_gone, wait_job_pods
 
 from arena_helm.charts import assemble_chart
 from arena_helm.spec import TFJobSpec
@@ -287,6 +287,9 @@ def test_restarting_failed_and_events(helm_bin, cluster, namespace, kubelet):
         assert restarting == ("Restarting", "True", "TFJobRestarting",
                               "job rs is restarting because Worker replica(s) failed."), conditions(job)
         assert ok(cli("list", *o)).splitlines()[1].split()[:3] == ["rs", "RESTARTING", "TFJOB"]
+        # the operator's event recorder sends its events after the status update: wait until the API has it
+        wait_for(lambda: any(e.reason == "TFJobRestarting" and e.involved_object.name == "rs"
+                             for e in core.list_namespaced_event(namespace).items), "the TFJobRestarting event")
         got = ok(cli("get", "rs", "-e", *o))
         assert reason_line(got) == "Reason:      job rs is restarting because Worker replica(s) failed."
         # the real operator records events (the stand-in made none): -e lists them, as a table
@@ -394,6 +397,10 @@ def test_a_job_object_deleted_outside_says_how_to_clean_up(helm_bin, cluster, na
     assert "Status:      JOB-MISSING" in got
     assert reason_line(got) == (f"Reason:      the TFJob object is gone (deleted outside arena-helm) but its release "
                                 f"gone remains: remove the release with arena-helm delete gone -n {namespace}")
+    # its pods go with it, once the garbage collector has removed them (kubectl's background propagation)
+    wait_gone(client.CoreV1Api(cluster.api_client()), namespace, "training.kubeflow.org/job-name=gone")
+    got = ok(cli("get", "gone", *o))
+    assert "Status:      JOB-MISSING" in got
     assert "Instances:   none (there is no job object)" in got
     ok(cli("delete", "gone", *o))  # the command the reason gives
     assert releases(cluster, namespace) == []

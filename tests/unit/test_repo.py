@@ -84,8 +84,7 @@ def test_the_layers_stay_apart():
     allowed = {
         "typer": lambda rel: rel.startswith("cli/"),
         "pyhelm3": lambda rel: rel == "helm.py",
-        # k8s.py: only the client's pure quantity parser (kubernetes.utils.quantity), imported lazily
-        "kubernetes": lambda rel: rel in ("kube.py", "k8s.py"),
+        "kubernetes": lambda rel: rel == "kube.py",
         "urllib3": lambda rel: rel == "kube.py",
         "subprocess": lambda rel: rel == "cli/tensorboard.py",
     }

@@ -1,0 +1,41 @@
+"""arena_helm.k8s: the quantity parser follows apimachinery's grammar and agrees with the kubernetes client's
+parser on every quantity the API server writes (the client is imported here only to compare)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from kubernetes.utils.quantity import parse_quantity as client_parse
+
+from arena_helm.k8s import parse_quantity
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("250m", Decimal("0.25")), ("1", Decimal(1)), ("123456789n", Decimal("0.123456789")),
+    ("1500u", Decimal("0.0015")), ("512Mi", Decimal(512 * 2**20)), ("16Gi", Decimal(16 * 2**30)),
+    ("1e3", Decimal(1000)), ("1E-3", Decimal("0.001")), (".5", Decimal("0.5")), ("5.", Decimal(5)),
+    ("2k", Decimal(2000)), ("3M", Decimal(3_000_000)), ("1Ei", Decimal(2**60)), ("-1", Decimal(-1)),
+    ("+2m", Decimal("0.002")), (4, Decimal(4)), (0.25, Decimal("0.25")),
+])
+def test_quantities(text, want):
+    assert parse_quantity(text) == want
+
+
+@pytest.mark.parametrize("bad", ["", " ", "abc", "1Ki2", "K", "1K", "1ki", "1mi", "Infinity", "NaN", "1_000",
+                                 "1 Gi", "1e", "--1", True, None, float("inf"), float("nan"), [], {}])
+def test_not_quantities(bad):
+    assert parse_quantity(bad) is None
+
+
+number = st.from_regex(r"\A[+-]?([0-9]{1,6}(\.[0-9]{0,4})?|\.[0-9]{1,4})\Z")
+suffix = st.sampled_from(["", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei",
+                          "e3", "E-2", "e+1"])
+
+
+@given(number, suffix)
+def test_agrees_with_the_kubernetes_client(n, s):
+    # the client reads "e3" as a decimal number with an exponent, "E" as the exa suffix, like apimachinery
+    assert parse_quantity(n + s) == client_parse(n + s)
