@@ -11,25 +11,33 @@
 #   kueue               kueue                                                      sigs.k8s.io/kueue
 #
 #   scripts/build-cluster.sh [COMPONENT...]   # default: every component; prints the bin folder last
-#   scripts/build-cluster.sh --versions       # the component table, one "name module version" a line
+#   scripts/build-cluster.sh --versions       # the component table, one "name module version group" a line
 #   scripts/build-cluster.sh --source NAME    # the module's source folder (its CRDs and manifests)
 #
 # Idempotent: each component is built once into ${ARENA_HELM_CACHE:-$HOME/.cache/arena-helm}/cluster/bin
-# with a stamp of its own (module, version, build number); a later run with the stamp in place does
-# nothing. One build of a component at a time (a lock per component).
+# with a stamp of its own (module, version, build number, the other components of its group); a later run with the stamp in place
+# does nothing. One build of a group at a time (a lock per group).
+#
+# Build groups: components whose releases require the same Kubernetes client libraries and
+# controller-runtime minor are built together, in one throw-away module that requires each of them at its
+# version, so the libraries they share are compiled once. Go's minimal version selection then takes the
+# highest patch release any of them asks for (kwok, JobSet and Trainer: k8s.io/* v0.36.x, controller-runtime
+# v0.24.x; Kueue and mpi-operator: v0.35.x, v0.23.x; Kueue's own go.mod pins mpi-operator v0.8.0 and
+# Trainer's pins JobSet v0.12.0); the build fails if that selection moved a component off its version.
+# While one group compiles, the modules of the next groups download in the background.
 # Modules come from the Go module proxy by name (GOPROXY as the machine sets it); nothing is vendored.
 set -euo pipefail
 
-# name module version packages (space separated, relative to the module; "." is the module itself)
+# name module version packages (space separated, relative to the module; "." is the module itself) group
 COMPONENTS=(
-    "kube|k8s.io/kubernetes|v1.37.2|cmd/kube-apiserver cmd/kube-controller-manager cmd/kube-scheduler"
-    "etcd|go.etcd.io/etcd/server/v3|v3.6.8|etcdmain"
-    "kwok|sigs.k8s.io/kwok|v0.8.0|cmd/kwok"
-    "training-operator|github.com/kubeflow/training-operator|v1.9.3|cmd/training-operator.v1"
-    "mpi-operator|github.com/kubeflow/mpi-operator|v0.8.0|cmd/mpi-operator"
-    "trainer|github.com/kubeflow/trainer/v2|v2.3.0|cmd/trainer-controller-manager"
-    "jobset|sigs.k8s.io/jobset|v0.12.0|."
-    "kueue|sigs.k8s.io/kueue|v0.17.0|cmd/kueue"
+    "kube|k8s.io/kubernetes|v1.37.2|cmd/kube-apiserver cmd/kube-controller-manager cmd/kube-scheduler|kube"
+    "etcd|go.etcd.io/etcd/server/v3|v3.6.8|etcdmain|etcd"
+    "kwok|sigs.k8s.io/kwok|v0.8.0|cmd/kwok|k8s-v0.36"
+    "jobset|sigs.k8s.io/jobset|v0.12.0|.|k8s-v0.36"
+    "trainer|github.com/kubeflow/trainer/v2|v2.3.0|cmd/trainer-controller-manager|k8s-v0.36"
+    "training-operator|github.com/kubeflow/training-operator|v1.9.3|cmd/training-operator.v1|training-operator"
+    "mpi-operator|github.com/kubeflow/mpi-operator|v0.8.0|cmd/mpi-operator|k8s-v0.35"
+    "kueue|sigs.k8s.io/kueue|v0.17.0|cmd/kueue|k8s-v0.35"
 )
 BUILD=1   # bump to rebuild every component
 
@@ -41,28 +49,54 @@ export PATH="/usr/local/go/bin:$PATH"
 
 log() { printf '[build-cluster] %s\n' "$*" >&2; }
 
-row() {  # row NAME: sets module, version, packages
+row() {  # row NAME: sets name, module, version, packages, group
     local r
     for r in "${COMPONENTS[@]}"; do
-        IFS='|' read -r name module version packages <<<"$r"
+        IFS='|' read -r name module version packages group <<<"$r"
         [ "$name" = "$1" ] && return 0
     done
     log "unknown component '$1' (one of: $(for r in "${COMPONENTS[@]}"; do printf '%s ' "${r%%|*}"; done))"
     exit 2
 }
 
-stamp_text() { echo "$module@$version build=$BUILD go=$(go env GOVERSION)"; }
+members() {  # members GROUP: the names of the group's components, in table order
+    local r n g
+    for r in "${COMPONENTS[@]}"; do
+        IFS='|' read -r n _ _ _ g <<<"$r"
+        if [ "$g" = "$1" ]; then printf '%s ' "$n"; fi
+    done
+}
+
+stamp_text() {  # stamp_text NAME: module, version, build number, the group's other members, Go
+    local m with=""
+    m="$(members "$(row "$1"; echo "$group")")"
+    row "$1"
+    m=" ${m}"; m="${m/ $1 / }"; m="${m# }"
+    [ -z "${m% }" ] || with=" with=${m% }"
+    echo "$module@$version build=$BUILD$with go=$(go env GOVERSION)"
+}
+
+stamped() {  # stamped GROUP: every component of the group has its current stamp
+    local n
+    for n in $(members "$1"); do
+        [ -f "$STAMPS/$n" ] && [ "$(cat "$STAMPS/$n")" = "$(stamp_text "$n")" ] || return 1
+    done
+}
 
 source_dir() {  # the module's folder in the module cache (downloaded if need be)
     go mod download -json "$module@$version" | sed -n 's/^\s*"Dir": "\(.*\)",$/\1/p'
 }
 
-# A throw-away module that requires MODULE@VERSION and builds PACKAGES from it.
-wrapper() {
-    local dir="$1"
+# prepare GROUP DIR: a throw-away module in DIR that requires every component of GROUP at its version
+# (its modules downloaded by go mod tidy); DIR/ok on success, DIR/tidy.log either way.
+prepare() {
+    local g="$1" dir="$2" n p
     mkdir -p "$dir"
-    printf 'module arena-helm.test/%s-build\n\ngo 1.26.0\n\nrequire %s %s\n' "$name" "$module" "$version" >"$dir/go.mod"
-    if [ "$name" = kube ]; then
+    { printf 'module arena-helm.test/%s-build\n\ngo 1.26.0\n\nrequire (\n' "$g"
+      for n in $(members "$g"); do row "$n"; printf '\t%s %s\n' "$module" "$version"; done
+      echo ")"; } >"$dir/go.mod"
+    if [ "$g" = kube ]; then
+        row kube
         # k8s.io/kubernetes replaces its staging modules with folders of its own repository: the same code
         # is published as k8s.io/<name> v0.<minor>.<patch>, which is what a module that requires it uses.
         local gomod staging="v0.${version#v1.}"
@@ -71,36 +105,46 @@ wrapper() {
           sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\t\1 => \1 '"$staging"'#p' "$gomod"
           echo ")"; } >>"$dir/go.mod"
     fi
-    if [ "$name" = etcd ]; then
+    if [ "$g" = etcd ]; then
         # etcd's own main package lives in a module that replaces its siblings with folders; its whole body
         # is a call of etcdmain.Main, which the server module exports.
         printf 'package main\n\nimport (\n\t"os"\n\n\t"go.etcd.io/etcd/server/v3/etcdmain"\n)\n\nfunc main() { etcdmain.Main(os.Args) }\n' >"$dir/main.go"
     else
         { echo '//go:build tools'; echo; echo 'package tools'; echo; echo 'import ('
-          for p in $packages; do
-              if [ "$p" = . ]; then echo "	_ \"$module\""; else echo "	_ \"$module/$p\""; fi
+          for n in $(members "$g"); do
+              row "$n"
+              for p in $packages; do
+                  if [ "$p" = . ]; then echo "	_ \"$module\""; else echo "	_ \"$module/$p\""; fi
+              done
           done
           echo ')'; } >"$dir/tools.go"
     fi
-    (cd "$dir" && go mod tidy >/dev/null 2>"$dir/tidy.log") || { cat "$dir/tidy.log" >&2; log "go mod tidy failed for $name"; exit 1; }
+    if (cd "$dir" && go mod tidy >/dev/null 2>"$dir/tidy.log"); then
+        touch "$dir/ok"
+    fi
 }
 
-build_one() {
-    row "$1"
-    local stamp="$STAMPS/$name"
-    # One build of a component at a time (parallel test workers, benchmarks): the others wait, then reuse it.
-    exec 9>"$CACHE/.lock-$name"
+build_group() {  # build_group GROUP PREPARED_DIR (the dir may still be being prepared by a background job)
+    local g="$1" work="$2" n p
+    # One build of a group at a time (parallel test workers, benchmarks): the others wait, then reuse it.
+    exec 9>"$CACHE/.lock-$g"
     flock 9
-    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(stamp_text)" ]; then
+    if stamped "$g"; then
         exec 9>&-
         return 0
     fi
-    local work start ldflags=(-s -w)
-    work="$(mktemp -d "${TMPDIR:-/tmp}/arena-helm-build-$name.XXXXXX")"
+    local start ldflags=(-s -w)
     start=$(date +%s)
-    log "building $name ($module@$version)"
-    wrapper "$work/src"
-    if [ "$name" = kube ]; then
+    log "building $(members "$g")(group $g)"
+    [ -f "$work/src/ok" ] || prepare "$g" "$work/src"
+    [ -f "$work/src/ok" ] || { cat "$work/src/tidy.log" >&2; log "go mod tidy failed for group $g"; exit 1; }
+    for n in $(members "$g"); do  # minimal version selection must have kept every component's own version
+        row "$n"
+        p="$(cd "$work/src" && go list -m -f '{{.Version}}' "$module")"
+        [ "$p" = "$version" ] || { log "group $g: $module resolved to $p, not $version"; exit 1; }
+    done
+    if [ "$g" = kube ]; then
+        row kube
         local minor="${version#v1.}"; minor="${minor%%.*}"
         local v
         for v in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
@@ -108,27 +152,29 @@ build_one() {
         done
     fi
     mkdir -p "$work/out" "$BIN" "$STAMPS"
-    local pkgs=() p
-    if [ "$name" = etcd ]; then
+    local pkgs=()
+    if [ "$g" = etcd ]; then
         pkgs=(-o "$work/out/etcd" .)
     else
-        for p in $packages; do
-            if [ "$p" = . ]; then pkgs+=("$module"); else pkgs+=("$module/$p"); fi
+        for n in $(members "$g"); do
+            row "$n"
+            for p in $packages; do
+                if [ "$p" = . ]; then pkgs+=("$module"); else pkgs+=("$module/$p"); fi
+            done
         done
         pkgs=(-o "$work/out/" "${pkgs[@]}")
     fi
     (cd "$work/src" && go build -trimpath -ldflags "${ldflags[*]}" "${pkgs[@]}") >"$work/build.log" 2>&1 || {
-        tail -40 "$work/build.log" >&2; log "BUILD FAILED: $name ($module@$version)"; rm -rf "$work"; exit 1; }
+        tail -40 "$work/build.log" >&2; log "BUILD FAILED: group $g"; exit 1; }
     install -m 0755 "$work/out/"* "$BIN/"
-    stamp_text >"$stamp"
-    log "built $name in $(( $(date +%s) - start ))s: $(cd "$work/out" && echo *)"
-    rm -rf "$work"
+    for n in $(members "$g"); do stamp_text "$n" >"$STAMPS/$n"; done
+    log "built group $g in $(( $(date +%s) - start ))s: $(cd "$work/out" && echo *)"
     exec 9>&-
 }
 
 case "${1:-}" in
     --versions)
-        for r in "${COMPONENTS[@]}"; do IFS='|' read -r n m v _ <<<"$r"; echo "$n $m $v"; done
+        for r in "${COMPONENTS[@]}"; do IFS='|' read -r n m v _ g <<<"$r"; echo "$n $m $v $g"; done
         exit 0 ;;
     --source)
         row "${2:?--source NAME}"
@@ -144,5 +190,23 @@ mkdir -p "$CACHE"
 if [ "$#" -eq 0 ]; then
     set -- $(for r in "${COMPONENTS[@]}"; do printf '%s ' "${r%%|*}"; done)
 fi
-for c in "$@"; do build_one "$c"; done
+groups=()
+for c in "$@"; do
+    row "$c"
+    case " ${groups[*]} " in *" $group "*) ;; *) groups+=("$group") ;; esac
+done
+TMP_ROOT="$(mktemp -d "${TMPDIR:-/tmp}/arena-helm-build.XXXXXX")"
+trap 'jobs -p | xargs -r kill 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP_ROOT"' EXIT
+# the groups still to build download their modules in the background, each in its own folder
+declare -A pids=()
+for g in "${groups[@]}"; do
+    if ! stamped "$g"; then
+        prepare "$g" "$TMP_ROOT/$g/src" &
+        pids[$g]=$!
+    fi
+done
+for g in "${groups[@]}"; do
+    if [ -n "${pids[$g]:-}" ]; then wait "${pids[$g]}" || true; fi  # its download (a failure is retried)
+    build_group "$g" "$TMP_ROOT/$g"
+done
 echo "$BIN"

@@ -11,12 +11,22 @@ VENV="${ARENA_HELM_VENV:-.venv}"
 if [ ! -x "$VENV/bin/python" ]; then
     python3 -m venv "$VENV"
 fi
-if ! "$VENV/bin/python" -c "import arena_helm, pytest, yamale, kubernetes_validate, checkov" 2>/dev/null; then
+if ! "$VENV/bin/python" -c "import arena_helm, pytest, xdist, yamale, kubernetes_validate, checkov" 2>/dev/null; then
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[test]'
 fi
 PYTHON="$VENV/bin/python" bash scripts/install-helm.sh --bin "$VENV/bin" >/dev/null
 bash scripts/build-cluster.sh >/dev/null
 bash scripts/install-prometheus.sh >/dev/null
 bash scripts/sdk-venv.sh >/dev/null
+bash scripts/sdk-venv.sh trainer >/dev/null  # before the workers: they run in network namespaces, with no network
 export PATH="$PWD/$VENV/bin:$PATH"
+# Two pytest-xdist workers (ARENA_HELM_WORKERS=N for another number, 0 for none), each in a network
+# namespace of its own (tests/support/netns-python) with a test cluster of its own: the cluster tests spend
+# most of their time waiting for the controllers, so two of them share the two cores well. Where no network
+# namespace can be made (not root), the suite runs in one process.
+workers="${ARENA_HELM_WORKERS:-2}"
+if [ "$workers" -gt 0 ] && unshare --net -- true 2>/dev/null; then
+    export ARENA_HELM_WORKER_PYTHON="$PWD/$VENV/bin/python"
+    exec "$VENV/bin/python" -m pytest --tx "$workers*popen//python=tests/support/netns-python" --dist loadfile "$@"
+fi
 exec "$VENV/bin/python" -m pytest "$@"

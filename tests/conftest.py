@@ -45,7 +45,7 @@ def cluster():
         yield c
     finally:
         if c.controllers is not None:
-            c.controllers.stop()
+            c.controllers.stop(namespace_timeout=0)  # the whole cluster goes: no namespace need finish
         if c.kwok is not None:
             c.kwok.close()
         c.stop()
@@ -85,3 +85,25 @@ def _arena_helm_logger_restored():
     logger.handlers[:] = saved[0]
     logger.setLevel(saved[1])
     logger.propagate = saved[2]
+
+
+# ---- the order the tests are handed out in ---------------------------------------------------------
+# The longest files first, the tiers of many short tests last: scripts/test.sh runs two pytest-xdist workers
+# (--dist loadfile), and a worker that starts the 5-minute load test last would leave the other one idle.
+# The same order for every worker (xdist wants the collections equal); in one process it changes nothing
+# but the order.
+_FIRST = ("tests/cluster/test_load.py", "tests/cluster/test_sdk_interop.py", "tests/cluster/test_trainjob_sdk.py",
+          "tests/cluster/test_faults.py", "tests/cluster/test_lifecycle.py", "tests/cluster/test_release_index.py")
+_TIERS = ("tests/cluster/", "tests/charts/", "tests/cli/", "tests/unit/")
+
+
+def pytest_collection_modifyitems(config, items):
+    root = Path(str(config.rootpath))
+
+    def rank(item) -> tuple[int, int]:
+        rel = Path(str(item.path)).relative_to(root).as_posix()
+        if rel in _FIRST:
+            return (0, _FIRST.index(rel))
+        return (1, next((i for i, t in enumerate(_TIERS) if rel.startswith(t)), len(_TIERS)))
+
+    items.sort(key=rank)  # stable: within a file, and between files of one tier, the order stays

@@ -64,7 +64,9 @@ def v1_operator(cluster):
     this module; the session's controllers are stopped meanwhile and started again afterwards."""
     session = cluster.controllers
     session.require("training-operator")
-    session.stop()
+    # (a namespace still Terminating holds pods the garbage collector and kwok remove without the operators:
+    # no need to wait the default minute for it)
+    session.stop(namespace_timeout=10)
     try:
         cluster.swap_mpi_crd("v1")
         ctl = Controllers(cluster, mpi="v1").start(("training-operator",))
@@ -72,7 +74,7 @@ def v1_operator(cluster):
             ctl.require("training-operator")
             yield ctl
         finally:
-            ctl.stop()
+            ctl.stop(namespace_timeout=10)
     finally:
         cluster.swap_mpi_crd("v2beta1")
         session.start(ALL)

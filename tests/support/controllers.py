@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import atexit
 import base64
+import contextlib
 import copy
 import datetime as dt
 import ipaddress
@@ -297,6 +298,17 @@ def _valid_pair(folder: Path) -> bool:
         return False
 
 
+@contextlib.contextmanager
+def _folder_lock(folder: Path):
+    """Creates ``folder`` and holds an exclusive lock beside it (test workers share the machine's folders)."""
+    import fcntl
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f".{folder.name}.arena-helm-lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
 def _write_atomic(path: Path, data: bytes, mode: int = 0o600) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_bytes(data)
@@ -437,13 +449,13 @@ class TrainingOperator(Controller):
         # the rotator only stats tls.crt in its hard-coded certDir (pkg/cert/cert.go) before it declares the
         # certs mounted (17 minutes, then the process exits): a copy there unless one is there already
         rotator_dir = Path(go_string_const(self.src / "pkg" / "cert" / "cert.go", r'certDir\s*=\s*"([^"]+)"'))
-        if not (rotator_dir / "tls.crt").exists():
-            try:
-                rotator_dir.mkdir(parents=True, exist_ok=True)
-                _write_atomic(rotator_dir / "tls.crt", pki["tls.crt"], 0o644)
-            except OSError as exc:
-                raise ControllerError(f"training-operator's cert rotator waits for {rotator_dir}/tls.crt "
-                                      f"(hard-coded) and it cannot be written: {exc}") from exc
+        try:
+            with _folder_lock(rotator_dir):  # another test worker's cluster may be writing it too
+                if not (rotator_dir / "tls.crt").exists():
+                    _write_atomic(rotator_dir / "tls.crt", pki["tls.crt"], 0o644)
+        except OSError as exc:
+            raise ControllerError(f"training-operator's cert rotator waits for {rotator_dir}/tls.crt "
+                                  f"(hard-coded) and it cannot be written: {exc}") from exc
         self.env["MY_POD_NAMESPACE"] = self.namespace
         self.env.pop("KUBEFLOW_NAMESPACE", None)  # the default of --namespace: watch every namespace
         argv = [str(self.ctl.bin_dir / self.binary), f"--kubeconfig={self.cluster.admin.kubeconfig}",
@@ -649,15 +661,15 @@ class Kueue(Controller):
         # cmd/kueue/main.go: with internalCertManagement off, a cert watcher on a hard-coded folder, fatal if empty
         metrics_dir = Path(go_string_const(self.src / "cmd" / "kueue" / "main.go",
                                            r'metricsCertPath\s*:=\s*"([^"]+)"'))
-        if not _valid_pair(metrics_dir):
-            try:
-                metrics_dir.mkdir(parents=True, exist_ok=True)
-                _write_atomic(metrics_dir / "tls.key", (certs / "tls.key").read_bytes())
-                _write_atomic(metrics_dir / "tls.crt", (certs / "tls.crt").read_bytes(), 0o644)
-            except OSError as exc:
-                raise ControllerError(f"Kueue v0.17.0 with internalCertManagement off loads {metrics_dir}/tls.crt "
-                                      f"and tls.key (hard-coded in cmd/kueue/main.go) and exits without them; "
-                                      f"they cannot be written here: {exc}") from exc
+        try:
+            with _folder_lock(metrics_dir):  # another test worker's cluster may be writing it too
+                if not _valid_pair(metrics_dir):
+                    _write_atomic(metrics_dir / "tls.key", (certs / "tls.key").read_bytes())
+                    _write_atomic(metrics_dir / "tls.crt", (certs / "tls.crt").read_bytes(), 0o644)
+        except OSError as exc:
+            raise ControllerError(f"Kueue v0.17.0 with internalCertManagement off loads {metrics_dir}/tls.crt "
+                                  f"and tls.key (hard-coded in cmd/kueue/main.go) and exits without them; "
+                                  f"they cannot be written here: {exc}") from exc
         config = {
             "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
             "namespace": self.namespace,

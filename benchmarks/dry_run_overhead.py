@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""What ``arena-helm submit KIND --dry-run`` costs on top of ``helm template`` of the same chart and values,
+against what ``python -c "import typer"`` costs, all measured in this run (no cluster needed).
+
+For each job kind (tfjob, pytorchjob, mpijob, trainjob) and each helm version:
+
+* arena-helm: ``arena-helm submit KIND --name bench --image IMG --gpus 1 --cpu 2 --memory 4Gi
+  --helm-binary HELM --dry-run python train.py`` (the console script, as a subprocess);
+* baseline: ``helm template bench CHART --values VALUES`` of the same chart (assembled once with
+  ``arena_helm.charts.assemble_chart``) and the very values arena-helm renders (``--dry-run -o values``,
+  written to a file before the clock starts);
+* the unit: ``python -c "import typer"`` with the console script's interpreter.
+
+The three run interleaved, N times each after a warm-up; the script prints every median (and p90), the
+overhead (median arena-helm minus median helm template) and that overhead as a multiple of the typer
+import. Goal (issue "one module per job kind"): overhead <= 2x the typer import, for every kind and helm.
+
+    python benchmarks/dry_run_overhead.py            # 7 runs of each
+    python benchmarks/dry_run_overhead.py --quick    # 3 runs of each, helm 4 and tfjob only
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+from pathlib import Path
+
+import _benchlib as bl
+
+GOAL = 2.0  # overhead / (python -c 'import typer')
+KINDS = ("tfjob", "pytorchjob", "mpijob", "trainjob")
+COMMAND = ["python", "train.py", "--epochs", "1"]
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python benchmarks/dry_run_overhead.py",
+        description="Per-render time of 'arena-helm submit KIND --dry-run' vs 'helm template' of the same chart "
+        f"and values; goal: the difference of medians <= {GOAL}x 'python -c \"import typer\"'.")
+    p.add_argument("-n", "--runs", type=int, default=7, help="measured runs of each command (default 7)")
+    p.add_argument("--kind", action="append", choices=KINDS, help="job kind (repeatable; default: all four)")
+    p.add_argument("--helm", action="append", metavar="VERSION",
+                   help="helm version (repeatable; default: every version the tests use)")
+    p.add_argument("--image", default="busybox:1.36")
+    p.add_argument("--quick", action="store_true", help="3 runs, tfjob, the newest helm")
+    p.add_argument("--arena-helm", help="the arena-helm console script (default: beside this Python, "
+                   "else on PATH)")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.runs = 3
+        args.kind = args.kind or ["tfjob"]
+        args.helm = args.helm or [bl.helm_versions()[-1]]
+    if args.runs < 1:
+        p.error("--runs must be >= 1")
+    return args
+
+
+def submit_argv(arena: Path, kind: str, image: str, helm: Path, *extra: str) -> list[str]:
+    return [str(arena), "submit", kind, "--name", "bench", "--image", image, "--gpus", "1", "--cpu", "2",
+            "--memory", "4Gi", "--helm-binary", str(helm), "--dry-run", *extra, *COMMAND]
+
+
+def main() -> int:
+    args = parse_args()
+    arena = bl.find_arena_helm(args.arena_helm)
+    python = bl.script_interpreter(arena)
+    versions = tuple(args.helm) if args.helm else bl.helm_versions()
+    kinds = tuple(args.kind) if args.kind else KINDS
+    env = bl.child_env()
+    from arena_helm.charts import assemble_chart
+
+    print(f"dry_run_overhead: {args.runs} runs of each, interleaved after a warm-up; kinds {', '.join(kinds)}; "
+          f"helm {', '.join(versions)}")
+    typer_cmd = [python, "-c", "import typer"]
+    work = Path(tempfile.mkdtemp(prefix="arena-helm-bench-"))
+    results = []
+    try:
+        for kind in kinds:
+            chart = assemble_chart(kind, work / kind)
+            for version in versions:
+                helm = bl.helm_binary(version)
+                values = work / f"{kind}-{version}.yaml"
+                values.write_bytes(bl.run(submit_argv(arena, kind, args.image, helm, "-o", "values"), env=env,
+                                          what=f"{kind} --dry-run -o values").stdout)
+                runs = {
+                    "arena": submit_argv(arena, kind, args.image, helm),
+                    "template": [str(helm), "template", "bench", str(chart), "--values", str(values)],
+                    "typer": typer_cmd,
+                }
+                for name, argv in runs.items():  # warm-up, and the two renders must agree
+                    bl.run(argv, env=env, what=f"{name} ({kind}, helm {version})")
+                times: dict[str, list[float]] = {k: [] for k in runs}
+                for i in range(args.runs):
+                    order = list(runs) if i % 2 == 0 else list(reversed(runs))
+                    for name in order:
+                        t, _ = bl.timed(runs[name], env=env, what=f"{name} ({kind}, helm {version})")
+                        times[name].append(t)
+                med = {k: bl.median(v) for k, v in times.items()}
+                p90 = {k: bl.percentile(v, 90) for k, v in times.items()}
+                over = med["arena"] - med["template"]
+                ratio = over / med["typer"]
+                results.append((kind, version, over, ratio))
+                print(f"  {kind:<10} helm {version}: submit --dry-run {med['arena']:.3f} s (p90 {p90['arena']:.3f})"
+                      f" | helm template {med['template']:.3f} s (p90 {p90['template']:.3f})"
+                      f" | import typer {med['typer']:.3f} s (p90 {p90['typer']:.3f})"
+                      f" | overhead {over:+.3f} s = {ratio:.2f}x typer", flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    worst = max(results, key=lambda r: r[3])
+    ok = all(r[3] <= GOAL for r in results)
+    print(bl.verdict(ok, f"dry-run overhead at most {worst[3]:.2f}x 'import typer' ({worst[0]}, helm {worst[1]}: "
+                         f"{worst[2]:+.3f} s; goal <= {GOAL}x)"))
+    return 0
+
+
+if __name__ == "__main__":
+    bl.main_guard(main)
