@@ -68,12 +68,11 @@ members() {  # members GROUP: the names of the group's components, in table orde
 }
 
 stamp_text() {  # stamp_text NAME: module, version, build number, the group's other members, Go
-    local m with=""
-    m="$(members "$(row "$1"; echo "$group")")"
+    local n with=""
     row "$1"
-    m=" ${m}"; m="${m/ $1 / }"; m="${m# }"
-    [ -z "${m% }" ] || with=" with=${m% }"
-    echo "$module@$version build=$BUILD$with go=$(go env GOVERSION)"
+    for n in $(members "$group"); do [ "$n" = "$1" ] || with+=" $n"; done
+    [ -z "$with" ] || with=" with=${with# }"
+    echo "$module@$version build=$BUILD$with go=$GO_VERSION"
 }
 
 stamped() {  # stamped GROUP: every component of the group has its current stamp
@@ -186,6 +185,7 @@ case "${1:-}" in
 esac
 
 command -v go >/dev/null || { log "no go on PATH (the machine's Go is expected at /usr/local/go)"; exit 1; }
+GO_VERSION="$(go env GOVERSION)"  # in every stamp
 mkdir -p "$CACHE"
 if [ "$#" -eq 0 ]; then
     set -- $(for r in "${COMPONENTS[@]}"; do printf '%s ' "${r%%|*}"; done)
