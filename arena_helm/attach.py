@@ -16,9 +16,10 @@ import select
 import sys
 from dataclasses import dataclass
 
-from .errors import ArenaHelmError, ClusterError, NotFoundError, UsageError
+from .errors import ArenaHelmError, ClusterError
+from .pods import pick_container, pick_pod
 from .reader import Cluster, find_job
-from .views import chief_first, instance_of, job_phase, job_suspended, pod_job_selector
+from .views import job_phase, job_suspended, pod_job_selector
 
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
 
@@ -43,25 +44,14 @@ def pick_target(c: Cluster, namespace: str, name: str, instance: str | None, con
         if job_suspended(job):
             raise ArenaHelmError(f"{ref} is suspended: it has no running pods (arena-helm resume {name} first)")
     pods = c.kube.list_pods(namespace, selector=pod_job_selector(k, name))
-    if instance:
-        pod = next((p for p in pods if p["metadata"]["name"] == instance), None)
-        if pod is None:
-            names = ", ".join(sorted(p["metadata"]["name"] for p in pods)) or "none yet"
-            raise NotFoundError(f"-i/--instance {instance}: job {name} has no such instance (its pods: {names})")
-    else:
-        ranked = chief_first([instance_of(p, dt.datetime.now(dt.UTC)) for p in pods], pods)
-        if not ranked:
-            raise NotFoundError(f"job {name} has no pods yet (see arena-helm get {name} -n {namespace})")
-        pod = next(p for p in pods if p["metadata"]["name"] == ranked[0].name)
+    pod = pick_pod(pods, name, namespace, instance, dt.datetime.now(dt.UTC))
     pod_name = pod["metadata"]["name"]
-    containers = [x["name"] for x in (pod.get("spec") or {}).get("containers") or []]
-    if container and container not in containers:
-        raise UsageError(f"-c/--container {container}: pod {pod_name} has {', '.join(containers)}")
+    chosen = pick_container(pod, container)
     phase = (pod.get("status") or {}).get("phase") or "Pending"
     if phase != "Running":
         hint = "it has finished" if phase in ("Succeeded", "Failed") else "wait until it runs"
         raise ArenaHelmError(f"pod {pod_name} is {phase}: {hint} (see arena-helm get {name} -n {namespace})")
-    return Target(pod_name, container or containers[0], k)
+    return Target(pod_name, chosen, k)
 
 
 def exit_code(status: bytes, pod: str) -> int:

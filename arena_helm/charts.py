@@ -15,9 +15,6 @@ from pathlib import Path
 import yaml
 
 from .errors import ArenaHelmError
-from .kinds import KINDS
-
-JOB_CHARTS = tuple(k.chart for k in KINDS)
 
 
 def charts_root() -> Path:

@@ -13,9 +13,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from .errors import ForbiddenError
+from .k8s import parse_time
 from .kinds import BY_KIND
 from .kube import KubeReader, ns_path
-from .views import parse_time, replica_specs, short_duration
+from .views import replica_specs, short_duration
 
 ACCESS_MODES = {"ReadWriteOnce": "RWO", "ReadOnlyMany": "ROX", "ReadWriteMany": "RWX", "ReadWriteOncePod": "RWOP"}
 

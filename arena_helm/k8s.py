@@ -12,6 +12,7 @@ so the schema generator can share it as one definition under ``$defs``.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import Annotated, Any
 
@@ -221,3 +222,31 @@ def parse_quantity(value: Any):
     if binary is not None:
         return n * (1024 ** _BINARY_SI[binary])
     return n.scaleb(int(exponent) if exponent is not None else _DECIMAL_SI[decimal])
+
+
+def quantity_float(value: Any) -> float:
+    """A quantity as a float, for sums and ratios: 0.0 for an empty value and for one that is not a quantity (a
+    metrics sample that is not one counts as no usage; what the API server stores it has validated)."""
+    parsed = parse_quantity(value)
+    return float(parsed) if parsed is not None else 0.0
+
+
+# ---- times ---------------------------------------------------------------------------------------------
+def parse_time(value: Any) -> dt.datetime | None:
+    """An RFC 3339 time as the API server and helm write it (``2026-01-02T15:04:05Z``, with sub-seconds or an
+    offset) -> an aware datetime; None for an empty value; ValueError for text that is not one."""
+    if not value:
+        return None
+    stamp = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    if stamp.tzinfo is None:
+        raise ValueError(f"{value!r} has no time zone (RFC 3339 ends with Z or an offset)")
+    return stamp
+
+
+def epoch(value: Any, default: float = 0.0) -> float:
+    """An RFC 3339 time as seconds since the epoch; ``default`` for an empty or malformed one."""
+    try:
+        stamp = parse_time(value)
+    except ValueError:
+        return default
+    return stamp.timestamp() if stamp is not None else default

@@ -132,14 +132,11 @@ KINDS: tuple[JobKindInfo, ...] = (
 
 BY_KEY: dict[str, JobKindInfo] = {k.key: k for k in KINDS}
 BY_KIND: dict[str, JobKindInfo] = {k.kind: k for k in KINDS}
+BY_CHART: dict[str, JobKindInfo] = {k.chart: k for k in KINDS}  # a release's chart name -> the kind it makes
 BY_NAME: dict[str, JobKindInfo] = {name: k for k in KINDS for name in k.names}
 REPLICA_KEYS: tuple[str, ...] = tuple(dict.fromkeys(k.replica_key for k in KINDS if k.replica_key))
 POD_JOB_LABELS: tuple[str, ...] = tuple(dict.fromkeys(k.pod_job_label for k in KINDS))
 GROUPS: tuple[str, ...] = tuple(dict.fromkeys(k.group for k in KINDS))
-
-
-def by_kind(kind: str) -> JobKindInfo:
-    return BY_KIND[kind]
 
 
 def names_hint() -> str:

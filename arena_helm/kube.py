@@ -21,7 +21,6 @@ class Kube:
         self.kubeconfig = kubeconfig
         self.context = context
         self._api = api_client
-        self.requests = 0  # API requests made (benchmarks print it)
 
     # ---- connection ----------------------------------------------------------------------------
     @property
@@ -44,6 +43,10 @@ class Kube:
             _log_requests(self._api)
         return self._api
 
+    def connect(self) -> None:
+        """Build the API client now (kubeconfig read and checked), e.g. before threads share it."""
+        self.api  # noqa: B018 - the property builds it
+
     @property
     def server(self) -> str:
         return self.api.configuration.host
@@ -55,7 +58,6 @@ class Kube:
 
         from . import failures
 
-        self.requests += 1
         stats.count("api_requests")
         if "_request_timeout" not in kwargs:
             kwargs["_request_timeout"] = 30
@@ -78,18 +80,48 @@ class Kube:
         except Exception:  # noqa: BLE001 - best effort: refused, unreachable (helm's install then says so)
             return None
         finally:
-            self.requests += 1
+            stats.count("api_requests")
         status = review.status
         if status is None or status.error or not status.user:
             return None
         return status.user.username or None
 
-    def get_json(self, path: str, action: str) -> dict:
+    def raw(self, method: str, path: str, action: str, *, query: list[tuple[str, str]] | None = None,
+            body: Any = None, content_type: str | None = None, timeout: float | None = None) -> bytes:
+        """One request to ``path`` of the API server; the answer's bytes (errors translated by ``call``)."""
+        headers = {"Accept": "application/json"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        extra = {} if timeout is None else {"_request_timeout": timeout}
         resp = self.call(
-            self.api.call_api, path, "GET", auth_settings=["BearerToken"], _preload_content=False,
-            _return_http_data_only=True, action=action,
+            self.api.call_api, path, method, query_params=query or [], header_params=headers, body=body,
+            auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True, action=action,
+            **extra,
         )
-        return json.loads(resp.data)
+        return resp.data
+
+    def get_json(self, path: str, action: str) -> dict:
+        return json.loads(self.raw("GET", path, action))
+
+    def dry_run_patch_job(self, kind: str, version: str, namespace: str, name: str, spec: dict, action: str) -> dict:
+        """A server-side dry-run merge patch of the job's ``spec``: the object as the server would keep it
+        (a CRD without a field prunes it), nothing written."""
+        info = BY_KIND[kind]
+        path = f"/apis/{info.group}/{version}/namespaces/{namespace}/{info.plural}/{name}"
+        return json.loads(self.raw("PATCH", path, action, query=[("dryRun", "All")], body={"spec": spec},
+                                   content_type="application/merge-patch+json"))
+
+    def service_proxy_get(self, namespace: str, service: str, path: str, query: list[tuple[str, str]],
+                          action: str, timeout: float) -> bytes:
+        """GET ``path`` of a Service through the API server's service proxy (``service``: [scheme:]name:port)."""
+        return self.raw("GET", f"/api/v1/namespaces/{namespace}/services/{service}/proxy/{path.lstrip('/')}",
+                        action, query=query, timeout=timeout)
+
+    def list_kueue_workloads(self, namespace: str) -> list[dict]:
+        """Kueue's Workloads in ``namespace`` (kueue.x-k8s.io/v1beta1, served by every Kueue release from 0.5
+        on, 0.17 included)."""
+        return self.list_path(f"/apis/kueue.x-k8s.io/v1beta1/namespaces/{namespace}/workloads",
+                              "listing Kueue workloads")
 
     # ---- discovery -----------------------------------------------------------------------------
     def served_job_versions(self) -> dict[str, list[str]]:
@@ -112,14 +144,6 @@ class Kube:
         return out
 
     # ---- objects -------------------------------------------------------------------------------
-    def release_records(self, namespace: str, name: str) -> list[dict]:
-        """The Secrets in which helm keeps the revisions of release ``name`` (its storage driver)."""
-        from urllib.parse import urlencode
-
-        query = urlencode({"labelSelector": f"owner=helm,name={name}"})
-        data = self.get_json(f"/api/v1/namespaces/{namespace}/secrets?{query}", f"reading release {name}")
-        return data.get("items") or []
-
     def get_job(self, kind: str, version: str, namespace: str, name: str) -> dict | None:
         from kubernetes import client
 
@@ -426,7 +450,6 @@ def open_exec(kube: Kube, namespace: str, pod: str, container: str, command: lis
     from kubernetes.stream import stream
 
     core = client.CoreV1Api(kube.api)
-    kube.requests += 1
     stats.count("api_requests")
     log.debug("exec: %s/%s -c %s: %s", namespace, pod, container, command)
     try:

@@ -12,7 +12,6 @@ error, not a silent no-op; so is a finished job, a job without a release and a c
 
 from __future__ import annotations
 
-import json
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,15 +51,9 @@ def _suspend_field(kind: str, suspend: bool) -> dict:
 
 def _dry_run_suspend(c: Cluster, kind: str, version: str, namespace: str, name: str) -> bool:
     """Whether the API server keeps the suspend field (a CRD without it prunes the field)."""
-    info = BY_KIND[kind]
-    path = f"/apis/{info.group}/{version}/namespaces/{namespace}/{info.plural}/{name}"
-    resp = c.kube.call(
-        c.kube.api.call_api, path, "PATCH", query_params=[("dryRun", "All")],
-        header_params={"Content-Type": "application/merge-patch+json", "Accept": "application/json"},
-        body={"spec": _suspend_field(kind, True)}, auth_settings=["BearerToken"], _preload_content=False,
-        _return_http_data_only=True, action=f"checking that {kind} {name} can be suspended",
-    )
-    spec = json.loads(resp.data).get("spec") or {}
+    kept = c.kube.dry_run_patch_job(kind, version, namespace, name, _suspend_field(kind, True),
+                                    f"checking that {kind} {name} can be suspended")
+    spec = kept.get("spec") or {}
     return (spec if kind == "TrainJob" else spec.get("runPolicy") or {}).get("suspend") is True
 
 

@@ -158,19 +158,14 @@ class Prometheus:
 
     def _get_proxied(self, promql: str) -> bytes:
         s = self.service
-        path = f"/api/v1/namespaces/{s.namespace}/services/{s.scheme}:{s.name}:{s.port}/proxy/api/v1/query"
         try:
-            resp = self.kube.call(
-                self.kube.api.call_api, path, "GET", query_params=[("query", promql)],
-                auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True,
-                _request_timeout=self.timeout, action=f"querying Prometheus at {s}",
-            )
+            return self.kube.service_proxy_get(s.namespace, f"{s.scheme}:{s.name}:{s.port}", "api/v1/query",
+                                               [("query", promql)], f"querying Prometheus at {s}", self.timeout)
         except ArenaHelmError as exc:
             raise PrometheusUnavailable(str(exc)) from None
         except Exception as exc:  # noqa: BLE001 - a timeout or a broken connection: metrics are optional
             raise PrometheusUnavailable(f"Prometheus at {self.where} did not answer ({type(exc).__name__}: "
                                         f"{exc})") from None
-        return resp.data
 
 
 def find_service(kube) -> ServiceRef | None:

@@ -13,7 +13,6 @@ import dataclasses
 import datetime as dt
 import functools
 import logging
-import os
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ArenaHelmError, ForbiddenError, NotFoundError, UsageError
 from .helm import Helm
+from .k8s import parse_time
 from .kinds import BY_KIND, KINDS, lookup
 from .kube import KubeReader
 from .releases import (
@@ -35,12 +35,11 @@ from .releases import (
     needs_full_read,
     record_meta,
     release_item,
+    release_resource,
     sort_key,
-    storage_resource,
 )
 from .slim import slim_job, slim_pod
 from .views import (
-    JOB_CHARTS,
     QUEUE_LABEL,
     JobView,
     NodeView,
@@ -124,12 +123,6 @@ class Cluster:
         if callable(self._helm):  # a factory (a Helm is not callable)
             self._helm = self._helm()
         return self._helm
-
-
-def release_resource() -> str | None:
-    """Where helm keeps its records for this process's ``HELM_DRIVER`` (secrets or configmaps), or None
-    (memory, sql: only helm can read those)."""
-    return storage_resource(os.environ.get("HELM_DRIVER"))
 
 
 def release_index(c: Cluster, namespace: str, all_namespaces: bool = False) -> dict[tuple[str, str], ReleaseMeta]:
@@ -218,7 +211,7 @@ def job_rows(c: Cluster, namespace: str, all_namespaces: bool = False, kind: str
         if kind in (None, k):
             calls[f"kind:{k}"] = functools.partial(_list_kind, c, k, versions[0], ns)
     calls.update(extra or {})
-    c.kube.api  # noqa: B018 - the API client, built once before the threads share it
+    c.kube.connect()  # the API client, built once before the threads share it
     results = _concurrently(calls)
     listed = [results.pop(key) for key in calls if key.startswith("kind:")]
     denied = [r for r in listed if isinstance(r, ForbiddenError)]
@@ -353,7 +346,7 @@ def get_job(c: Cluster, namespace: str, name: str, kind: str | None = None, even
     pods = c.kube.list_pods(namespace, selector=pod_job_selector(k, name))
     tb = tensorboard_urls(c.kube, namespace).get((namespace, name), "")
     view = job_view(release=release, job=job, pods=pods, now=now_utc(), kind=k, tensorboard=tb)
-    explain_state(c, view, job, k)
+    explain_state(c, view, job, k, release)
     evs: list[dict] = []
     if events or view.status == "PENDING":
         names = {name} | {p["metadata"]["name"] for p in pods}
@@ -367,44 +360,20 @@ def get_job(c: Cluster, namespace: str, name: str, kind: str | None = None, even
     return JobDetail(view, k, version, job, pods, evs if events else [], pending)
 
 
-def explain_state(c: Cluster, view: JobView, job: dict | None, kind: str) -> None:
-    """What ``get`` adds to a view's reason with one more request: helm's reason for a failed release
-    (the description in its release record), the Kueue Workload of a job Kueue holds."""
+def explain_state(c: Cluster, view: JobView, job: dict | None, kind: str, release: dict | None) -> None:
+    """What ``get`` adds to a view's reason: helm's reason for a failed release (the description of its
+    latest revision, read with the release), the Kueue Workload of a job Kueue holds (one more request)."""
     if view.status == "RELEASE-FAILED":
-        description = release_description(c.kube, view.namespace, view.name)
+        description = " ".join(str((release or {}).get("description") or "").split())
         view.reason = state_reason(view.status, job=job, kind=kind, name=view.name, namespace=view.namespace,
                                    release_description=description)
     elif view.status == "SUSPENDED" and ((job or {}).get("metadata", {}).get("labels") or {}).get(QUEUE_LABEL):
         try:
-            workloads = c.kube.list_path(f"/apis/kueue.x-k8s.io/v1beta1/namespaces/{view.namespace}/workloads",
-                                         "listing Kueue workloads")
+            workloads = c.kube.list_kueue_workloads(view.namespace)
         except (NotFoundError, ForbiddenError):  # Kueue's CRD not served here, or not readable by this user
             workloads = []
         view.reason = state_reason(view.status, job=job, kind=kind, name=view.name, namespace=view.namespace,
                                    workload=kueue_workload(job, workloads))
-
-
-def release_description(kube: KubeReader, namespace: str, name: str) -> str:
-    """``info.description`` of the release's latest revision, from helm's storage Secret
-    (helm.sh/helm/v3 pkg/storage/driver/secrets.go: the release JSON, gzipped, base64 in ``data.release``)."""
-    import base64
-    import gzip
-    import json
-
-    try:
-        records = kube.release_records(namespace, name)
-    except (NotFoundError, ForbiddenError):
-        return ""
-    if not records:
-        return ""
-    latest = max(records, key=lambda r: int(((r.get("metadata") or {}).get("labels") or {}).get("version", "0")))
-    try:
-        raw = base64.b64decode(base64.b64decode((latest.get("data") or {}).get("release", "")))
-        if raw[:3] == b"\x1f\x8b\x08":
-            raw = gzip.decompress(raw)
-        return " ".join(str((json.loads(raw).get("info") or {}).get("description", "")).split())
-    except (ValueError, OSError, AttributeError):
-        return ""
 
 
 # ---- top -----------------------------------------------------------------------------------------
@@ -480,11 +449,11 @@ def finished_before(views: list[JobView], cutoff: dt.datetime) -> list[JobView]:
     for v in views:
         if not v.finished or not v.ended:
             continue
-        ended = dt.datetime.fromisoformat(v.ended.replace("Z", "+00:00"))
-        if ended < cutoff:
+        ended = parse_time(v.ended)
+        if ended is not None and ended < cutoff:
             out.append(v)
     return out
 
 
-__all__ = ["JOB_CHARTS", "Cluster", "delete_job", "delete_object", "finished_before", "get_job", "job_names",
+__all__ = ["Cluster", "delete_job", "delete_object", "finished_before", "get_job", "job_names",
            "job_rows", "list_jobs", "read_release", "release_index", "top_nodes"]

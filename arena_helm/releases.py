@@ -27,8 +27,11 @@ import base64
 import datetime as dt
 import gzip
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any
+
+from .k8s import epoch, parse_time
 
 STORAGE_PREFIX = "sh.helm.release.v1"
 SECRET_TYPE = "helm.sh/release.v1"
@@ -41,8 +44,14 @@ SYSTEM_LABELS = frozenset({"name", "owner", "status", "version", "createdAt", "m
 RELEASE_NAME_ANNOTATION = "meta.helm.sh/release-name"
 RELEASE_NAMESPACE_ANNOTATION = "meta.helm.sh/release-namespace"
 CHART_LABEL = "helm.sh/chart"
-SUBMIT_LABEL = "arena-helm-submit"  # the release label arena-helm's submit sets (jobs.py)
+SUBMIT_LABEL = "arena-helm-submit"  # the release label arena-helm's submit sets (submission.py)
 METADATA_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+
+
+def release_resource() -> str | None:
+    """Where helm keeps its records for this process's ``HELM_DRIVER`` (secrets or configmaps), or None
+    (memory, sql: only helm can read those)."""
+    return storage_resource(os.environ.get("HELM_DRIVER"))
 
 
 def storage_resource(driver: str | None) -> str | None:
@@ -78,12 +87,7 @@ class ReleaseMeta:
 
     @property
     def created_ts(self) -> float:
-        if not self.created:
-            return 0.0
-        try:
-            return dt.datetime.fromisoformat(self.created.replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            return 0.0
+        return epoch(self.created)
 
     def item(self, chart: str | None = None) -> dict[str, Any]:
         """The release as a ``helm list -o json`` item (the keys ``views.release_info`` reads)."""
@@ -100,13 +104,13 @@ class ReleaseMeta:
 def helm_time(rfc3339: str) -> str:
     """``2026-01-02T15:04:05Z`` -> helm list's ``2026-01-02 15:04:05 +0000 UTC`` (no sub-seconds: the
     record's timestamp has whole seconds)."""
-    if not rfc3339:
-        return ""
     try:
-        stamp = dt.datetime.fromisoformat(rfc3339.replace("Z", "+00:00")).astimezone(dt.UTC)
+        stamp = parse_time(rfc3339)
     except ValueError:
         return rfc3339
-    return stamp.strftime("%Y-%m-%d %H:%M:%S +0000 UTC")
+    if stamp is None:
+        return ""
+    return stamp.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S +0000 UTC")
 
 
 def record_meta(metadata: dict) -> ReleaseMeta | None:
@@ -268,11 +272,4 @@ def sort_key(release: ReleaseMeta | None, job: dict | None) -> tuple[float, int,
     if release is not None and release.created:
         return release.created_ts, release.order, release.name
     meta = (job or {}).get("metadata") or {}
-    created = meta.get("creationTimestamp", "")
-    ts = 0.0
-    if created:
-        try:
-            ts = dt.datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            ts = 0.0
-    return ts, _int(meta.get("resourceVersion")), meta.get("name", "")
+    return epoch(meta.get("creationTimestamp")), _int(meta.get("resourceVersion")), meta.get("name", "")

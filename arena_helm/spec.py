@@ -51,21 +51,6 @@ LOGDIR_URL_RX = r"^[a-z][a-z0-9+.-]*://[^\s]+$"
 
 
 # ---- flag metadata ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Flag:
-    """How a spec field appears on the command line (carried in the field's ``Annotated`` metadata).
-
-    The long name is the field name with dashes (``--data-dir``); ``short`` adds e.g. ``-d``; ``hidden``
-    spellings are accepted but not shown (Arena's deprecated camelCase ones); ``metavar`` names the value
-    in ``--help``; ``cli=False`` keeps a field off the command line (it is set by another means).
-    """
-
-    short: tuple[str, ...] = ()
-    hidden: tuple[str, ...] = ()
-    metavar: str | None = None
-    cli: bool = True
-
-
 def flag_of_field(name: str, model: type[BaseModel] | None = None) -> str:
     """The flag a field stands for: ``data_dir`` -> ``--data-dir``; the command is the COMMAND argument."""
     if name == "command":

@@ -23,8 +23,10 @@ import yaml
 from .charts import assemble_chart
 from .errors import AlreadyExistsError, ArenaHelmError, ClusterError, NotFoundError, WaitTimeoutError
 from .helm import NAME_IN_USE, NO_SOURCES, Helm, ValueSources
+from .k8s import epoch
 from .kinds import BY_KEY, BY_KIND
 from .kube import Kube
+from .releases import OWNER_SELECTOR, SUBMIT_LABEL, latest_record, release_resource
 from .spec import JobSpec
 from .values import build_values
 from .views import job_phase
@@ -57,7 +59,6 @@ class SubmitResult:
     objects: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, apiVersion, name)
 
 
-SUBMIT_LABEL = "arena-helm-submit"
 PENDING = ("pending-install", "pending-upgrade", "pending-rollback", "uninstalling")
 
 
@@ -164,24 +165,20 @@ def _name_taken(name: str, namespace: str) -> AlreadyExistsError:
     )
 
 
-def _record_age(secret: dict) -> float:
-    import datetime as dt
-
-    created = (secret.get("metadata") or {}).get("creationTimestamp", "")
-    try:
-        stamp = dt.datetime.fromisoformat(created.replace("Z", "+00:00"))
-    except ValueError:
-        return 0.0
-    return (dt.datetime.now(dt.UTC) - stamp).total_seconds()
+def _record_age(record: dict) -> float:
+    created = epoch((record.get("metadata") or {}).get("creationTimestamp"), default=time.time())
+    return time.time() - created
 
 
 def _recover_pending(helm: Helm, kube: Kube, spec: JobSpec, notify: Callable[[str], None] | None) -> bool:
     """The name is taken: if by a release an interrupted install left pending, remove it (True) or say how."""
-    records = kube.release_records(spec.namespace, spec.name)
-    if not records:
+    resource = release_resource()
+    if resource is None:  # records outside the API (memory, sql): helm's own error stands
         return False
-    latest = max(records, key=lambda r: int((r["metadata"].get("labels") or {}).get("version", "0")))
-    status = (latest["metadata"].get("labels") or {}).get("status", "")
+    records = kube.list_release_metadata(resource, spec.namespace, f"{OWNER_SELECTOR},name={spec.name}",
+                                         cached=False)
+    latest = latest_record(records)
+    status = (((latest or {}).get("metadata") or {}).get("labels") or {}).get("status", "")
     if status not in PENDING:
         return False
     age = _record_age(latest)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .k8s import parse_quantity as k8s_parse_quantity
+from .k8s import quantity_float
 from .views import JobView, NodeView, fmt_cpu, fmt_mem
 
 MIB = 2**20
@@ -151,13 +151,6 @@ def usage_from_cadvisor(cpu: list[tuple[dict, float]], memory: list[tuple[dict, 
     return out
 
 
-def cpu_quantity(value: Any) -> float:
-    """A usage quantity from a metrics API (``250m``, ``1``, ``123456789n``, ``1500u``, ``512Mi``), parsed by the
-    kubernetes client's parser; a sample that is not a quantity counts as no usage."""
-    parsed = k8s_parse_quantity(value)
-    return float(parsed) if parsed is not None else 0.0
-
-
 def usage_from_pod_metrics(items: list[dict]) -> dict[tuple[str, str], Usage]:
     """metrics.k8s.io PodMetrics items -> (namespace, pod) -> Usage (containers summed)."""
     out = {}
@@ -166,8 +159,8 @@ def usage_from_pod_metrics(items: list[dict]) -> dict[tuple[str, str], Usage]:
         u = Usage(0.0, 0.0)
         for c in item.get("containers") or []:
             usage = c.get("usage") or {}
-            u.cpu += cpu_quantity(usage.get("cpu", 0))
-            u.memory += cpu_quantity(usage.get("memory", 0))
+            u.cpu += quantity_float(usage.get("cpu", 0))
+            u.memory += quantity_float(usage.get("memory", 0))
         out[(meta.get("namespace", ""), meta.get("name", ""))] = u
     return out
 
@@ -176,8 +169,8 @@ def usage_from_node_metrics(items: list[dict]) -> dict[str, Usage]:
     out = {}
     for item in items:
         usage = item.get("usage") or {}
-        out[(item.get("metadata") or {}).get("name", "")] = Usage(cpu_quantity(usage.get("cpu", 0)),
-                                                                 cpu_quantity(usage.get("memory", 0)))
+        out[(item.get("metadata") or {}).get("name", "")] = Usage(quantity_float(usage.get("cpu", 0)),
+                                                                 quantity_float(usage.get("memory", 0)))
     return out
 
 

@@ -11,6 +11,7 @@ import hashlib
 from typing import Any
 
 from .enums import AffinityPolicy, SyncMode
+from .k8s import parse_quantity
 from .kinds import BY_KEY
 from .spec import GIT_REF_ENV, JobSpec, MPIJobSpec, PyTorchJobSpec, Replica, TFJobSpec, TrainJobSpec, flag_info
 
@@ -157,7 +158,7 @@ def build_values(spec: JobSpec) -> dict[str, Any]:
     """The chart values for ``spec``: only what the spec sets; the chart's defaults do the rest."""
     values = declared_values(spec)
     values["command"] = spec.command
-    if spec.share_memory is not None and parse_zero(spec.share_memory):
+    if spec.share_memory is not None and parse_quantity(spec.share_memory) == 0:
         values["shmSize"] = ""  # --share-memory 0: no memory-backed /dev/shm
     if isinstance(spec, TrainJobSpec):
         if spec.env:
@@ -305,12 +306,6 @@ def rdma_security_context(spec: JobSpec) -> dict[str, Any]:
     out = default.model_dump(by_alias=True, exclude_none=True, mode="json")
     out.setdefault("capabilities", {})["add"] = ["IPC_LOCK"]
     return out
-
-
-def parse_zero(quantity: str) -> bool:
-    from .k8s import parse_quantity
-
-    return parse_quantity(quantity) == 0
 
 
 def role_affinity(spec: TFJobSpec, role: str, policy: AffinityPolicy, constraint: str) -> dict[str, Any]:

@@ -13,9 +13,9 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from .kinds import BY_KIND, KINDS, POD_JOB_LABELS, REPLICA_KEYS
+from .k8s import parse_time, quantity_float
+from .kinds import BY_CHART, BY_KIND, KINDS, POD_JOB_LABELS, REPLICA_KEYS
 
-JOB_CHARTS = {k.chart: k.kind for k in KINDS}  # chart name -> the kind it makes
 CHIEF_TYPES = tuple(dict.fromkeys(k.main_types[0] for k in KINDS))  # chief, master, launcher
 FINISHED_PODS = ("Succeeded", "Failed")
 JOB_NAME_LABEL = "training.kubeflow.org/job-name"
@@ -36,12 +36,6 @@ def pod_job_selector(kind: str | None, name: str) -> str:
     """The label selector of the pods of job ``name`` of ``kind`` (the training operators' label if unknown)."""
     info = BY_KIND.get(kind or "")
     return f"{info.pod_job_label if info else JOB_NAME_LABEL}={name}"
-
-
-def parse_time(value: str | None) -> dt.datetime | None:
-    if not value:
-        return None
-    return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
 def short_duration(seconds: float | None) -> str:
@@ -85,17 +79,6 @@ def container_gpus(containers: list[dict]) -> int:
     return total
 
 
-_CPU_SUFFIX = {"m": 0.001, "": 1.0}
-def parse_quantity(value: Any) -> float:
-    """A quantity the API server accepted, as a float, parsed by the kubernetes client's own parser."""
-    from .k8s import parse_quantity as _parse
-
-    if value is None or str(value).strip() == "":
-        return 0.0
-    parsed = _parse(value)
-    if parsed is None:
-        raise ValueError(f"{value!r} is not a Kubernetes quantity")
-    return float(parsed)
 
 
 def container_requests(containers: list[dict], resource: str) -> float:
@@ -104,7 +87,7 @@ def container_requests(containers: list[dict], resource: str) -> float:
         res = c.get("resources") or {}
         value = (res.get("requests") or {}).get(resource, (res.get("limits") or {}).get(resource))
         if value is not None:
-            total += parse_quantity(value)
+            total += quantity_float(value)
     return total
 
 
@@ -511,8 +494,8 @@ def release_info(release: dict | None) -> dict[str, Any]:
 
 def chart_kind(release: dict) -> str | None:
     """The job kind a release's chart makes, or None when it is not one of our job charts."""
-    name = release_info(release).get("chart", "")
-    return JOB_CHARTS.get(name)
+    info = BY_CHART.get(release_info(release).get("chart", ""))
+    return info.kind if info else None
 
 
 def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: dt.datetime,
@@ -701,9 +684,9 @@ def node_view(node: dict, pods: list[dict]) -> NodeView:
     return NodeView(
         name=name, ip=ip, role=node_role(node), status=state, gpu_total=gpu_total, gpu_allocatable=gpu_alloc,
         gpu_allocated=sum(pod_gpus(p) for p in active),
-        cpu_allocatable=parse_quantity(alloc.get("cpu", 0)),
+        cpu_allocatable=quantity_float(alloc.get("cpu", 0)),
         cpu_requested=sum(container_requests((p.get("spec") or {}).get("containers") or [], "cpu") for p in active),
-        mem_allocatable=parse_quantity(alloc.get("memory", 0)),
+        mem_allocatable=quantity_float(alloc.get("memory", 0)),
         mem_requested=sum(container_requests((p.get("spec") or {}).get("containers") or [], "memory")
                           for p in active),
         gpu_pods=sorted(gpu_pods, key=lambda x: (x["namespace"], x["name"])),

@@ -22,11 +22,13 @@ bash scripts/sdk-venv.sh trainer >/dev/null  # before the workers: they run in n
 export PATH="$PWD/$VENV/bin:$PATH"
 # Two pytest-xdist workers (ARENA_HELM_WORKERS=N for another number, 0 for none), each in a network
 # namespace of its own (tests/support/netns-python) with a test cluster of its own: the cluster tests spend
-# most of their time waiting for the controllers, so two of them share the two cores well. Where no network
-# namespace can be made (not root), the suite runs in one process.
+# most of their time waiting for the controllers, so two of them share the two cores well. Files go to the
+# workers in the order tests/conftest.py collects them (longest first): --no-loadscope-reorder, because
+# xdist would otherwise hand out the files with the most tests first. Where no network namespace can be
+# made (not root), the suite runs in one process.
 workers="${ARENA_HELM_WORKERS:-2}"
 if [ "$workers" -gt 0 ] && unshare --net -- true 2>/dev/null; then
     export ARENA_HELM_WORKER_PYTHON="$PWD/$VENV/bin/python"
-    exec "$VENV/bin/python" -m pytest --tx "$workers*popen//python=tests/support/netns-python" --dist loadfile "$@"
+    exec "$VENV/bin/python" -m pytest --tx "$workers*popen//python=tests/support/netns-python" --dist loadfile --no-loadscope-reorder "$@"
 fi
 exec "$VENV/bin/python" -m pytest "$@"

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import enum
+import functools
+import inspect
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -102,3 +105,30 @@ class Globals:
             logger.setLevel(logging.DEBUG)
             logger.propagate = False
             STATE["debug"] = True
+
+
+# The global options, declared once: every command that talks to the cluster gets them (after its name, as
+# kubectl takes them) through ``with_globals``; the submit commands add them to their generated signatures.
+GLOBAL_OPTIONS: list[tuple[str, Any, Any]] = [
+    ("namespace", Namespace, None), ("kubeconfig", Kubeconfig, None), ("context", Context, None),
+    ("helm_binary", HelmBinary, None), ("debug", Debug, False),
+]
+
+
+def with_globals(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A command whose first parameter is ``g: Globals``: Typer sees the command's own options and the global
+    ones; the function gets the global ones as one ``Globals`` (with those given before the command)."""
+    sig = inspect.signature(fn, eval_str=True)
+    own = [p for name, p in sig.parameters.items() if name != "g"]
+    params = own + [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a)
+                    for n, a, d in GLOBAL_OPTIONS]
+
+    @functools.wraps(fn)
+    def command(**kwargs: Any) -> Any:
+        g = Globals(**{n: kwargs.pop(n) for n, _, _ in GLOBAL_OPTIONS})
+        return fn(g, **kwargs)
+
+    del command.__wrapped__  # Typer reads the signature below, not the function's
+    command.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    return command

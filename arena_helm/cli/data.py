@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from . import new_app
-from .common import Context, Debug, Globals, HelmBinary, Kubeconfig, Namespace
+from .common import Globals, with_globals
 from .jobs import AllNamespaces, DetailFormat, emit
 
 app = new_app(help="Data volumes (PersistentVolumeClaims) jobs can mount.")
@@ -39,20 +39,19 @@ def complete_claims(ctx: typer.Context, incomplete: str) -> list[str]:
 
 
 @app.command("list")
+@with_globals
 def list_cmd(
+    g: Globals,
     all_namespaces: AllNamespaces = False,
     output: Annotated[DetailFormat, typer.Option("--output", "-o", help="table, json or yaml.")] = DetailFormat.table,
-    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
-    helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """The PVCs of the namespace: status, capacity, access modes, storage class, the jobs that mount them."""
     from ..config import load_defaults, resolve_namespace
     from ..data import claims_table, list_claims
     from ..kube import KubeReader
 
-    Globals(namespace, kubeconfig, context, helm_binary, debug)
-    ns = resolve_namespace(namespace, kubeconfig, context, load_defaults())
-    claims = list_claims(KubeReader(kubeconfig, context), None if all_namespaces else ns)
+    ns = resolve_namespace(g.namespace, g.kubeconfig, g.context, load_defaults())
+    claims = list_claims(KubeReader(g.kubeconfig, g.context), None if all_namespaces else ns)
     if output is not DetailFormat.table:
         emit([c.to_json() for c in claims], output.value)
         return

@@ -10,7 +10,7 @@ import typer
 
 from ..kinds import names_hint
 from . import new_app
-from .common import Context, Debug, Globals, HelmBinary, Kubeconfig, Namespace, OutputFormat
+from .common import Globals, OutputFormat, with_globals
 
 AllNamespaces = Annotated[bool, typer.Option("--all-namespaces", "-A", help="Jobs of every namespace.")]
 TypeO = Annotated[str | None, typer.Option("--type", "-T", help=f"Job kind: {names_hint()}.", show_default=False)]
@@ -140,20 +140,20 @@ def emit(data, fmt: str) -> None:
     typer.echo(as_json(data) if fmt == "json" else as_yaml(data))
 
 
+@with_globals
 def list_cmd(
+    g: Globals,
     all_namespaces: AllNamespaces = False,
     type_: TypeO = None,
     output: Annotated[OutputFormat, typer.Option("--output", "-o", help="table, wide, name, json or yaml.")] =
     OutputFormat.table,
-    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
-    helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """List the training jobs (newest first)."""
     from ..output import job_document, job_name, jobs_table
     from ..reader import kind_of_type, list_jobs
 
     kind = kind_of_type(type_)
-    ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
+    ns, c = cluster_for(g)
     views = list_jobs(c, ns, all_namespaces, kind)
     if output in (OutputFormat.json, OutputFormat.yaml):
         emit([job_document(v.to_json(), output.value) for v in views], output.value)
@@ -165,7 +165,9 @@ def list_cmd(
     typer.echo(jobs_table(views, all_namespaces=all_namespaces, wide=output is OutputFormat.wide))
 
 
+@with_globals
 def get_cmd(
+    g: Globals,
     name: JobName,
     type_: TypeO = None,
     events: Annotated[bool, typer.Option("--events", "-e", help="Show the events of the job and its pods.")] = False,
@@ -174,14 +176,12 @@ def get_cmd(
     output: Annotated[GetFormat, typer.Option("--output", "-o", help="table, wide, name, json or yaml.")] =
     GetFormat.table,
     prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
-    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
-    helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """Show one job: status (and why), instances, TensorBoard, and why it is pending; -g: its GPUs' use."""
     from ..output import job_detail, job_document, job_gpus_detail, job_name
     from ..reader import get_job, kind_of_type
 
-    ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
+    ns, c = cluster_for(g)
     coll = collector_for(c, ns, prometheus_url, prometheus_service) if gpus else None
     d = get_job(c, ns, name, kind_of_type(type_), events)
     metrics = None
@@ -212,7 +212,9 @@ def get_cmd(
                           wide=output is GetFormat.wide))
 
 
+@with_globals
 def logs_cmd(
+    g: Globals,
     name: JobName,
     instance: Annotated[str | None, typer.Option("--instance", "-i", help="Pod to read (default: the chief, "
                                                  "master or launcher).", show_default=False)] = None,
@@ -226,16 +228,15 @@ def logs_cmd(
                                                    show_default=False)] = None,
     timestamps: Annotated[bool, typer.Option("--timestamps", help="Prefix each line with its time.")] = False,
     type_: TypeO = None,
-    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
-    helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """Print a job's log: the chief/master/launcher pod by default."""
     import datetime as dt
 
-    from ..errors import NotFoundError, UsageError
-    from ..k8s import parse_duration
+    from ..errors import UsageError
+    from ..k8s import parse_duration, parse_time
+    from ..pods import initialising_container, pick_container, pick_pod
     from ..reader import find_job, kind_of_type
-    from ..views import chief_first, instance_of, pod_job_selector
+    from ..views import pod_job_selector
 
     if tail is not None and tail < 0:
         raise UsageError(f"--tail {tail}: give a number of lines, 0 or more")
@@ -249,37 +250,21 @@ def logs_cmd(
             raise UsageError(f"--since: {exc}") from None
     if since_time:
         try:
-            dt.datetime.fromisoformat(since_time.replace("Z", "+00:00"))
+            parse_time(since_time)
         except ValueError:
             raise UsageError(f"--since-time {since_time!r} is not an RFC3339 time (e.g. 2026-01-02T15:04:05Z)") from None
-    ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
+    ns, c = cluster_for(g)
     job_kind, *_ = find_job(c, ns, name, kind_of_type(type_))
     pods = c.kube.list_pods(ns, selector=pod_job_selector(job_kind, name))
-    if instance:
-        pod = next((p for p in pods if p["metadata"]["name"] == instance), None)
-        if pod is None:
-            names = ", ".join(sorted(p["metadata"]["name"] for p in pods)) or "none yet"
-            raise NotFoundError(f"job {name} has no instance {instance} (its pods: {names})")
-    else:
-        now = dt.datetime.now(dt.UTC)
-        ranked = chief_first([instance_of(p, now) for p in pods], pods)
-        if not ranked:
-            raise NotFoundError(f"job {name} has no pods yet (see arena-helm get {name} -n {ns})")
-        pod = next(p for p in pods if p["metadata"]["name"] == ranked[0].name)
+    pod = pick_pod(pods, name, ns, instance, dt.datetime.now(dt.UTC))
     pod_name = pod["metadata"]["name"]
-    containers = [x["name"] for x in pod["spec"].get("containers", [])]
-    inits = [x["name"] for x in pod["spec"].get("initContainers", []) or []]
-    if container and container not in containers + inits:
-        raise UsageError(f"--container {container}: pod {pod_name} has {', '.join(inits + containers)}")
-    if not container:
-        container = containers[0]
-        initializing = (pod.get("status") or {}).get("phase") == "Pending" and inits and any(
-            not (s.get("state") or {}).get("terminated")
-            for s in (pod.get("status") or {}).get("initContainerStatuses") or [{}])
-        if initializing and (pod.get("spec") or {}).get("nodeName"):
-            container = inits[0]
-            typer.echo(f"note: pod {pod_name} is still initialising; showing its init container {container}",
-                       err=True)
+    if container:
+        pick_container(pod, container, init=True)
+    elif (init := initialising_container(pod)) is not None:
+        container = init
+        typer.echo(f"note: pod {pod_name} is still initialising; showing its init container {container}", err=True)
+    else:
+        container = pick_container(pod, None)
     out = sys.stdout.buffer
     for chunk in c.kube.stream_log(ns, pod_name, container=container, follow=follow, tail=tail,
                                    since_seconds=since_seconds, since_time=since_time, timestamps=timestamps):
@@ -287,22 +272,22 @@ def logs_cmd(
         out.flush()
 
 
+@with_globals
 def delete_cmd(
+    g: Globals,
     names: Annotated[list[str], typer.Argument(help="Job names.", autocompletion=_complete_names,
                                                show_default=False)],
     job_object: Annotated[bool, typer.Option("--object", help="Delete the job object itself, for a job that has "
                                              "no helm release (made with kubectl or the Kubeflow SDK); its pods "
                                              "go with it.")] = False,
     type_: TypeO = None,
-    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
-    helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """Delete jobs: helm uninstall of each job's release (the job, its TensorBoard and all it made)."""
     from ..errors import ArenaHelmError
     from ..reader import delete_job, delete_object, kind_of_type
 
     kind = kind_of_type(type_)
-    ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
+    ns, c = cluster_for(g)
     code = 0
     for name in names:
         try:
@@ -322,30 +307,30 @@ def delete_cmd(
         raise typer.Exit(code)
 
 
+@with_globals
 def prune_cmd(
+    g: Globals,
     since: Annotated[str, typer.Option("--since", "-s", help="Remove jobs that finished longer ago than this "
                                        "(e.g. 24h, 7d as 168h).", show_default=False)],
     all_namespaces: AllNamespaces = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
-    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
-    helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """Uninstall the releases of jobs that finished (succeeded or failed) before --since ago."""
     import datetime as dt
 
     from ..errors import UsageError
     from ..k8s import parse_duration
+    from ..kinds import BY_CHART
     from ..reader import finished_before, list_jobs
-    from ..views import JOB_CHARTS
 
     try:
         age = parse_duration(since)
     except ValueError as exc:
         raise UsageError(f"--since: {exc}") from None
-    ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
+    ns, c = cluster_for(g)
     cutoff = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=age)
     finished = finished_before(list_jobs(c, ns, all_namespaces), cutoff)
-    doomed = [v for v in finished if v.release and v.release.get("chart") in JOB_CHARTS]
+    doomed = [v for v in finished if v.release and v.release.get("chart") in BY_CHART]
     others = [v for v in finished if v not in doomed]
     if others:  # prune uninstalls releases of arena-helm's job charts only
         typer.echo(f"note: not pruning {len(others)} finished job(s) without an arena-helm release: "
@@ -369,7 +354,9 @@ top_app = new_app(help="GPU (and CPU/memory) use of jobs and nodes.")
 
 
 @top_app.command("job")
+@with_globals
 def top_job(
+    g: Globals,
     name: Annotated[str | None, typer.Argument(help="One job: a row per instance and per GPU.",
                                                autocompletion=_complete_names, show_default=False)] = None,
     all_namespaces: AllNamespaces = False,
@@ -377,8 +364,6 @@ def top_job(
     output: Annotated[DetailFormat, typer.Option("--output", "-o", help="table, json or yaml.")] = DetailFormat.table,
     refresh: Refresh = None,
     prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
-    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
-    helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """Jobs by GPUs requested, with GPU utilisation/memory and CPU/memory usage where metrics exist."""
     from ..output import job_document, top_job_instances, top_jobs_order, top_jobs_table
@@ -387,7 +372,7 @@ def top_job(
 
     check_refresh(refresh)
     kind = kind_of_type(type_)
-    ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
+    ns, c = cluster_for(g)
     coll = collector_for(c, ns, prometheus_url, prometheus_service)
     notes = Notes()
 
@@ -414,14 +399,14 @@ def top_job(
 
 
 @top_app.command("node")
+@with_globals
 def top_node(
+    g: Globals,
     names: Annotated[list[str] | None, typer.Argument(help="Only these nodes.", show_default=False)] = None,
     details: Annotated[bool, typer.Option("--details", "-d", help="List each node's GPU pods and GPUs.")] = False,
     output: Annotated[DetailFormat, typer.Option("--output", "-o", help="table, json or yaml.")] = DetailFormat.table,
     refresh: Refresh = None,
     prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
-    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
-    helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """Nodes with their GPUs (total, allocated, unhealthy, utilisation, memory), CPU and memory."""
     from ..output import as_json, as_yaml, top_nodes_table
@@ -429,7 +414,7 @@ def top_node(
     from ..usage import add_node_json, node_pods
 
     check_refresh(refresh)
-    ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
+    ns, c = cluster_for(g)
     coll = collector_for(c, ns, prometheus_url, prometheus_service)
     notes = Notes()
 

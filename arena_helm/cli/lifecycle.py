@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from .common import Context, Debug, Globals, HelmBinary, Kubeconfig, Namespace
+from .common import Globals, with_globals
 from .jobs import JobName, TypeO, cluster_for
 
 
@@ -21,27 +21,29 @@ def _set_suspend(name: str, suspend: bool, type_, g: Globals) -> None:
     typer.echo(f"{r.kind.lower()}/{r.name} {what} (release {r.name} revision {r.revision}, namespace {r.namespace})")
 
 
+@with_globals
 def suspend_cmd(
+    g: Globals,
     name: JobName,
     type_: TypeO = None,
-    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
-    helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """Suspend a job: a helm upgrade of its release with runPolicy.suspend=true (the operator deletes its pods)."""
-    _set_suspend(name, True, type_, Globals(namespace, kubeconfig, context, helm_binary, debug))
+    _set_suspend(name, True, type_, g)
 
 
+@with_globals
 def resume_cmd(
+    g: Globals,
     name: JobName,
     type_: TypeO = None,
-    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
-    helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """Resume a suspended job: a helm upgrade with runPolicy.suspend=false (the operator recreates its pods)."""
-    _set_suspend(name, False, type_, Globals(namespace, kubeconfig, context, helm_binary, debug))
+    _set_suspend(name, False, type_, g)
 
 
+@with_globals
 def attach_cmd(
+    g: Globals,
     name: JobName,
     command: Annotated[list[str] | None, typer.Argument(help="Command to run (after --); default: sh.",
                                                         show_default=False)] = None,
@@ -53,8 +55,6 @@ def attach_cmd(
                                              "yes for the shell when stdin and stdout are terminals).",
                                              show_default=False)] = None,
     type_: TypeO = None,
-    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
-    helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """Open a shell (or run one command after --) in a job's pod; exits with the command's exit code."""
     import sys
@@ -64,7 +64,7 @@ def attach_cmd(
     from ..reader import kind_of_type
 
     kind = kind_of_type(type_)
-    ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
+    ns, c = cluster_for(g)
     target = pick_target(c, ns, name, instance, container, kind)
     argv = list(command or []) or ["sh"]
     if tty is None:

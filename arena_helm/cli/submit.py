@@ -24,7 +24,7 @@ import typer
 from ..enums import DryRunOutput
 from ..kinds import KINDS, lookup
 from . import FastCommand, lazy_app
-from .common import ArenaConfig, ArenaNamespace, Context, Debug, Globals, HelmBinary, Kubeconfig, LogLevel, Namespace, loglevel_option
+from .common import GLOBAL_OPTIONS, ArenaConfig, ArenaNamespace, Globals, LogLevel, loglevel_option
 
 CMD_SETTINGS = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]}
 
@@ -57,10 +57,6 @@ RUN_OPTIONS: list[tuple[str, Any, Any]] = [
     ("loglevel", loglevel_option(hidden=True), None),
     ("arena_namespace", ArenaNamespace, None),
     ("arena_config", ArenaConfig, None),
-]
-GLOBAL_OPTIONS: list[tuple[str, Any, Any]] = [
-    ("namespace", Namespace, None), ("kubeconfig", Kubeconfig, None), ("context", Context, None),
-    ("helm_binary", HelmBinary, None), ("debug", Debug, False),
 ]
 
 

@@ -8,14 +8,16 @@ import typer
 
 from ..enums import ServiceType
 from . import new_app
-from .common import Context, Debug, Globals, HelmBinary, Kubeconfig, Namespace
+from .common import Globals, with_globals
 from .jobs import cluster_for
 
 app = new_app(help="Standalone TensorBoards (a job's own TensorBoard comes with submit --tensorboard).")
 
 
 @app.command("start")
+@with_globals
 def start(
+    g: Globals,
     name: Annotated[str, typer.Argument(help="Name of the TensorBoard (also its release name).", show_default=False)],
     logdir: Annotated[str | None, typer.Option("--logdir", help="PVC:PATH: the logs at PATH inside that PVC.",
                                                show_default=False)] = None,
@@ -28,8 +30,6 @@ def start(
     ServiceType.ClusterIP,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the manifests only (no cluster, no kubeconfig).")]
     = False,
-    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
-    helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """Start a TensorBoard on logs in a PVC (or, explicitly, a host path)."""
     from ..tensorboard import start_tensorboard, tensorboard_values
@@ -40,41 +40,40 @@ def start(
         from ..config import load_defaults, resolve_namespace
         from ..tensorboard import render_tensorboard
 
-        Globals(namespace, kubeconfig, context, helm_binary, debug)
-        ns = resolve_namespace(namespace, kubeconfig, context, load_defaults())
-        typer.echo(render_tensorboard(helm_binary, ns, name, values), nl=False)
+        ns = resolve_namespace(g.namespace, g.kubeconfig, g.context, load_defaults())
+        typer.echo(render_tensorboard(g.helm_binary, ns, name, values), nl=False)
         return
-    ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
+    ns, c = cluster_for(g)
     url = start_tensorboard(c, ns, name, values)
     typer.echo(f"tensorboard/{name} started in namespace {ns}")
     typer.echo(f"Open it: {url}")
 
 
 @app.command("stop")
+@with_globals
 def stop(
+    g: Globals,
     name: Annotated[str, typer.Argument(help="Name of the TensorBoard.", show_default=False)],
-    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
-    helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """Stop a standalone TensorBoard (helm uninstall of its release)."""
     from ..tensorboard import stop_tensorboard
 
-    ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
+    ns, c = cluster_for(g)
     stop_tensorboard(c, ns, name)
     typer.echo(f"tensorboard/{name} stopped")
 
 
 @app.command("list")
+@with_globals
 def list_(
+    g: Globals,
     all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="Every namespace.")] = False,
-    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
-    helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """List TensorBoards: standalone ones and those of jobs."""
     from ..output import table
     from ..tensorboard import list_tensorboards
 
-    ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
+    ns, c = cluster_for(g)
     rows = list_tensorboards(c, ns, all_namespaces)
     headers = ["NAME", "OWNER", "URL"]
     if all_namespaces:
@@ -84,13 +83,13 @@ def list_(
 
 
 @app.command("open")
+@with_globals
 def open_(
+    g: Globals,
     name: Annotated[str, typer.Argument(help="Job or TensorBoard name.", show_default=False)],
     port: Annotated[int, typer.Option("--port", help="Local port.")] = 6006,
     timeout: Annotated[str, typer.Option("--timeout", help="How long to wait for the TensorBoard pod to run "
                                          "(e.g. 90s, 5m).")] = "2m",
-    namespace: Namespace = None, kubeconfig: Kubeconfig = None, context: Context = None,
-    helm_binary: HelmBinary = None, debug: Debug = False,
 ) -> None:
     """Run `kubectl port-forward` to a ClusterIP TensorBoard once its pod runs (kubectl must be on PATH)."""
     import shutil
@@ -104,7 +103,7 @@ def open_(
         wait_seconds = parse_duration(timeout)
     except ValueError as exc:
         raise UsageError(f"--timeout: {exc}") from None
-    ns, c = cluster_for(Globals(namespace, kubeconfig, context, helm_binary, debug))
+    ns, c = cluster_for(g)
     svc = find_service(c, ns, name)
     if svc is None:
         raise NotFoundError(f"no TensorBoard for {name} in namespace {ns} (see arena-helm tensorboard list)")
@@ -114,9 +113,9 @@ def open_(
     wait_for_tensorboard_pod(c, ns, name, wait_seconds, notify=lambda m: typer.echo(m, err=True))
     svc_port = (svc["spec"].get("ports") or [{}])[0].get("port", 6006)
     argv = [kubectl, "port-forward", "-n", ns, f"svc/{svc['metadata']['name']}", f"{port}:{svc_port}"]
-    if kubeconfig:
-        argv += ["--kubeconfig", kubeconfig]
-    if context:
-        argv += ["--context", context]
+    if g.kubeconfig:
+        argv += ["--kubeconfig", g.kubeconfig]
+    if g.context:
+        argv += ["--context", g.context]
     typer.echo(f"Forwarding http://localhost:{port} to {svc['metadata']['name']} (Ctrl-C stops)", err=True)
     raise typer.Exit(subprocess.call(argv))

@@ -3,11 +3,12 @@ from __future__ import annotations
 import typer
 
 from ..__about__ import __version__
-from .common import HelmBinary
+from .common import Globals, with_globals
 
 
-def version(helm_binary: HelmBinary = None) -> None:
+@with_globals
+def version(g: Globals) -> None:
     from ..helm import Helm
 
     typer.echo(f"arena-helm {__version__}")
-    typer.echo(f"helm {Helm(helm_binary).version()}")
+    typer.echo(f"helm {Helm(g.helm_binary).version()}")

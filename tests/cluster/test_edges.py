@@ -6,6 +6,7 @@ request log, output forms, and TensorBoard conveniences. Job status is what the 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -41,10 +42,11 @@ def ok(res):
     return res.stdout
 
 
-def releases(cluster, namespace):
+def releases(cluster, namespace, driver="secret"):
+    """The names of the releases helm recorded in ``namespace`` with storage ``driver`` (secret, configmap)."""
     core = client.CoreV1Api(cluster.api_client())
-    return sorted(s.metadata.labels.get("name") for s in
-                  core.list_namespaced_secret(namespace, label_selector="owner=helm").items)
+    lister = core.list_namespaced_config_map if driver == "configmap" else core.list_namespaced_secret
+    return sorted(s.metadata.labels.get("name") for s in lister(namespace, label_selector="owner=helm").items)
 
 
 def tfjob_names(cluster, namespace):
@@ -217,24 +219,28 @@ def test_a_submit_failing_after_the_release_record_is_one_line_and_leaves_nothin
     assert releases(cluster, namespace) == [] and tfjob_names(cluster, namespace) == []
 
 
-def test_a_failed_release_says_helms_reason(helm_bin, cluster, namespace, tfjob_quota, tmp_path):
+@pytest.mark.parametrize("driver", ["secret", "configmap"])
+def test_a_failed_release_says_helms_reason(helm_bin, cluster, namespace, tfjob_quota, tmp_path, driver):
+    """helm's reason is read from its record of the latest revision, wherever HELM_DRIVER keeps it."""
+    env = {"HELM_DRIVER": driver}
     spec = TFJobSpec(name="hfail", image="tf:2", command="python train.py", namespace=namespace)
     chart = assemble_chart("tfjob", tmp_path)
     values = tmp_path / "values.json"
     values.write_text(json.dumps(job_values(spec)))
     proc = subprocess.run([str(helm_bin), "install", "hfail", str(chart), "-n", namespace, "-f", str(values),
-                           "--kubeconfig", str(cluster.admin.kubeconfig)], capture_output=True, text=True)
-    assert proc.returncode != 0 and releases(cluster, namespace) == ["hfail"], proc.stderr
-    got = ok(cli("get", "hfail", *opts(cluster, namespace, helm_bin)))
+                           "--kubeconfig", str(cluster.admin.kubeconfig)], capture_output=True, text=True,
+                          env={**os.environ, **env})
+    assert proc.returncode != 0 and releases(cluster, namespace, driver) == ["hfail"], proc.stderr
+    got = ok(cli("get", "hfail", *opts(cluster, namespace, helm_bin), env=env))
     assert "Status:      RELEASE-FAILED" in got
     reason = reason_line(got)
     assert reason.startswith('Reason:      helm: Release "hfail" failed: '), got
     assert "no-tfjobs" in reason and "forbidden" in reason, reason
     assert "Instances:   none (there is no job object)" in got
-    data = json.loads(ok(cli("get", "hfail", "-o", "json", *opts(cluster, namespace, helm_bin))))
+    data = json.loads(ok(cli("get", "hfail", "-o", "json", *opts(cluster, namespace, helm_bin), env=env)))
     assert data["statusReason"] == reason.removeprefix("Reason:      ")
-    ok(cli("delete", "hfail", *opts(cluster, namespace, helm_bin)))
-    assert releases(cluster, namespace) == []
+    ok(cli("delete", "hfail", *opts(cluster, namespace, helm_bin), env=env))
+    assert releases(cluster, namespace, driver) == []
 
 
 # ---- states explained ----------------------------------------------------------------------------------------

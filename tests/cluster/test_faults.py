@@ -82,10 +82,12 @@ def expect(condition: bool, message: str) -> None:
         raise ProductBug(message)
 
 
-def release_secrets(cluster, namespace: str, name: str | None = None) -> list:
+def release_secrets(cluster, namespace: str, name: str | None = None, driver: str = "secret") -> list:
+    """helm's storage records in ``namespace`` (Secrets, or ConfigMaps with ``driver="configmap"``)."""
     core = client.CoreV1Api(cluster.api_client())
     selector = "owner=helm" + (f",name={name}" if name else "")
-    items = core.list_namespaced_secret(namespace, label_selector=selector).items
+    lister = core.list_namespaced_config_map if driver == "configmap" else core.list_namespaced_secret
+    items = lister(namespace, label_selector=selector).items
     return sorted(items, key=lambda s: s.metadata.name)
 
 
@@ -97,6 +99,8 @@ def leftovers(cluster, namespace: str) -> dict[str, list[str]]:
     found = {
         "release secrets": [s.metadata.name for s in core.list_namespaced_secret(namespace).items
                             if s.metadata.name.startswith(RELEASE_PREFIX)],
+        "release configmaps": [c.metadata.name for c in core.list_namespaced_config_map(namespace).items
+                               if c.metadata.name.startswith(RELEASE_PREFIX)],
         "deployments": [d.metadata.name for d in apps.list_namespaced_deployment(namespace).items],
         "services": [s.metadata.name for s in core.list_namespaced_service(namespace).items
                      if not (namespace == "default" and s.metadata.name == "kubernetes")],
@@ -339,11 +343,11 @@ def kill_helm_when(proc: subprocess.Popen, proxy: HoldingProxy, seen, what: str,
     assert proc.returncode == -signal.SIGKILL
 
 
-def record_status(cluster, namespace: str, name: str) -> list[str]:
-    return [s.metadata.labels.get("status") for s in release_secrets(cluster, namespace, name)]
+def record_status(cluster, namespace: str, name: str, driver: str = "secret") -> list[str]:
+    return [s.metadata.labels.get("status") for s in release_secrets(cluster, namespace, name, driver)]
 
 
-def interrupted_install(helm_bin, cluster, namespace: str, name: str, tmp_path: Path) -> None:
+def interrupted_install(helm_bin, cluster, namespace: str, name: str, tmp_path: Path, driver: str = "secret") -> None:
     """Run ``helm install`` of the tfjob chart and SIGKILL it once its ``pending-install`` record exists."""
     work = tmp_path / f"install-{name}"
     work.mkdir()
@@ -356,12 +360,13 @@ def interrupted_install(helm_bin, cluster, namespace: str, name: str, tmp_path: 
         proc = subprocess.Popen(
             [str(helm_bin), "install", name, str(chart), "--namespace", namespace, "--values", str(values),
              "--kubeconfig", str(kubeconfig)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        kill_helm_when(proc, proxy, lambda: "pending-install" in record_status(cluster, namespace, name),
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env={**os.environ, "HELM_DRIVER": driver})
+        kill_helm_when(proc, proxy, lambda: "pending-install" in record_status(cluster, namespace, name, driver),
                        "pending-install release record")
         assert all(m != "GET" for m, _ in proxy.held_requests)
     # the state an interrupted install leaves: one pending-install record, the TFJob never created
-    assert record_status(cluster, namespace, name) == ["pending-install"]
+    assert record_status(cluster, namespace, name, driver) == ["pending-install"]
     assert tfjobs(cluster, namespace) == []
 
 
@@ -660,32 +665,34 @@ def test_ten_concurrent_submits_of_one_name(helm_bin, cluster, namespace):
 
 
 # ---- 7. helm killed during install: a release left pending-install ----------------------------------------
-def test_submit_over_an_interrupted_install(helm_bin, cluster, namespace, tmp_path):
+@pytest.mark.parametrize("driver", ["secret", "configmap"])
+def test_submit_over_an_interrupted_install(helm_bin, cluster, namespace, tmp_path, driver):
+    """The recovery reads helm's records wherever HELM_DRIVER keeps them."""
     name = "halfway"
-    interrupted_install(helm_bin, cluster, namespace, name, tmp_path)
+    interrupted_install(helm_bin, cluster, namespace, name, tmp_path, driver)
     argv = submit_argv(name, *target(cluster, namespace, helm_bin))
 
     # within the grace period (the default, 300 s): maybe another install is running; say so and how to recover
-    res = cli(*argv, env={"ARENA_HELM_PENDING_GRACE": None})
+    res = cli(*argv, env={"ARENA_HELM_PENDING_GRACE": None, "HELM_DRIVER": driver})
     one_error(res, 1, f"release {name} in namespace {namespace} is pending-install since",
               "another install may be running", "retry after 300s",
               f"or remove it with arena-helm delete {name} -n {namespace}")
-    assert record_status(cluster, namespace, name) == ["pending-install"]
+    assert record_status(cluster, namespace, name, driver) == ["pending-install"]
 
     # past the grace period: the leftover is removed first, with a note, and the job installed
-    res = cli(*argv, env={"ARENA_HELM_PENDING_GRACE": "0"})
+    res = cli(*argv, env={"ARENA_HELM_PENDING_GRACE": "0", "HELM_DRIVER": driver})
     assert res.exit_code == 0, res.output
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1, res.stderr
     assert lines[0].startswith(f"note: release {name} was left pending-install by an interrupted install"), lines[0]
     assert lines[0].endswith("removing it first"), lines[0]
     assert f"tfjob.kubeflow.org/{name} created" in res.stdout
-    secrets = release_secrets(cluster, namespace, name)
+    secrets = release_secrets(cluster, namespace, name, driver)
     assert [s.metadata.labels["status"] for s in secrets] == ["deployed"]
     assert "arena-helm-submit" in secrets[0].metadata.labels
     assert [j["metadata"]["name"] for j in tfjobs(cluster, namespace)] == [name]
 
-    assert cli("delete", name, *target(cluster, namespace, helm_bin)).exit_code == 0
+    assert cli("delete", name, *target(cluster, namespace, helm_bin), env={"HELM_DRIVER": driver}).exit_code == 0
     assert no_leftovers(cluster, namespace) == {}
 
 

@@ -1,8 +1,10 @@
 """arena_helm.k8s: the quantity parser follows apimachinery's grammar and agrees with the kubernetes client's
-parser on every quantity the API server writes (the client is imported here only to compare)."""
+parser on every quantity the API server writes (the client is imported here only to compare); the one time
+parser reads the API server's and helm's RFC 3339 times."""
 
 from __future__ import annotations
 
+import datetime as dt
 from decimal import Decimal
 
 import pytest
@@ -10,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kubernetes.utils.quantity import parse_quantity as client_parse
 
-from arena_helm.k8s import parse_quantity
+from arena_helm.k8s import epoch, parse_quantity, parse_time, quantity_float
 
 
 @pytest.mark.parametrize(("text", "want"), [
@@ -39,3 +41,33 @@ suffix = st.sampled_from(["", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki",
 def test_agrees_with_the_kubernetes_client(n, s):
     # the client reads "e3" as a decimal number with an exponent, "E" as the exa suffix, like apimachinery
     assert parse_quantity(n + s) == client_parse(n + s)
+
+
+def test_quantity_float_counts_what_is_not_a_quantity_as_zero():
+    # metrics samples (metrics.k8s.io writes nano-cores and micro-cores) and node allocatable
+    assert [quantity_float(v) for v in ("250m", "2", "1500000n", "1500u", "1Gi", "", None, "bad")] == [
+        0.25, 2.0, 0.0015, 0.0015, float(2**30), 0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("2026-01-02T15:04:05Z", dt.datetime(2026, 1, 2, 15, 4, 5, tzinfo=dt.UTC)),
+    ("2026-01-02T15:04:05.123456Z", dt.datetime(2026, 1, 2, 15, 4, 5, 123456, tzinfo=dt.UTC)),
+    # helm's last_deployed has nanoseconds and the machine's offset
+    ("2026-01-02T16:04:05.123456789+01:00", dt.datetime(2026, 1, 2, 15, 4, 5, 123456, tzinfo=dt.UTC)),
+])
+def test_times(text, want):
+    assert parse_time(text) == want
+    assert epoch(text) == want.timestamp()
+
+
+@pytest.mark.parametrize("bad", ["yesterday", "2026-01-02 15:04", "2026-13-02T15:04:05Z", "2026-01-02T15:04:05"])
+def test_not_times(bad):
+    with pytest.raises(ValueError):
+        parse_time(bad)
+    assert epoch(bad) == 0.0
+    assert epoch(bad, default=7.0) == 7.0
+
+
+def test_no_time():
+    assert parse_time("") is None and parse_time(None) is None
+    assert epoch("") == 0.0

@@ -6,12 +6,12 @@ import pytest
 from typer.testing import CliRunner
 
 from arena_helm import kinds
-from arena_helm.charts import JOB_CHARTS, chart_source
+from arena_helm.charts import chart_source
 from arena_helm.cli import app
 from arena_helm.config import IMAGE_KEYS
 from arena_helm.errors import UsageError
 from arena_helm.reader import kind_of_type
-from arena_helm.views import JOB_CHARTS as CHART_KINDS
+from arena_helm.views import chart_kind
 
 
 def test_every_kind_has_its_chart_spec_and_names():
@@ -25,8 +25,9 @@ def test_every_kind_has_its_chart_spec_and_names():
 
 
 def test_derived_tables_follow_the_registry():
-    assert JOB_CHARTS == tuple(k.key for k in kinds.KINDS)
-    assert CHART_KINDS == {k.key: k.kind for k in kinds.KINDS}
+    assert tuple(kinds.BY_CHART) == tuple(k.key for k in kinds.KINDS)
+    assert {k.key: chart_kind({"chart": f"{k.chart}-0.1.0"}) for k in kinds.KINDS} == {k.key: k.kind for k in kinds.KINDS}
+    assert chart_kind({"chart": "nginx-1.0.0"}) is None
     assert {k.key for k in kinds.KINDS} <= IMAGE_KEYS
     assert kinds.REPLICA_KEYS == ("tfReplicaSpecs", "pytorchReplicaSpecs", "mpiReplicaSpecs")
     assert kind_of_type("py") == "PyTorchJob" and kind_of_type(None) is None

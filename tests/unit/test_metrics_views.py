@@ -26,7 +26,6 @@ from arena_helm.usage import (
     Metrics,
     Usage,
     add_job_json,
-    cpu_quantity,
     fmt_gpu_mem,
     fmt_util,
     gpus_from_series,
@@ -104,7 +103,6 @@ def test_cadvisor_sums_per_pod_and_metrics_api_quantities():
     cpu = [({"namespace": "a", "pod": "p"}, 1.25), ({"namespace_name": "a", "pod_name": "q"}, 0.5), ({}, 9.0)]
     mem = [({"namespace": "a", "pod": "p"}, 2.0 * 2**30)]
     assert usage_from_cadvisor(cpu, mem) == {("a", "p"): Usage(1.25, 2.0 * 2**30), ("a", "q"): Usage(0.5, None)}
-    assert [cpu_quantity(v) for v in ("250m", "2", "1500000n", "1500u", "bad")] == [0.25, 2.0, 0.0015, 0.0015, 0.0]
     pods = usage_from_pod_metrics([{"metadata": {"namespace": "a", "name": "p"}, "containers": [
         {"name": "c1", "usage": {"cpu": "500000000n", "memory": "1Gi"}},
         {"name": "c2", "usage": {"cpu": "250m", "memory": "512Mi"}}]}])
@@ -256,7 +254,6 @@ class FakeKube:
     def __init__(self, services=(), metrics_api=None, answers=None):
         self.services, self.metrics_api, self.answers = list(services), metrics_api, answers or {}
         self.calls: list[str] = []
-        self.api = self
 
     def list_services(self, namespace, selector):
         self.calls.append(f"services {selector}")
@@ -272,15 +269,10 @@ class FakeKube:
             raise NotFoundError("the server could not find the requested resource")
         return {"items": self.metrics_api.get(path, [])}
 
-    def call(self, fn, path, method, query_params, **kw):
-        (_, q), = query_params
-        self.calls.append(f"proxy {path} {q}")
-
-        class Resp:
-            data = json.dumps(self.answers.get(q, answer())).encode()
-        return Resp()
-
-    call_api = None
+    def service_proxy_get(self, namespace, service, path, query, action, timeout):
+        (_, q), = query
+        self.calls.append(f"proxy /api/v1/namespaces/{namespace}/services/{service}/proxy/{path} {q}")
+        return json.dumps(self.answers.get(q, answer())).encode()
 
 
 def svc(ns, name, key, value, port=9090):

@@ -98,6 +98,41 @@ def test_the_layers_stay_apart():
         assert not _imports(pkg / rel) & {"subprocess", "asyncio", "socket", "kubernetes", "pyhelm3", "typer"}, rel
 
 
+def test_only_the_kube_adapter_makes_api_requests():
+    """No module but kube.py reaches the API client (``Kube.api``, ``call_api``): every request, its errors
+    and its count go through the adapter's methods."""
+    import ast
+
+    pkg = REPO / "arena_helm"
+    for path in pkg.rglob("*.py"):
+        rel = path.relative_to(pkg).as_posix()
+        if rel == "kube.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Attribute):
+                continue
+            owner = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", "")
+            assert node.attr != "call_api", f"{rel}:{node.lineno} calls the API client's call_api"
+            assert not (node.attr == "api" and owner == "kube"), f"{rel}:{node.lineno} reaches the API client"
+
+
+def test_the_global_options_are_declared_once():
+    """-n, --kubeconfig, --context, --helm-binary and --debug: one list (cli/common.py GLOBAL_OPTIONS) that
+    every command gets through ``with_globals`` (or, for submit, its generated signature); the root group
+    takes Arena's global flags before the command (``_root``)."""
+    import ast
+
+    types = {"Namespace", "Kubeconfig", "Context", "HelmBinary", "Debug"}
+    for path in (REPO / "arena_helm" / "cli").glob("*.py"):
+        if path.name == "common.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef) and node.name != "_root":
+                args = node.args.args + node.args.kwonlyargs
+                declared = [a.arg for a in args if isinstance(a.annotation, ast.Name) and a.annotation.id in types]
+                assert not declared, f"{path.name}: {node.name} declares {declared}: use with_globals"
+
+
 def test_ruff_is_clean():
     proc = subprocess.run([sys.executable, "-m", "ruff", "check", "arena_helm", "tests", "scripts", "benchmarks"],
                           cwd=REPO, capture_output=True, text=True)
