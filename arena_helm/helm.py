@@ -1,16 +1,20 @@
-"""The helm adapter: every helm call goes through here, through pyhelm3's Command.
+"""The helm adapter: every helm call goes through here; those that reach a cluster through pyhelm3's Command.
 
 pyhelm3 runs helm through a shell string; arena-helm never lets user text near a shell, so its one spawning
 method is replaced (in ``ExecCommand``, the one subclass) by a *runner*: a function that gets the argument
 vector and stdin and returns ``(returncode, stdout, stderr)``. The default runner execs helm; tests inject
 their own, so the adapter's logic runs without a helm binary. Generated values always travel on stdin as
 JSON (``--values -``), never as ``--set`` strings; the user's own ``-f``/``--set*`` items follow them, so
-helm's own merge and type rules apply. pyhelm3 is imported lazily.
+helm's own merge and type rules apply.
+
+The local commands (``helm version``, ``helm template``: what ``submit --dry-run`` runs) need neither
+pyhelm3 nor asyncio: the default runner's work is then one ``subprocess.run`` of the same argument vector,
+and ``--dry-run`` pays for no pyhelm3 import (``benchmarks/dry_run_overhead.py``). pyhelm3 and asyncio are
+imported lazily, by the cluster commands.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import re
@@ -34,6 +38,8 @@ Runner = Callable[[list[str], bytes | None], Awaitable[tuple[int, bytes, bytes]]
 
 async def exec_runner(argv: list[str], stdin: bytes | None) -> tuple[int, bytes, bytes]:
     """Run helm as a child process from an argument vector (never a shell)."""
+    import asyncio
+
     proc = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
@@ -52,12 +58,40 @@ async def exec_runner(argv: list[str], stdin: bytes | None) -> tuple[int, bytes,
     return proc.returncode or 0, stdout, stderr
 
 
+def run_local(argv: list[str], stdin: bytes | None) -> tuple[int, bytes, bytes]:
+    """``exec_runner`` without an event loop: one child process from an argument vector (never a shell)."""
+    import subprocess
+
+    io = {"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}
+    proc = subprocess.run(argv, capture_output=True, check=False, **io)  # noqa: S603 - an argument vector
+    return proc.returncode, proc.stdout, proc.stderr
+
+
 @dataclass(frozen=True)
 class KubeTarget:
     """Which cluster and how: passed to helm as --kubeconfig / --kube-context."""
 
     kubeconfig: str | None = None
     context: str | None = None
+
+    def flags(self) -> list[str]:
+        return (["--kubeconfig", str(self.kubeconfig)] if self.kubeconfig else []) + (
+            ["--kube-context", self.context] if self.context else [])
+
+
+def _counted(argv: list[str]) -> list[str]:
+    """Count and (--debug) log one helm process about to start."""
+    stats.count("helm_calls")
+    log.debug("helm: %s", " ".join(a if "\n" not in a else "<multi-line>" for a in argv))
+    return argv
+
+
+class HelmFailed(Exception):
+    """A helm process that exited non-zero (pyhelm3's ``errors.Error`` for the local commands)."""
+
+    def __init__(self, returncode: int, stdout: bytes, stderr: bytes):
+        super().__init__(returncode, stdout, stderr)
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
 
 
 VALUE_FLAGS = ("--values", "--set", "--set-string", "--set-file", "--set-json")
@@ -121,13 +155,8 @@ def _make_command_class():
             self._runner = runner
 
         async def run(self, command, input=None):  # noqa: A002 - pyhelm3's signature
-            argv = [self._executable, *(str(p) for p in command)]
-            stats.count("helm_calls")
-            if self._kubeconfig:
-                argv += ["--kubeconfig", str(self._kubeconfig)]
-            if self._kubecontext:
-                argv += ["--kube-context", self._kubecontext]
-            log.debug("helm: %s", " ".join(a if "\n" not in a else "<multi-line>" for a in argv))
+            target = KubeTarget(self._kubeconfig, self._kubecontext)
+            argv = _counted([self._executable, *(str(p) for p in command), *target.flags()])
             returncode, stdout, stderr = await self._runner(argv, input)
             if returncode == 0:
                 return stdout
@@ -237,7 +266,26 @@ class Helm:
             )
         return self._command
 
+    def _local(self, command: list[str], stdin: bytes | None, action: str) -> bytes:
+        """A helm command that reaches no cluster (version, template), without pyhelm3 or an event loop
+        (an injected runner still runs it: tests)."""
+        argv = _counted([self.binary, *command, *self.target.flags()])
+        try:
+            if self.runner is exec_runner:
+                returncode, stdout, stderr = run_local(argv, stdin)
+            else:
+                import asyncio
+
+                returncode, stdout, stderr = asyncio.run(self.runner(argv, stdin))
+        except OSError as exc:
+            raise HelmError(f"{action}: cannot run {self.binary}: {exc.strerror}") from None
+        if returncode != 0:
+            raise translate(HelmFailed(returncode, stdout, stderr), action=action, target=self.target)
+        return stdout
+
     def _run(self, coro, action: str):
+        import asyncio
+
         from pyhelm3 import errors
 
         try:
@@ -256,7 +304,7 @@ class Helm:
         cacheable = self.runner is exec_runner
         version = _cached_version(self.binary) if cacheable else None
         if version is None:
-            version = self._run(self.command.version(), "helm version").strip()
+            version = self._local(["version", "--template", "{{ .Version }}"], None, "helm version").decode().strip()
             if cacheable:
                 _store_version(self.binary, version)
         m = re.match(r"v?(\d+)\.(\d+)", version)
@@ -274,8 +322,7 @@ class Helm:
         self.version()  # a missing or too old helm fails here, with one clear line
         sources.check_files()
         argv = ["template", release, str(chart), "--namespace", namespace, "--values", "-", *sources.argv()]
-        out = self._run(self.command.run(argv, json.dumps(values, ensure_ascii=False).encode()), "rendering the chart")
-        return out.decode()
+        return self._local(argv, json.dumps(values, ensure_ascii=False).encode(), "rendering the chart").decode()
 
     # ---- cluster --------------------------------------------------------------------------------
     def install(self, release: str, chart: Path, values: dict[str, Any], namespace: str,
@@ -329,8 +376,7 @@ class Helm:
             (chart / "Chart.yaml").write_text("apiVersion: v2\nname: values\nversion: 0.1.0\n")
             (chart / "templates" / "values.yaml").write_text("{{ toJson .Values }}\n")
             argv = ["template", "values", str(chart), "--values", "-", *sources.argv()]
-            out = self._run(self.command.run(argv, json.dumps(values, ensure_ascii=False).encode()),
-                            "merging the chart values")
+            out = self._local(argv, json.dumps(values, ensure_ascii=False).encode(), "merging the chart values")
         docs = [d for d in yaml.safe_load_all(out.decode()) if d is not None]
         return docs[0] if docs and isinstance(docs[0], dict) else {}
     # ---- upgrade (suspend/resume) -----------------------------------------------------------------

@@ -127,16 +127,7 @@ def controllers_act(cluster, controllers, kubelet, namespace: str, helm_bin, nam
     job is deleted again)."""
     from waits import wait_job_pods
 
-    mpi = controllers.running.get("mpi-operator")
-    if mpi is not None and mpi.proc.poll() is not None and "leaderelection" in mpi.log_tail(20):
-        # mpi-operator v0.8.0 cannot turn leader election off: an API server down for longer than its lease's
-        # renew deadline makes it exit, as any leader-elected controller does, and its Deployment starts it
-        # again. So does this harness (the old Lease removed, as after a stop); every other controller must
-        # have stayed up.
-        mpi.after_stop()
-        controllers.running.pop("mpi-operator")
-        controllers.start(("mpi-operator",))
-        controllers.require("mpi-operator")
+    controllers.restart_if_lease_lost()  # mpi-operator's Deployment would; every other one must have stayed up
     exited = {n: (c.proc.poll(), c.log_tail(5)) for n, c in controllers.running.items() if c.proc.poll() is not None}
     assert exited == {}, exited
     assert kubelet.proc.poll() is None, kubelet.log_tail(10)
