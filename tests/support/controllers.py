@@ -973,7 +973,7 @@ class Controllers:
         leader-election Lease (an API server down past the lease's renew deadline); the names restarted.
 
         Only mpi-operator: v0.8.0 cannot turn leader election off (cmd/mpi-operator/app/server.go runs
-        ``leaderelection.RunOrDie``), so it exits as any leader-elected controller does. The old Lease is
+        ``election.RunOrDie``, whose OnStoppedLeading is ``klog.Fatalf``), so it exits. The old Lease is
         removed first, as after a stop. A controller that exited for another reason stays exited."""
         restarted = []
         for name in ("mpi-operator",):
