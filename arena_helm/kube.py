@@ -117,11 +117,6 @@ class Kube:
         return self.raw("GET", f"/api/v1/namespaces/{namespace}/services/{service}/proxy/{path.lstrip('/')}",
                         action, query=query, timeout=timeout)
 
-    def list_kueue_workloads(self, namespace: str) -> list[dict]:
-        """Kueue's Workloads in ``namespace`` (kueue.x-k8s.io/v1beta1, served by every Kueue release from 0.5
-        on, 0.17 included)."""
-        return self.list_path(f"/apis/kueue.x-k8s.io/v1beta1/namespaces/{namespace}/workloads",
-                              "listing Kueue workloads")
 
     # ---- discovery -----------------------------------------------------------------------------
     def served_job_versions(self) -> dict[str, list[str]]:
@@ -283,6 +278,12 @@ class KubeReader(Kube):
             return json.loads(resp.data)
         finally:
             resp.release_conn()
+
+    def list_kueue_workloads(self, namespace: str) -> list[dict]:
+        """Kueue's Workloads in ``namespace`` (kueue.x-k8s.io/v1beta1, served by every Kueue release from 0.5
+        on, 0.17 included)."""
+        return self.list_path(f"/apis/kueue.x-k8s.io/v1beta1/namespaces/{namespace}/workloads",
+                              "listing Kueue workloads")
 
     def list_jobs(self, kind: str, version: str, namespace: str | None, *, selector: str = PART_OF,
                   slim: Callable[[dict], dict | None] | None = None) -> list[dict]:

@@ -25,7 +25,7 @@ from .errors import AlreadyExistsError, ArenaHelmError, ClusterError, NotFoundEr
 from .helm import NAME_IN_USE, NO_SOURCES, Helm, ValueSources
 from .k8s import epoch
 from .kinds import BY_KEY, BY_KIND
-from .kube import Kube
+from .kube import KubeReader
 from .releases import OWNER_SELECTOR, SUBMIT_LABEL, latest_record, release_resource
 from .spec import JobSpec
 from .values import build_values
@@ -72,7 +72,7 @@ def pending_grace() -> float:
         return 300.0
 
 
-def submit(spec: JobSpec, helm: Helm | None = None, kube: Kube | None = None, *,
+def submit(spec: JobSpec, helm: Helm | None = None, kube: KubeReader | None = None, *,
            values: dict[str, Any] | None = None, sources: ValueSources = NO_SOURCES,
            notify: Callable[[str], None] | None = None) -> SubmitResult:
     """Install the job's release. All or nothing: on any failure the release is removed again.
@@ -86,7 +86,7 @@ def submit(spec: JobSpec, helm: Helm | None = None, kube: Kube | None = None, *,
     import uuid
 
     helm = helm or Helm()
-    kube = kube or Kube()
+    kube = kube or KubeReader()
     info = BY_KEY[spec.kind]
     kind = info.kind
     if values is None:
@@ -123,7 +123,7 @@ def submit(spec: JobSpec, helm: Helm | None = None, kube: Kube | None = None, *,
     return SubmitResult(spec.name, spec.namespace, kind, api_version, int(release.get("version", 1)), objects)
 
 
-def _with_runtime(spec: JobSpec, kube: Kube, values: dict[str, Any]) -> dict[str, Any]:
+def _with_runtime(spec: JobSpec, kube: KubeReader, values: dict[str, Any]) -> dict[str, Any]:
     """A TrainJob: ``--runtime`` must be a runtime the cluster serves; the chart patches its trainer jobs."""
     if not BY_KEY[spec.kind].runtime_key:
         return values
@@ -170,7 +170,7 @@ def _record_age(record: dict) -> float:
     return time.time() - created
 
 
-def _recover_pending(helm: Helm, kube: Kube, spec: JobSpec, notify: Callable[[str], None] | None) -> bool:
+def _recover_pending(helm: Helm, kube: KubeReader, spec: JobSpec, notify: Callable[[str], None] | None) -> bool:
     """The name is taken: if by a release an interrupted install left pending, remove it (True) or say how."""
     resource = release_resource()
     if resource is None:  # records outside the API (memory, sql): helm's own error stands
@@ -212,7 +212,7 @@ def _cleanup_failed(helm: Helm, name: str, namespace: str, token: str) -> str | 
 TERMINAL = ("Succeeded", "Failed")
 
 
-def wait_for(kube: Kube, result: SubmitResult, timeout: float, poll: float = 2.0,
+def wait_for(kube: KubeReader, result: SubmitResult, timeout: float, poll: float = 2.0,
              progress: Callable[[str], None] | None = None) -> str:
     """Follow the job until it succeeds or fails; returns the final phase or raises WaitTimeoutError."""
     version = result.api_version.split("/")[1]

@@ -239,10 +239,10 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
     if dry_run:
         view = lenient_view(g.kubeconfig, g.context)  # --dry-run needs none
     else:
-        from ..kube import Kube
+        from ..kube import KubeReader
 
         view = load(g.kubeconfig, g.context).check()  # a missing or malformed kubeconfig: one line, before helm
-        kube = Kube(g.kubeconfig, g.context)
+        kube = KubeReader(g.kubeconfig, g.context)
     spec = spec.model_copy(update={"user": submitting_user(view, kube)})
 
     from ..submission import job_values, render, submit, wait_for
