@@ -385,21 +385,28 @@ def test_exec_through_the_api_server_runs_on_this_machine(kwok, cluster, core, n
     assert out == "piped line\n"
 
     # a TTY: a pty of its own, stderr on it too. kwok closes the pty as soon as the command exits, racing
-    # the copy of its last output: the command here waits for a typed line before it exits
+    # the copy of its last output: the command answers a typed line, then waits for a second one before it
+    # exits, so that only output nobody checks can be lost
     ws = stream(core.connect_get_namespaced_pod_exec, "p", namespace, container="main", tty=True, stdin=True,
-                stdout=True, stderr=False, command=["sh", "-c", "tty; echo to-stderr >&2; read x; echo got $x"],
-                _preload_content=False)
+                stdout=True, stderr=False, _preload_content=False,
+                command=["sh", "-c", "tty; echo to-stderr >&2; read x; echo got $x; read y"])
     out = ""
     deadline = time.monotonic() + 30
-    while "to-stderr" not in out:
-        assert time.monotonic() < deadline and ws.is_open(), out
-        ws.update(timeout=0.5)
-        out += ws.read_stdout() if ws.peek_stdout() else ""
+
+    def read_until(text: str) -> None:
+        nonlocal out
+        while text not in out:
+            assert time.monotonic() < deadline and ws.is_open(), out
+            ws.update(timeout=0.5)
+            out += ws.read_stdout() if ws.peek_stdout() else ""
+
+    read_until("to-stderr")
     ws.write_stdin("typed\r")
+    read_until("got typed")
+    ws.write_stdin("bye\r")
     while ws.is_open() and time.monotonic() < deadline:
         ws.update(timeout=0.5)
-        out += ws.read_stdout() if ws.peek_stdout() else ""
-    assert out.startswith("/dev/pts/") and "to-stderr\r\n" in out and "typed" in out, out
+    assert out.startswith("/dev/pts/") and "to-stderr\r\n" in out and "typed\r\n" in out, out
     assert '"Success"' in ws.read_channel(3)
 
     kubectl = _kubectl()
