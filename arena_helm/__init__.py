@@ -17,7 +17,8 @@ Heavy modules load on first use, so ``import arena_helm`` stays cheap.
 from .__about__ import __version__
 
 _LAZY = {
-    "TFJobSpec": "spec", "PyTorchJobSpec": "spec", "MPIJobSpec": "spec", "TrainJobSpec": "spec",
+    "TFJobSpec": "kinds.tfjob", "PyTorchJobSpec": "kinds.pytorchjob", "MPIJobSpec": "kinds.mpijob",
+    "TrainJobSpec": "kinds.trainjob",
     "JobSpec": "spec",
     "render": "submission", "submit": "submission", "job_values": "submission", "wait_for": "submission",
     "SubmitResult": "submission", "Helm": "helm", "KubeTarget": "helm", "ValueSources": "helm", "Kube": "kube",

@@ -1,4 +1,6 @@
-"""The values of every chart, as typed pydantic models: the one source of the charts' values contract.
+"""The values of every chart, as typed pydantic models: the one source of the charts' values contract. The
+blocks every job chart shares are here (``JobValues``, a replica, runPolicy, ...), each kind's own model in its
+module of ``arena_helm.kinds`` (``CHART_VALUES`` gathers them from the registry).
 
 - The specs build these models (``TFJobValues(image=..., worker=TFReplica(replicas=2))``, snake_case
   names); ``model_dump(by_alias=True, exclude_unset=True, mode="json")`` is what is sent to helm.
@@ -36,7 +38,6 @@ from .k8s import (
     Image,
     LabelKey,
     LabelValue,
-    PositiveIntText,
     Quantity,
     QueueName,
     SyncSource,
@@ -45,10 +46,9 @@ from .kinds import KINDS
 
 __all__ = [
     "Affinity", "AppArmorProfile", "ArenaCommonValues", "Capabilities", "CodeSync", "ContainerSecurityContext",
-    "DataVolume", "EnvVar", "CHART_VALUES", "HostPathVolume", "JOB_VALUES", "JobValues", "MPIJobValues", "MPILauncherReplica",
-    "MPIWorkerReplica", "PodSecurityContext", "PyTorchJobValues", "PyTorchMasterReplica", "PyTorchReplica",
+    "DataVolume", "EnvVar", "HostPathVolume", "JobValues", "PodSecurityContext",
     "ConfigFile", "Replica", "ResourceList", "Resources", "RunPolicy", "SELinuxOptions", "SchedulingPolicy", "SeccompProfile",
-    "Sparse", "Sysctl", "TFJobValues", "TFReplica", "TFSingleReplica", "TFWorkerReplica", "TensorBoardHostPath", "TensorBoardPvc",
+    "Sparse", "Sysctl", "TensorBoardHostPath", "TensorBoardPvc",
     "TensorBoardService", "TensorBoardValues", "Toleration", "ValuesModel", "WindowsOptions",
 ]
 
@@ -378,59 +378,6 @@ class Replica(ValuesModel):
                                "the top-level affinity for them.")
 
 
-class TFReplica(Replica):
-    """A TFJob replica block (chief, worker, ps, evaluator)."""
-
-    port: int = Field(2222, ge=1, le=65535, description="Container port (the operator wires it into the cluster "
-                      "spec).")
-    restart_policy: RestartPolicy = _restart_policy("Never", "these replicas", "Never, as Arena.")
-
-
-class TFWorkerReplica(TFReplica):
-    """The TFJob worker block."""
-
-    restart_policy: RestartPolicy = _restart_policy(
-        "", "the workers", "\"\" = Arena's: OnFailure when the job has a chief, else Never.")
-
-
-class TFSingleReplica(TFReplica):
-    """A TFJob replica type that has at most one pod (chief, evaluator)."""
-
-    replicas: int = Field(0, ge=0, le=1, description="Number of pods: 0 or 1.")
-
-
-class PyTorchReplica(Replica):
-    """A PyTorchJob worker block."""
-
-    port: int = Field(23456, ge=1, le=65535, description="Container port (MASTER_PORT; the operator wires it up).")
-    restart_policy: RestartPolicy = _restart_policy("OnFailure", "the workers", "OnFailure, as Arena.")
-
-
-class PyTorchMasterReplica(PyTorchReplica):
-    """The PyTorchJob master block: always one pod."""
-
-    replicas: int = Field(1, ge=1, le=1, description="Number of pods: always 1.")
-    restart_policy: RestartPolicy = _restart_policy(
-        "Never", "the master", "Never, as Arena: a failed master fails the job after runPolicy.backoffLimit retries.")
-
-
-class MPILauncherReplica(Replica):
-    """The MPIJob launcher block: always one pod."""
-
-    replicas: int = Field(1, ge=1, le=1, description="Number of pods: always 1.")
-    restart_policy: RestartPolicy = _restart_policy(
-        "Never", "the launcher", "Never, as Arena's launcher Job (its retries are runPolicy.backoffLimit).")
-
-
-class MPIWorkerReplica(Replica):
-    """The MPIJob worker block."""
-
-    replicas: int = Field(1, ge=1, description="Number of worker pods (at least 1).")
-    restart_policy: RestartPolicy = _restart_policy("Never", "the workers", "Never, as Arena.")
-    command: str = Field("", description="Command of the workers (run with <shell> -c); \"\" runs the default "
-                         "keep-alive: /usr/sbin/sshd -De for v2beta1, sleep infinity for v1.")
-
-
 class ArenaCommonValues(ValuesModel):
     global_: dict[str, Any] = _global()
 
@@ -505,53 +452,16 @@ class JobValues(ValuesModel):
         "Deployment and a Service named <job name>-tensorboard; the Service is NodePort, as in Arena).")
 
 
-class TFJobValues(JobValues):
-    """Values of the tfjob chart: one Kubeflow TFJob (kubeflow.org/v1)."""
-
-    success_policy: Literal["", "AllWorkers"] = Field(
-        "", description="\"\" (the job succeeds when the chief, or else worker 0, succeeds) or AllWorkers.")
-    chief: TFSingleReplica = Field(default_factory=TFSingleReplica, description="The chief replicas.")
-    worker: TFWorkerReplica = Field(default_factory=lambda: TFWorkerReplica(replicas=1),
-                                    description="The worker replicas.")
-    ps: TFReplica = Field(default_factory=TFReplica, description="The parameter server replicas.")
-    evaluator: TFSingleReplica = Field(default_factory=TFSingleReplica, description="The evaluator replicas.")
-
-
-class PyTorchJobValues(JobValues):
-    """Values of the pytorchjob chart: one Kubeflow PyTorchJob (kubeflow.org/v1)."""
-
-    run_policy: RunPolicy = Field(default_factory=lambda: RunPolicy(backoff_limit=0),
-                                  description="The job's runPolicy; backoffLimit 0 as Arena (its --retry).")
-    nproc_per_node: Literal["", "auto", "cpu", "gpu"] | PositiveIntText = Field(
-        "", description="Processes per pod (torchrun --nproc-per-node): \"\" (the operator decides), a number, "
-        "auto, cpu or gpu.")
-    master: PyTorchMasterReplica = Field(default_factory=PyTorchMasterReplica, description="The master replicas.")
-    worker: PyTorchReplica = Field(default_factory=PyTorchReplica, description="The worker replicas.")
+# chart name -> its values model (arena-common: the library chart's own values, global only); the job charts'
+# models live in their kind modules (arena_helm.kinds; trainjob's in arena_helm.trainjob_values, with its own
+# generator), read from the registry on first use: the kind modules import this one.
+def __getattr__(name: str) -> Any:
+    if name == "JOB_VALUES":
+        return {k.chart: k.values_class() for k in KINDS if k.values.startswith("arena_helm.kinds.")}
+    if name == "CHART_VALUES":
+        return {**__getattr__("JOB_VALUES"), "tensorboard": TensorBoardValues, "arena-common": ArenaCommonValues}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-class MPIJobValues(JobValues):
-    """Values of the mpijob chart: one Kubeflow MPIJob (kubeflow.org/v2beta1 or v1)."""
-
-    mpi_api_version: Literal["v2beta1", "v1", "auto"] = Field(
-        "v2beta1", description="MPIJob API: v2beta1 (mpi-operator), v1 (the training-operator's MPIJob), or auto "
-        "(what the cluster serves, v2beta1 first; v2beta1 when rendered offline with helm template).")
-    run_policy: RunPolicy = Field(default_factory=lambda: RunPolicy(clean_pod_policy="All", backoff_limit=0),
-                                  description="The job's runPolicy; cleanPodPolicy All and backoffLimit 0 as Arena.")
-    slots_per_worker: int | None = Field(None, ge=1, description="MPI slots (processes) per worker; null = the "
-                                         "workers' GPUs (at least 1), as Arena's hostfile.")
-    mpi_implementation: Literal["OpenMPI", "Intel", "MPICH"] = Field(
-        "OpenMPI", description="MPI implementation (v2beta1 only): OpenMPI, Intel or MPICH.")
-    ssh_auth_mount_path: AbsPath = Field("/root/.ssh", description="Where mpi-operator mounts the SSH keys "
-                                         "(v2beta1 only).")
-    launcher: MPILauncherReplica = Field(default_factory=MPILauncherReplica, description="The launcher replicas.")
-    worker: MPIWorkerReplica = Field(default_factory=MPIWorkerReplica, description="The worker replicas.")
-
-
-# chart name -> its values model (arena-common: the library chart's own values, global only)
-# from the kinds registry: the job charts whose models are written here (trainjob's: arena_helm.trainjob_values)
-JOB_VALUES: dict[str, type[JobValues]] = {k.chart: k.values_class() for k in KINDS
-                                          if k.values.startswith(f"{__name__}:")}
-CHART_VALUES: dict[str, type[ValuesModel]] = {**JOB_VALUES, "tensorboard": TensorBoardValues,
-                                              "arena-common": ArenaCommonValues}
 # blocks of a job chart's values.yaml that list only their set keys (the subchart documents the rest)
 SUBCHART_KEYS = ("tensorboard",)

@@ -202,7 +202,7 @@ _DECIMAL_SI = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12
 def parse_quantity(value: Any):
     """A quantity (``250m``, ``16Gi``, ``1e3``, ``123456789n``, or a number) as a Decimal, by Kubernetes'
     grammar; None for anything else. No kubernetes client import: ``--dry-run`` parses quantities too."""
-    from decimal import Decimal, InvalidOperation
+    from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation
 
     if isinstance(value, bool):
         return None
@@ -221,7 +221,9 @@ def parse_quantity(value: Any):
     n = Decimal(number)
     if binary is not None:
         return n * (1024 ** _BINARY_SI[binary])
-    return n.scaleb(int(exponent) if exponent is not None else _DECIMAL_SI[decimal])
+    # an exponent past the default context's range (".0E3000000" is 0, as the grammar allows) stays exact
+    wide = Context(prec=max(28, len(number)), Emax=MAX_EMAX, Emin=MIN_EMIN)
+    return n.scaleb(int(exponent) if exponent is not None else _DECIMAL_SI[decimal], context=wide)
 
 
 def quantity_float(value: Any) -> float:

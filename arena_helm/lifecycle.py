@@ -43,18 +43,12 @@ def shipped_chart_version(chart: str) -> str:
     return str(meta.get("version", ""))
 
 
-def _suspend_field(kind: str, suspend: bool) -> dict:
-    """The spec field (and chart value) that suspends a job: ``runPolicy.suspend``, a TrainJob's ``suspend``
-    (kubeflow/trainer v2.3.0 TrainJobSpec.Suspend; the trainjob chart's value ``suspend``)."""
-    return {"suspend": suspend} if kind == "TrainJob" else {"runPolicy": {"suspend": suspend}}
-
-
 def _dry_run_suspend(c: Cluster, kind: str, version: str, namespace: str, name: str) -> bool:
     """Whether the API server keeps the suspend field (a CRD without it prunes the field)."""
-    kept = c.kube.dry_run_patch_job(kind, version, namespace, name, _suspend_field(kind, True),
+    info = BY_KIND[kind]
+    kept = c.kube.dry_run_patch_job(kind, version, namespace, name, info.suspend_patch(True),
                                     f"checking that {kind} {name} can be suspended")
-    spec = kept.get("spec") or {}
-    return (spec if kind == "TrainJob" else spec.get("runPolicy") or {}).get("suspend") is True
+    return info.suspend_of(kept.get("spec") or {}) is True
 
 
 def set_suspend(c: Cluster, namespace: str, name: str, suspend: bool, kind: str | None = None) -> SuspendResult:
@@ -64,7 +58,7 @@ def set_suspend(c: Cluster, namespace: str, name: str, suspend: bool, kind: str 
     ref = f"{k.lower()}/{name}"
     if release is None:
         raise LifecycleError(f"{ref} in namespace {namespace} has no helm release (it was not submitted by "
-                             f"arena-helm): set spec.runPolicy.suspend on it with kubectl patch instead")
+                             f"arena-helm): set spec.{BY_KIND[k].suspend_key} on it with kubectl patch instead")
     if not chart_kind(release):
         raise UsageError(f"release {name} in namespace {namespace} is not an arena-helm job "
                          f"(chart {release.get('chart')})")
@@ -77,7 +71,7 @@ def set_suspend(c: Cluster, namespace: str, name: str, suspend: bool, kind: str 
     if job_suspended(job) == suspend:
         raise LifecycleError(f"{ref} is already suspended" if suspend else f"{ref} is not suspended")
     if suspend and not _dry_run_suspend(c, k, version, namespace, name):
-        raise ClusterError(f"the cluster's {k} ({BY_KIND[k].group}/{version}) has no runPolicy.suspend: install "
+        raise ClusterError(f"the cluster's {k} ({BY_KIND[k].group}/{version}) has no {BY_KIND[k].suspend_key}: install "
                            f"{BY_KIND[k].operator} to suspend jobs")
     chart = BY_KIND[k].chart
     info = release_info(release)
@@ -86,10 +80,10 @@ def set_suspend(c: Cluster, namespace: str, name: str, suspend: bool, kind: str 
         raise LifecycleError(
             f"release {name} uses chart {chart}-{info.get('chartVersion')} and this arena-helm ships "
             f"{chart}-{shipped}: {verb} would also change the chart; use the arena-helm that submitted it, or "
-            f"helm upgrade {name} --reuse-values --set runPolicy.suspend={str(suspend).lower()} with that chart")
+            f"helm upgrade {name} --reuse-values --set {BY_KIND[k].suspend_key}={str(suspend).lower()} with that chart")
     from .charts import assemble_chart
 
     with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
         chart_dir = assemble_chart(chart, Path(tmp))
-        out = c.helm.upgrade(name, chart_dir, _suspend_field(k, suspend), namespace, reuse_values=True)
+        out = c.helm.upgrade(name, chart_dir, BY_KIND[k].suspend_patch(suspend), namespace, reuse_values=True)
     return SuspendResult(k, name, namespace, int(out.get("version", 0) or 0))

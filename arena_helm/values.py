@@ -13,7 +13,7 @@ from typing import Any
 from .enums import AffinityPolicy, SyncMode
 from .k8s import parse_quantity
 from .kinds import BY_KEY
-from .spec import GIT_REF_ENV, JobSpec, MPIJobSpec, PyTorchJobSpec, Replica, TFJobSpec, TrainJobSpec, flag_info
+from .spec import GIT_REF_ENV, JobSpec, Replica, flag_info
 
 # Arena's keys (kubeflow/arena pkg/apis/types/const.go, training.go; pkg/argsbuilder/const.go)
 USER_ID_LABEL = "arena.kubeflow.org/uid"
@@ -26,7 +26,7 @@ DISABLE_TF_CONFIG = "arena.kubeflow.org/disable-tf-config"  # submit_tfjob.go di
 RDMA_RESOURCE = "rdma/hca"
 
 
-def _resources(r: Replica) -> dict[str, Any]:
+def resources(r: Replica) -> dict[str, Any]:
     requests = {k: v for k, v in (("cpu", r.cpu), ("memory", r.memory)) if v}
     limits = {k: v for k, v in (("cpu", r.cpu_limit), ("memory", r.memory_limit)) if v}
     out: dict[str, Any] = {}
@@ -46,7 +46,7 @@ def replica_values(r: Replica, spec: JobSpec) -> dict[str, Any]:
         devices[RDMA_RESOURCE] = 1  # Arena's charts: rdma/hca "1" in requests and limits of every pod
     if devices:
         v["devices"] = devices
-    res = _resources(r)
+    res = resources(r)
     if res:
         v["resources"] = res
     if r.selector:
@@ -54,6 +54,26 @@ def replica_values(r: Replica, spec: JobSpec) -> dict[str, Any]:
     if r.port:
         v["port"] = r.port
     return v
+
+
+def block_values(spec: JobSpec, name: str) -> dict[str, Any]:
+    """The values block of replica ``name`` of the job, ``{"replicas": 0}`` when the job has none."""
+    reps = spec.replicas()
+    return replica_values(reps[name], spec) if name in reps else {"replicas": 0}
+
+
+def kind_module(spec: JobSpec):
+    """The module of the spec's job kind (``arena_helm.kinds.<kind>``): its spec-to-values hooks.
+
+    Each has ``kind_values(spec)``, the kind's own values (its replica blocks and kind-only keys); and may
+    have ``extra_annotations(spec)`` (Arena's annotations of the kind), ``extra_env(spec)`` (env set over the user's),
+    ``log_writer_selector(spec)`` (the pod that writes TensorBoard's logs, when not the first of the main
+    roles) and ``ARENA_METADATA = False`` (no Arena labels, annotations and job-info env)."""
+    return BY_KEY[spec.kind].module()
+
+
+def _none(spec: JobSpec) -> dict[str, str]:
+    return {}
 
 
 def set_path(values: dict[str, Any], path: str, value: Any) -> None:
@@ -94,8 +114,7 @@ def arena_env(spec: JobSpec) -> list[dict[str, str]]:
     own = {e.name: e.value for e in spec.env}
     own["workers"] = str(spec.workers)  # type: ignore[attr-defined]
     own["gpus"] = str(spec.gpus)  # type: ignore[attr-defined]
-    if isinstance(spec, PyTorchJobSpec) and spec.rdma:
-        own["MASTER_ADDR"] = f"{spec.name}-master-0"  # submit_pytorchjob.go addEnv
+    own.update(getattr(kind_module(spec), "extra_env", _none)(spec))
     return [{"name": k, "value": v} for k, v in own.items()]
 
 
@@ -127,11 +146,7 @@ def arena_metadata(spec: JobSpec) -> tuple[dict[str, str], dict[str, str], dict[
     if spec.model_name:
         labels["modelName"] = spec.model_name
         annotations["modelSource"] = spec.model_source or ""
-    if isinstance(spec, TFJobSpec):
-        if spec.standalone:
-            annotations[DISABLE_TF_CONFIG] = "true"  # submit_tfjob.go setStandaloneMode
-        if spec.role_sequence:
-            annotations["job-role-sequence"] = spec.role_sequence
+    annotations.update(getattr(kind_module(spec), "extra_annotations", _none)(spec))
     return labels, annotations, pod_labels
 
 
@@ -160,7 +175,8 @@ def build_values(spec: JobSpec) -> dict[str, Any]:
     values["command"] = spec.command
     if spec.share_memory is not None and parse_quantity(spec.share_memory) == 0:
         values["shmSize"] = ""  # --share-memory 0: no memory-backed /dev/shm
-    if isinstance(spec, TrainJobSpec):
+    kind = kind_module(spec)
+    if not getattr(kind, "ARENA_METADATA", True):
         if spec.env:
             values["env"] = [{"name": e.name, "value": e.value} for e in spec.env]
     else:
@@ -190,10 +206,7 @@ def build_values(spec: JobSpec) -> dict[str, Any]:
     if spec.tensorboard:
         values["tensorboard"] = tensorboard_values(spec)
         values.update(logdir_mount_values(spec, values.get("hostPaths", [])))
-    if isinstance(spec, TFJobSpec):
-        if spec.success_policy.value == "AllWorkers":  # ChiefWorker is the operator's "" (its default)
-            values["successPolicy"] = "AllWorkers"
-    values.update(_kind_values(spec))
+    values.update(kind.kind_values(spec))
     return values
 
 
@@ -229,73 +242,17 @@ def logdir_mount_values(spec: JobSpec, host_paths: list[dict[str, Any]]) -> dict
 
 
 def log_writer_selector(spec: JobSpec) -> list[dict[str, Any]]:
-    """The pod that writes the logs (Arena: TF chief, else worker 0; PyTorch master 0; MPI worker 0), as the
-    matchExpressions of the operators' pod labels (``arena_helm.kinds``).
-
-    MPI: mpi-operator (v2beta1) labels a worker with its job-role and replica-index, the training operator's
-    MPIJob v1 labels workers with their replica-type and no index; and with ``--mpi-api auto`` the API is
-    only known at install. So the MPI selector is the job's pods that are not a launcher (job-role launcher,
-    or master in v1) and have no other index than 0: worker 0 under v2beta1, a worker under v1."""
+    """The pod that writes the logs (Arena: TF chief, else worker 0; PyTorch master 0; a kind's own hook
+    otherwise), as the matchExpressions of the operators' pod labels (``arena_helm.kinds``)."""
+    own = getattr(kind_module(spec), "log_writer_selector", None)
+    if own is not None:
+        return own(spec)
     info = BY_KEY[spec.kind]
-    job = {"key": info.pod_job_label, "operator": "In", "values": [spec.name]}
-    if isinstance(spec, MPIJobSpec):
-        out = [job, {"key": "training.kubeflow.org/job-role", "operator": "NotIn", "values": ["launcher", "master"]}]
-        if spec.workers > 1:
-            out.append({"key": info.pod_index_label, "operator": "NotIn",
-                        "values": [str(i) for i in range(1, spec.workers)]})
-        return out
     reps = spec.replicas()
     role = next((r for r in ("chief", "master", "worker") if r in reps), next(iter(reps)))
-    return [job, {"key": info.pod_role_label, "operator": "In", "values": [role]},
+    return [{"key": info.pod_job_label, "operator": "In", "values": [spec.name]},
+            {"key": info.pod_role_label, "operator": "In", "values": [role]},
             {"key": info.pod_index_label, "operator": "In", "values": ["0"]}]
-
-
-def _kind_values(spec: JobSpec) -> dict[str, Any]:
-    reps = spec.replicas()
-
-    def block(name: str) -> dict[str, Any]:
-        return replica_values(reps[name], spec) if name in reps else {"replicas": 0}
-
-    if isinstance(spec, TFJobSpec):
-        out = {name: block(name) for name in ("chief", "worker", "ps", "evaluator")}
-        # Arena's tfjob chart: every role Never, but the workers OnFailure when there is a chief
-        for name, b in out.items():
-            if b["replicas"]:
-                b["restartPolicy"] = "OnFailure" if name == "worker" and spec.has_chief else "Never"
-        for role in ("worker", "ps"):
-            policy = getattr(spec, f"{role}_affinity_policy")
-            if out[role]["replicas"] and policy is not AffinityPolicy.none:
-                out[role]["affinity"] = role_affinity(spec, role, policy,
-                                                      getattr(spec, f"{role}_affinity_constraint").value)
-        return out
-    if isinstance(spec, PyTorchJobSpec):
-        # Arena's pytorchjob chart: the master Never (with backoffLimit = --retry), the workers OnFailure
-        master, worker = block("master"), block("worker")
-        master["restartPolicy"] = "Never"
-        if worker["replicas"]:
-            worker["restartPolicy"] = "OnFailure"
-        return {"master": master, "worker": worker}
-    if isinstance(spec, TrainJobSpec):
-        # per node: the trainer's numNodes x resourcesPerNode (charts/trainjob)
-        node = reps["node"]
-        out: dict[str, Any] = {"numNodes": node.replicas, "gpus": node.gpus}
-        if spec.device:
-            out["devices"] = dict(spec.device)
-        res = _resources(node)
-        if res:
-            out["resources"] = res
-        return out
-    if isinstance(spec, MPIJobSpec):
-        # mpiApiVersion auto: the chart picks what the cluster serves at install (v2beta1 rendered offline);
-        # the launcher is not restarted (Arena's: a Job with backoffLimit --retry), the workers Never
-        launcher, worker = block("launcher"), block("worker")
-        launcher["restartPolicy"] = "Never"
-        worker["restartPolicy"] = "Never"
-        out = {"launcher": launcher, "worker": worker}
-        if spec.slots_per_worker is None:
-            out["slotsPerWorker"] = max(1, spec.gpus)  # Arena's hostfile: slots = GPUs per worker
-        return out
-    raise TypeError(f"unknown spec {type(spec).__name__}")
 
 
 def rdma_security_context(spec: JobSpec) -> dict[str, Any]:
@@ -308,7 +265,7 @@ def rdma_security_context(spec: JobSpec) -> dict[str, Any]:
     return out
 
 
-def role_affinity(spec: TFJobSpec, role: str, policy: AffinityPolicy, constraint: str) -> dict[str, Any]:
+def role_affinity(spec: JobSpec, role: str, policy: AffinityPolicy, constraint: str) -> dict[str, Any]:
     """Arena's --<role>-affinity-policy: spread keeps the role's pods on different nodes (pod anti-affinity),
     binpack puts them together (pod affinity); preferred or required."""
     info = BY_KEY[spec.kind]

@@ -322,14 +322,13 @@ def state_reason(status: str, *, job: dict | None, kind: str, name: str, namespa
 
 
 def job_suspended(job: dict) -> bool:
-    """Whether the job is suspended: its ``spec.runPolicy.suspend`` when set (the intent, which
-    ``arena-helm suspend/resume`` set), else the operator's ``Suspended`` condition (training-operator
-    v1.9.0 sets it, and sets ``Running`` to False, once it has deleted the pods)."""
-    suspend = ((job.get("spec") or {}).get("runPolicy") or {}).get("suspend")
+    """Whether the job is suspended: its kind's suspend switch when set (``spec.runPolicy.suspend``, a
+    TrainJob's ``spec.suspend``: the intent, which ``arena-helm suspend/resume`` set), else the operator's
+    ``Suspended`` condition (training-operator v1.9.0 sets it, and sets ``Running`` to False, once it has
+    deleted the pods)."""
+    suspend = _info(job).suspend_of(job.get("spec") or {})
     if isinstance(suspend, bool):
         return suspend
-    if job.get("kind") == "TrainJob" and isinstance((job.get("spec") or {}).get("suspend"), bool):
-        return job["spec"]["suspend"]  # a TrainJob's spec.suspend (Trainer v2.3.0)
     conds = {c.get("type"): c.get("status") for c in (job.get("status") or {}).get("conditions") or []}
     return conds.get("Suspended") == "True"
 

@@ -982,7 +982,7 @@ def test_tensorboard_with_local_logging_reads_the_writers_node_directory(helm_bi
 
 @pytest.mark.parametrize("stype", ["ClusterIP", "LoadBalancer"])
 def test_a_jobs_tensorboard_service_type_can_be_chosen(helm_bin, stype):
-    from arena_helm.spec import TFJobSpec
+    from arena_helm import TFJobSpec
     from arena_helm.submission import job_values
 
     spec = TFJobSpec(name="t", image="i", command="c", tensorboard=True, logdir="s3://bucket/t",

@@ -15,9 +15,9 @@ from helmtools import REPO, RenderError, render, render_text
 from test_charts import crd_validators, validate_custom_resource
 from typer.testing import CliRunner
 
-from arena_helm import trainjob_values
+from arena_helm import TrainJobSpec, trainjob_values
 from arena_helm.cli import app
-from arena_helm.spec import TrainJobSpec, flag_of_field
+from arena_helm.spec import flag_of_field
 
 CHART = "trainjob"
 CI_FILES = sorted((REPO / "charts" / CHART / "ci").glob("*-values.yaml"))

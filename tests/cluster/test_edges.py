@@ -19,8 +19,8 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 from waits import conditions, live_pods, wait_condition, wait_for, wait_gone, wait_job_pods
 
+from arena_helm import TFJobSpec
 from arena_helm.charts import assemble_chart
-from arena_helm.spec import TFJobSpec
 from arena_helm.submission import job_values
 
 pytestmark = pytest.mark.cluster

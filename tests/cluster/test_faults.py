@@ -44,8 +44,8 @@ from kubecluster import CRD_DIR, LIMITED_NAMESPACE, free_port
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from arena_helm import TFJobSpec
 from arena_helm.charts import assemble_chart
-from arena_helm.spec import TFJobSpec
 from arena_helm.submission import job_values
 
 pytestmark = pytest.mark.cluster

@@ -21,6 +21,7 @@ from arena_helm.k8s import epoch, parse_quantity, parse_time, quantity_float
     ("1e3", Decimal(1000)), ("1E-3", Decimal("0.001")), (".5", Decimal("0.5")), ("5.", Decimal(5)),
     ("2k", Decimal(2000)), ("3M", Decimal(3_000_000)), ("1Ei", Decimal(2**60)), ("-1", Decimal(-1)),
     ("+2m", Decimal("0.002")), (4, Decimal(4)), (0.25, Decimal("0.25")),
+    (".0E3000000", Decimal(0)), ("1e400", Decimal("1e400")),  # exponents past Decimal's default context
 ])
 def test_quantities(text, want):
     assert parse_quantity(text) == want

@@ -80,10 +80,13 @@ def test_claims_of_a_job_and_a_claim_view():
 
 
 def test_a_trainjob_is_suspended_through_its_own_spec_suspend():
-    from arena_helm.lifecycle import _suspend_field
+    from arena_helm.kinds import BY_KIND
 
-    assert _suspend_field("TrainJob", True) == {"suspend": True}
-    assert _suspend_field("PyTorchJob", False) == {"runPolicy": {"suspend": False}}
+    assert BY_KIND["TrainJob"].suspend_patch(True) == {"suspend": True}
+    assert BY_KIND["PyTorchJob"].suspend_patch(False) == {"runPolicy": {"suspend": False}}
+    assert BY_KIND["TrainJob"].suspend_of({"suspend": True}) is True
+    assert BY_KIND["MPIJob"].suspend_of({"runPolicy": {"suspend": False}}) is False
+    assert BY_KIND["MPIJob"].suspend_of({"runPolicy": None}) is None
     assert job_suspended({"kind": "TrainJob", "spec": {"suspend": True}}) is True
     assert job_suspended({"kind": "TrainJob", "spec": {"suspend": False},
                           "status": {"conditions": [{"type": "Suspended", "status": "True"}]}}) is False

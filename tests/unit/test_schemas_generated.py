@@ -80,7 +80,8 @@ def test_check_mode(script, tmp_path):
 
 def test_values_yaml_comments_are_the_descriptions():
     """Each key of values.yaml sits under its model field's description (spot check, by hand)."""
-    from arena_helm.chart_values import CodeSync, TFJobValues
+    from arena_helm.chart_values import CodeSync
+    from arena_helm.kinds.tfjob import TFJobValues
 
     lines = (CHARTS / "tfjob" / "values.yaml").read_text(encoding="utf-8").splitlines()
     index = lines.index("shell: sh")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from arena_helm import MPIJobSpec, PyTorchJobSpec, TFJobSpec
 from arena_helm.errors import UsageError
 from arena_helm.kinds import KINDS
-from arena_helm.spec import MPIJobSpec, PyTorchJobSpec, TFJobSpec, flag_info
+from arena_helm.spec import flag_info
 
 
 def tf(**kw):

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from arena_helm import MPIJobSpec, PyTorchJobSpec, TFJobSpec, TrainJobSpec
 from arena_helm.errors import UsageError
-from arena_helm.spec import HostPathVolume, MPIJobSpec, PyTorchJobSpec, TFJobSpec, TrainJobSpec
+from arena_helm.spec import HostPathVolume
 from arena_helm.submission import job_values
 from arena_helm.values import build_values
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arena_helm.spec import MPIJobSpec, PyTorchJobSpec, TFJobSpec
+from arena_helm import MPIJobSpec, PyTorchJobSpec, TFJobSpec
 from arena_helm.values import build_values
 
 BASE = {"imagePullPolicy": "Always", "command": "python train.py", "shell": "sh", "workingDir": "/root",

@@ -27,6 +27,7 @@ from pydantic.fields import FieldInfo
 
 from arena_helm import chart_values as cv
 from arena_helm.k8s import GRAMMARS
+from arena_helm.kinds import tfjob as tf
 
 REPO = Path(__file__).resolve().parents[2]
 CHARTS = REPO / "charts"
@@ -259,7 +260,7 @@ def test_ci_values_round_trip(chart, path):
 
 
 def _specs():
-    from arena_helm.spec import MPIJobSpec, PyTorchJobSpec, TFJobSpec
+    from arena_helm import MPIJobSpec, PyTorchJobSpec, TFJobSpec
 
     common = dict(
         image="reg.example.com/ml/train:1", command="python train.py --lr 0.1", env=["A=1", "B=x: y"],
@@ -293,9 +294,9 @@ def test_build_values_round_trip(chart, spec):
 
 
 def test_construction_by_field_name():
-    values = cv.TFJobValues(
+    values = tf.TFJobValues(
         image="tf:2", command="python train.py", host_pid=True,
-        worker=cv.TFWorkerReplica(replicas=2, gpus=1, resources=cv.Resources(requests=cv.ResourceList(cpu=4))),
+        worker=tf.TFWorkerReplica(replicas=2, gpus=1, resources=cv.Resources(requests=cv.ResourceList(cpu=4))),
         data=[cv.DataVolume(claim_name="my.pvc", mount_path="/data/")],
         run_policy=cv.RunPolicy(active_deadline_seconds=1, suspend=True),
         tensorboard=cv.TensorBoardValues(enabled=True, log_dir="/data/logs",
@@ -309,7 +310,7 @@ def test_construction_by_field_name():
         "tensorboard": {"enabled": True, "logDir": "/data/logs", "pvc": {"claimName": "my.pvc", "mountPath": "/data"}},
     }
     # unset pass-through keys are left out, never null, even without exclude_unset
-    full = cv.TFJobValues().model_dump(by_alias=True, mode="json")
+    full = tf.TFJobValues().model_dump(by_alias=True, mode="json")
     assert full["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["NET_RAW"]}}
     assert full["chief"]["resources"] == {} and full["podSecurityContext"] == {}
     VALIDATORS["tfjob"].validate(full)

@@ -2,8 +2,10 @@
 
 Everything else (the submit commands and their aliases, ``-T/--type``, the API discovery, the replica-spec key
 the read side looks into, the chart a release must come from, the operator named when a CRD is missing, the
-defaults file's ``images`` keys) is derived from ``KINDS``. Adding a kind is one entry here plus its chart and
-its spec class. Pure: no pydantic, no kubernetes (the CLI imports this at start-up).
+defaults file's ``images`` keys, where a job keeps ``suspend``) is derived from ``KINDS``. Adding a kind is one
+entry here, its module ``arena_helm/kinds/<key>.py`` (its spec, its chart's values model and ``kind_values``:
+see ``arena_helm.values.kind_module``) and its chart. Pure: no pydantic, no kubernetes (the CLI imports this
+at start-up; a kind's module is imported on first use).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from .errors import UsageError
+from ..errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,8 @@ class JobKindInfo:
     nodes_key:       the key of a trainer block (``numNodes`` x ``resourcesPerNode``) in the spec, for a
                      kind without replica specs (Trainer v2's TrainJob)
     runtime_key:     the key of the reference to a training runtime in the spec (``runtimeRef``)
+    suspend_key:     the dotted path of the job's suspend switch in its spec, also its chart's value
+                     (``runPolicy.suspend``; a TrainJob's ``suspend``)
     """
 
     key: str
@@ -63,6 +67,7 @@ class JobKindInfo:
                                                ("Running", "Running"))
     nodes_key: str = ""
     runtime_key: str = ""
+    suspend_key: str = "runPolicy.suspend"
 
     @property
     def chart(self) -> str:
@@ -75,8 +80,27 @@ class JobKindInfo:
     def spec_class(self):
         return _load(self.spec)
 
+    def module(self):
+        """The kind's module (``arena_helm.kinds.<key>``): its spec, values model and spec-to-values hooks."""
+        return importlib.import_module(self.spec.partition(":")[0])
+
     def values_class(self):
         return _load(self.values)
+
+    def suspend_patch(self, suspend: bool) -> dict:
+        """``{"runPolicy": {"suspend": suspend}}``: the spec patch (and chart values) that sets the switch."""
+        *parents, last = self.suspend_key.split(".")
+        out: dict = {last: suspend}
+        for key in reversed(parents):
+            out = {key: out}
+        return out
+
+    def suspend_of(self, spec: dict):
+        """The suspend switch's value in a job's ``spec`` (None when unset)."""
+        node = spec
+        for key in self.suspend_key.split("."):
+            node = node.get(key) if isinstance(node, dict) else None
+        return node
 
     def api_versions(self) -> tuple[str, ...]:
         return tuple(f"{self.group}/{v}" for v in self.versions)
@@ -93,15 +117,15 @@ KINDS: tuple[JobKindInfo, ...] = (
     JobKindInfo(
         key="tfjob", aliases=("tf",), kind="TFJob", group="kubeflow.org", versions=("v1",), plural="tfjobs",
         replica_key="tfReplicaSpecs", replica_types=("Chief", "Master", "Worker", "PS", "Evaluator"),
-        main_types=("chief", "master", "worker"), operator=TRAINING_OPERATOR, spec="arena_helm.spec:TFJobSpec",
-        values="arena_helm.chart_values:TFJobValues",
+        main_types=("chief", "master", "worker"), operator=TRAINING_OPERATOR, spec="arena_helm.kinds.tfjob:TFJobSpec",
+        values="arena_helm.kinds.tfjob:TFJobValues",
         summary="a TFJob (one worker and no PS runs as a single Chief)",
     ),
     JobKindInfo(
         key="pytorchjob", aliases=("pytorch", "py"), kind="PyTorchJob", group="kubeflow.org", versions=("v1",),
         plural="pytorchjobs", replica_key="pytorchReplicaSpecs", replica_types=("Master", "Worker"),
-        main_types=("master", "worker"), operator=TRAINING_OPERATOR, spec="arena_helm.spec:PyTorchJobSpec",
-        values="arena_helm.chart_values:PyTorchJobValues",
+        main_types=("master", "worker"), operator=TRAINING_OPERATOR, spec="arena_helm.kinds.pytorchjob:PyTorchJobSpec",
+        values="arena_helm.kinds.pytorchjob:PyTorchJobValues",
         summary="a PyTorchJob (Master + --workers - 1 Workers)",
     ),
     JobKindInfo(
@@ -109,7 +133,7 @@ KINDS: tuple[JobKindInfo, ...] = (
         plural="mpijobs", replica_key="mpiReplicaSpecs", replica_types=("Launcher", "Worker"),
         main_types=("launcher",),
         operator="the Kubeflow mpi-operator (v0.4+, kubeflow.org/v2beta1) or the training operator (kubeflow.org/v1)",
-        spec="arena_helm.spec:MPIJobSpec", values="arena_helm.chart_values:MPIJobValues",
+        spec="arena_helm.kinds.mpijob:MPIJobSpec", values="arena_helm.kinds.mpijob:MPIJobValues",
         summary="an MPIJob (--workers workers and one launcher)",
     ),
     # Kubeflow Trainer v2: the TrainJob runs as a JobSet (kubeflow/trainer v2.3.0, pkg/constants/constants.go:
@@ -121,12 +145,12 @@ KINDS: tuple[JobKindInfo, ...] = (
         key="trainjob", aliases=("tj",), kind="TrainJob", group="trainer.kubeflow.org", versions=("v1alpha1",),
         plural="trainjobs", replica_key="", replica_types=("launcher", "node"), main_types=("launcher", "node"),
         operator="Kubeflow Trainer v2 (v2.3+, trainer.kubeflow.org/v1alpha1) and JobSet",
-        spec="arena_helm.spec:TrainJobSpec", values="arena_helm.trainjob_values:TrainJobValues",
+        spec="arena_helm.kinds.trainjob:TrainJobSpec", values="arena_helm.trainjob_values:TrainJobValues",
         summary="a TrainJob (Trainer v2: --workers nodes on --runtime)",
         pod_job_label="jobset.sigs.k8s.io/jobset-name", pod_role_label="jobset.sigs.k8s.io/replicatedjob-name",
         pod_index_label="batch.kubernetes.io/job-completion-index",
         conditions=(("Complete", "Succeeded"), ("Failed", "Failed"), ("Suspended", "Suspended")),
-        nodes_key="trainer", runtime_key="runtimeRef",
+        nodes_key="trainer", runtime_key="runtimeRef", suspend_key="suspend",
     ),
 )
 
