@@ -951,7 +951,7 @@ LOCAL_LOGGING = {  # (spec, the replica types of the job, the writer pod's match
 def test_tensorboard_with_local_logging_reads_the_writers_node_directory(helm_bin, chart):
     """--tensorboard without a --data PVC (Arena's isLocalLogging): every training container writes to the
     node directory mounted at --logdir, and TensorBoard mounts it read-only next to the pod that writes."""
-    from arena_helm import spec as specs
+    import arena_helm as specs  # the kinds' spec classes (arena_helm.kinds), by name
     from arena_helm.submission import job_values
 
     cls, fields, rtypes, writer = LOCAL_LOGGING[chart]
