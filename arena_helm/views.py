@@ -16,14 +16,15 @@ from typing import Any
 from .k8s import parse_time, quantity_float
 from .kinds import BY_CHART, BY_KIND, KINDS, POD_JOB_LABELS, REPLICA_KEYS
 
-CHIEF_TYPES = tuple(dict.fromkeys(k.main_types[0] for k in KINDS))  # chief, master, launcher
+WORKER_TYPES = ("worker", "node")  # roles whose index-0 pod is the chief when the job has no chief role
+# chief, master, launcher: a kind whose main role is its workers (a JAXJob's) has worker 0 as its chief
+CHIEF_TYPES = tuple(dict.fromkeys(k.main_types[0] for k in KINDS if k.main_types[0] not in WORKER_TYPES))
 FINISHED_PODS = ("Succeeded", "Failed")
 JOB_NAME_LABEL = "training.kubeflow.org/job-name"
 REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
 JOB_ROLE_LABEL = "training.kubeflow.org/job-role"
 ROLE_LABELS = tuple(dict.fromkeys(k.pod_role_label for k in KINDS))  # the replica type (role) of a pod
 INDEX_LABELS = tuple(dict.fromkeys(k.pod_index_label for k in KINDS))  # its index within the role
-WORKER_TYPES = ("worker", "node")  # roles whose index-0 pod is the chief when the job has no chief role
 
 
 def pod_job_name(pod: dict) -> str:

@@ -33,10 +33,8 @@ from arena_helm.generated import parse_args, write_or_check  # noqa: E402
 CHARTS = REPO / "charts"
 WIDTH = 110
 HELM_KEYS = {"global", "arena-common"}
+# the job charts: "Default values of the <chart> chart: ..." from their values model's docstring
 HEADERS = {
-    "tfjob": "Default values of the tfjob chart: one Kubeflow TFJob (kubeflow.org/v1).",
-    "pytorchjob": "Default values of the pytorchjob chart: one Kubeflow PyTorchJob (kubeflow.org/v1).",
-    "mpijob": "Default values of the mpijob chart: one Kubeflow MPIJob (kubeflow.org/v2beta1 or v1).",
     "tensorboard": "Default values of the tensorboard chart: a TensorBoard Deployment and its Service. As a "
                    "subchart of a job chart these values live under `tensorboard:`.",
     "arena-common": "arena-common is a library chart: it renders nothing and has no values of its own. Its named "
@@ -121,7 +119,11 @@ def _lines(model: BaseModel, indent: int, only_set: bool = False, top: bool = Fa
 
 def values_yaml(chart: str) -> str:
     model = chart_values.CHART_VALUES[chart]()
-    head = [*_comment(HEADERS[chart], 0), *_comment(FOOTER, 0)]
+    header = HEADERS.get(chart)
+    if header is None:  # a job chart
+        doc = type(model).__doc__.strip().splitlines()[0]
+        header = f"Default {doc[0].lower()}{doc[1:]}"
+    head = [*_comment(header, 0), *_comment(FOOTER, 0)]
     body = _lines(model, 0, top=True) or ["{}"]
     text = "\n".join([*head, "", *body]) + "\n"
     parsed = yaml.safe_load(text) or {}

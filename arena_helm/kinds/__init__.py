@@ -136,6 +136,14 @@ KINDS: tuple[JobKindInfo, ...] = (
         spec="arena_helm.kinds.mpijob:MPIJobSpec", values="arena_helm.kinds.mpijob:MPIJobValues",
         summary="an MPIJob (--workers workers and one launcher)",
     ),
+    # training-operator v1.9.3 pkg/apis/kubeflow.org/v1/jax_types.go: jaxReplicaSpecs, one replica type Worker
+    JobKindInfo(
+        key="jaxjob", aliases=("jax",), kind="JAXJob", group="kubeflow.org", versions=("v1",), plural="jaxjobs",
+        replica_key="jaxReplicaSpecs", replica_types=("Worker",), main_types=("worker",),
+        operator="the Kubeflow training operator (v1.9+, with its JAXJob scheme enabled)",
+        spec="arena_helm.kinds.jaxjob:JAXJobSpec", values="arena_helm.kinds.jaxjob:JAXJobValues",
+        summary="a JAXJob (--workers workers; worker 0 is the coordinator)",
+    ),
     # Kubeflow Trainer v2: the TrainJob runs as a JobSet (kubeflow/trainer v2.3.0, pkg/constants/constants.go:
     # the trainer's replicated job and container are "node", an MPI runtime's launcher is "launcher"); the
     # JobSet controller labels every pod with its JobSet, replicated job and completion index

@@ -504,6 +504,7 @@ CONTRACT = {
     "pytorchjob": (COMMON_JOB_KEYS | {"master", "worker", "nprocPerNode"}, {"master", "worker"}, True),
     "mpijob": (COMMON_JOB_KEYS | {"mpiApiVersion", "launcher", "worker", "slotsPerWorker", "mpiImplementation",
                                   "sshAuthMountPath"}, {"launcher", "worker"}, False),
+    "jaxjob": (COMMON_JOB_KEYS | {"worker"}, {"worker"}, True),
 }
 
 
@@ -729,7 +730,7 @@ def _expected_labels(chart: str, release: str = "demo") -> dict:
         "helm.sh/chart": f"{chart}-0.1.0", "app": chart, "release": release,
         # Arena's labels (its charts' chart, heritage and createdBy)
         "chart": f"{chart}-0.1.0", "heritage": "Helm",
-        "createdBy": {"tfjob": "TFJob", "pytorchjob": "PyTorchJob", "mpijob": "MPIJob"}[chart],
+        "createdBy": {"tfjob": "TFJob", "pytorchjob": "PyTorchJob", "mpijob": "MPIJob", "jaxjob": "JAXJob"}[chart],
     }
 
 
@@ -944,6 +945,10 @@ LOCAL_LOGGING = {  # (spec, the replica types of the job, the writer pod's match
         {"key": "training.kubeflow.org/job-name", "operator": "In", "values": ["mnist"]},
         {"key": "training.kubeflow.org/job-role", "operator": "NotIn", "values": ["launcher", "master"]},
         {"key": "training.kubeflow.org/replica-index", "operator": "NotIn", "values": ["1"]}]),
+    "jaxjob": ("JAXJobSpec", {"workers": 2}, ("Worker",), [
+        {"key": "training.kubeflow.org/job-name", "operator": "In", "values": ["mnist"]},
+        {"key": "training.kubeflow.org/replica-type", "operator": "In", "values": ["worker"]},
+        {"key": "training.kubeflow.org/replica-index", "operator": "In", "values": ["0"]}]),
 }
 
 

@@ -29,12 +29,13 @@ def test_derived_tables_follow_the_registry():
     assert {k.key: chart_kind({"chart": f"{k.chart}-0.1.0"}) for k in kinds.KINDS} == {k.key: k.kind for k in kinds.KINDS}
     assert chart_kind({"chart": "nginx-1.0.0"}) is None
     assert {k.key for k in kinds.KINDS} <= IMAGE_KEYS
-    assert kinds.REPLICA_KEYS == ("tfReplicaSpecs", "pytorchReplicaSpecs", "mpiReplicaSpecs")
+    assert kinds.REPLICA_KEYS == ("tfReplicaSpecs", "pytorchReplicaSpecs", "mpiReplicaSpecs", "jaxReplicaSpecs")
     assert kind_of_type("py") == "PyTorchJob" and kind_of_type(None) is None
 
 
 def test_an_unknown_name_is_a_usage_error_listing_the_names():
-    with pytest.raises(UsageError, match=r"-T/--type 'caffe': use tfjob, pytorchjob, mpijob, trainjob \(or tf, pytorch, py, mpi, tj\)"):
+    with pytest.raises(UsageError, match=r"-T/--type 'caffe': use tfjob, pytorchjob, mpijob, jaxjob, trainjob "
+                                         r"\(or tf, pytorch, py, mpi, jax, tj\)"):
         kinds.lookup("caffe")
 
 

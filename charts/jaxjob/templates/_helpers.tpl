@@ -1,0 +1,20 @@
+{{/*
+Helpers of the jaxjob chart. The shared pieces (names, labels, containers, pod specs, runPolicy, the
+cross-field checks) are the arena-common library chart's "arena-common.*" templates.
+*/}}
+
+{{/*
+jaxjob.replicaTypes: the replica blocks of a JAXJob as a JSON list of
+{key: <values key>, type: <jaxReplicaSpecs key>}: workers only (worker 0 is the coordinator).
+*/}}
+{{- define "jaxjob.replicaTypes" -}}
+{{- list (dict "key" "worker" "type" "Worker") | toJson -}}
+{{- end -}}
+
+{{/*
+jaxjob.container: what the training-operator expects of a JAXJob container: name "jax" and a port named
+"jaxjob-port" (COORDINATOR_PORT; training-operator v1.9.3 pkg/apis/kubeflow.org/v1/jax_types.go).
+*/}}
+{{- define "jaxjob.container" -}}
+{{- dict "name" "jax" "portName" "jaxjob-port" | toJson -}}
+{{- end -}}
