@@ -94,7 +94,7 @@ def test_a_jaxjob_is_suspended_and_resumed_through_its_release(ctx, cluster, kub
     core = client.CoreV1Api(cluster.api_client())
     wait_job_pods(core, namespace, "later", count=2)
     out = ok(ctx("suspend", "later"))
-    assert out == f"jaxjob/later suspended (release later revision 2, namespace {namespace})\n", out
+    assert out == f"jaxjob/later suspended: the operator deletes its pods (release later revision 2, namespace {namespace})\n"
     wait_gone(core, namespace, f"{JOB_NAME}=later")  # the operator deletes a suspended job's pods
     assert wait_status(ctx, "later", "SUSPENDED")["status"] == "SUSPENDED"
     ok(ctx("resume", "later"))
