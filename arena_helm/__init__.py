@@ -17,20 +17,29 @@ Heavy modules load on first use, so ``import arena_helm`` stays cheap.
 from .__about__ import __version__
 
 _LAZY = {
-    "TFJobSpec": "kinds.tfjob", "PyTorchJobSpec": "kinds.pytorchjob", "MPIJobSpec": "kinds.mpijob",
-    "TrainJobSpec": "kinds.trainjob",
     "JobSpec": "spec",
     "render": "submission", "submit": "submission", "job_values": "submission", "wait_for": "submission",
     "SubmitResult": "submission", "Helm": "helm", "KubeTarget": "helm", "ValueSources": "helm", "Kube": "kube",
     "ArenaHelmError": "errors", "UsageError": "errors", "KINDS": "kinds",
 }
 
-__all__ = ["__version__", *_LAZY]
+
+def _spec_classes() -> dict[str, str]:
+    """The kinds' spec classes (``TFJobSpec``, ...), by name: from the registry (``arena_helm.kinds``)."""
+    from .kinds import KINDS
+
+    return {k.spec.partition(":")[2]: k.spec.partition(":")[0] for k in KINDS}
+
+
+__all__ = ["__version__", *_LAZY, *_spec_classes()]
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
+    import importlib
 
+    if name in _LAZY:
         return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    module = _spec_classes().get(name)
+    if module is not None:
+        return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module 'arena_helm' has no attribute {name!r}")

@@ -2,7 +2,7 @@
 """What ``arena-helm submit KIND --dry-run`` costs on top of ``helm template`` of the same chart and values,
 against what ``python -c "import typer"`` costs, all measured in this run (no cluster needed).
 
-For each job kind (tfjob, pytorchjob, mpijob, trainjob) and each helm version:
+For each job kind (every kind of arena_helm.kinds) and each helm version:
 
 * arena-helm: ``arena-helm submit KIND --name bench --image IMG --gpus 1 --cpu 2 --memory 4Gi
   --helm-binary HELM --dry-run python train.py`` (the console script, as a subprocess);
@@ -26,10 +26,12 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import _benchlib as bl
+import _benchlib as bl  # puts the repository on sys.path
+
+from arena_helm.kinds import KINDS as REGISTRY  # noqa: E402
 
 GOAL = 2.0  # overhead / (python -c 'import typer')
-KINDS = ("tfjob", "pytorchjob", "mpijob", "trainjob")
+KINDS = tuple(k.key for k in REGISTRY)  # every kind of arena_helm.kinds
 COMMAND = ["python", "train.py", "--epochs", "1"]
 
 
@@ -39,7 +41,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         description="Per-render time of 'arena-helm submit KIND --dry-run' vs 'helm template' of the same chart "
         f"and values; goal: the difference of medians <= {GOAL}x 'python -c \"import typer\"'.")
     p.add_argument("-n", "--runs", type=int, default=7, help="measured runs of each command (default 7)")
-    p.add_argument("--kind", action="append", choices=KINDS, help="job kind (repeatable; default: all four)")
+    p.add_argument("--kind", action="append", choices=KINDS, help="job kind (repeatable; default: every kind)")
     p.add_argument("--helm", action="append", metavar="VERSION",
                    help="helm version (repeatable; default: every version the tests use)")
     p.add_argument("--image", default="busybox:1.36")

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from waits import wait_for, wait_gone, wait_job_pods
 
 from arena_helm.cli import app
+from arena_helm.kinds import names_hint
 
 pytestmark = pytest.mark.cluster
 runner = CliRunner()
@@ -259,7 +260,7 @@ def test_suspend_refuses_unknown_finished_and_foreign_jobs(ctx, cluster, kubelet
     fails(ctx("suspend", "nope"), 1, f"no job named nope in namespace {ns} (see arena-helm list)")
     fails(ctx("resume", "nope"), 1, f"no job named nope in namespace {ns} (see arena-helm list)")
     fails(ctx("suspend", "nope", "-T", "caffe"), 2,
-          "-T/--type 'caffe': use tfjob, pytorchjob, mpijob, trainjob (or tf, pytorch, py, mpi, tj)")
+          f"-T/--type 'caffe': use {names_hint()}")  # the list itself: tests/unit/test_kinds.py
 
     ok(ctx("submit", "tf", "--name", "done", "--image", "img:1", "--", "true"))
     (pod,) = wait_job_pods(core, ns, "done", ["done-chief-0"])  # one worker: a Chief, as Arena

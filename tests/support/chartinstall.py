@@ -13,6 +13,7 @@ import yaml
 from kubecluster import REPO
 
 from arena_helm.charts import assemble_chart
+from arena_helm.kinds import KINDS
 
 CASES = sorted(
     (chart.name, values.name)
@@ -27,9 +28,9 @@ def case_id(case: tuple[str, str]) -> str:
     return f"{case[0]}-{case[1].removesuffix('-values.yaml')}"
 
 
-PATHS = {  # kind -> API path segment (namespaced)
-    "TFJob": "tfjobs", "PyTorchJob": "pytorchjobs", "MPIJob": "mpijobs", "Deployment": "deployments",
-    "Service": "services", "ServiceAccount": "serviceaccounts", "ConfigMap": "configmaps", "TrainJob": "trainjobs",
+PATHS = {  # kind -> API path segment (namespaced): the job kinds' from the registry
+    **{k.kind: k.plural for k in KINDS}, "Deployment": "deployments", "Service": "services",
+    "ServiceAccount": "serviceaccounts", "ConfigMap": "configmaps",
 }
 
 
