@@ -64,6 +64,15 @@ def kubelet(cluster):
 
 
 @pytest.fixture
+def gpu_node(kubelet, namespace):
+    """A kwok node with 8 GPUs (``nvidia.com/gpu``) for the test's namespace only (its pods go there)."""
+    name = f"gpu-{namespace}"
+    kubelet.add_node(name, pool=namespace, gpus=8)
+    yield name
+    kubelet.remove_node(name)
+
+
+@pytest.fixture
 def namespace(cluster, request):
     """A fresh namespace per test (deleted afterwards; the namespace controller empties it)."""
     from kubernetes import client

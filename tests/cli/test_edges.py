@@ -114,6 +114,18 @@ def test_dry_run_takes_the_namespace_of_the_merged_kubeconfig_list(tmp_path, hel
     assert _rendered_namespaces(cli(*argv, env=env).stdout) == {"team-b"}
 
 
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_the_global_flags_apply_before_the_command_or_after_it(where, tmp_path, helm_bin):
+    """``arena-helm -n team-x tensorboard start ...`` (Arena's order) as ``... start -n team-x``: every command
+    gets the global options from one place (before the fix, tensorboard start and data list ignored the
+    ones given before the command)."""
+    ns = ["-n", "team-x"]
+    argv = ["tensorboard", "start", "tb", "--logdir", "logs:/logs", "--dry-run", "--helm-binary", str(helm_bin)]
+    res = cli(*(ns + argv if where == "before" else argv + ns), env={"KUBECONFIG": str(tmp_path / "none")})
+    assert res.exit_code == 0, res.output
+    assert _rendered_namespaces(res.stdout) == {"team-x"}
+
+
 def test_dry_run_needs_no_kubeconfig(tmp_path, helm_bin):
     bad = tmp_path / "bad.yaml"
     bad.write_text("{{{")

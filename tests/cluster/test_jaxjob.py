@@ -37,14 +37,6 @@ def ctx(helm_bin, cluster, namespace, controllers):
     return run
 
 
-@pytest.fixture
-def gpu_node(kubelet, namespace):
-    name = f"jax-gpu-{namespace}"
-    kubelet.add_node(name, pool=namespace, gpus=8)
-    yield name
-    kubelet.remove_node(name)
-
-
 def view(ctx, name: str) -> dict:
     return json.loads(ok(ctx("get", name, "-o", "json")))
 

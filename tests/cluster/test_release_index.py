@@ -78,14 +78,6 @@ def kubectl(cluster, *args: str, stdin: str | None = None) -> str:
     return proc.stdout
 
 
-@pytest.fixture
-def gpu_node(kubelet, namespace):
-    name = f"gpu-{namespace}"
-    kubelet.add_node(name, pool=namespace, gpus=8)
-    yield name
-    kubelet.remove_node(name)
-
-
 def wait_status(ctx, name: str, status: str) -> dict:
     """Until arena-helm reads the job as ``status`` (what the real operator derived from the pods)."""
     return wait_for(lambda: (j := json.loads(ok(ctx("get", name, "-o", "json"))))["status"] == status and j,

@@ -71,14 +71,6 @@ def ctx(helm_bin, cluster, namespace, runtimes):
     return Ctx(helm_bin, cluster, namespace)
 
 
-@pytest.fixture
-def gpu_node(kubelet, namespace):
-    name = f"tj-gpu-{namespace}"
-    kubelet.add_node(name, pool=namespace, gpus=8)
-    yield name
-    kubelet.remove_node(name)
-
-
 def pods_of(cluster, ns: str, name: str) -> list:
     pods = client.CoreV1Api(cluster.api_client()).list_namespaced_pod(ns, label_selector=f"{JS_NAME}={name}").items
     return sorted((p for p in pods if not p.metadata.deletion_timestamp),
