@@ -144,6 +144,15 @@ KINDS: tuple[JobKindInfo, ...] = (
         spec="arena_helm.kinds.jaxjob:JAXJobSpec", values="arena_helm.kinds.jaxjob:JAXJobValues",
         summary="a JAXJob (--workers workers; worker 0 is the coordinator)",
     ),
+    # training-operator v1.9.3 pkg/apis/kubeflow.org/v1/xgboost_types.go: xgbReplicaSpecs, Master and Worker
+    JobKindInfo(
+        key="xgboostjob", aliases=("xgboost", "xgb"), kind="XGBoostJob", group="kubeflow.org", versions=("v1",),
+        plural="xgboostjobs", replica_key="xgbReplicaSpecs", replica_types=("Master", "Worker"),
+        main_types=("master", "worker"), operator="the Kubeflow training operator (v1.9+, with its XGBoostJob scheme "
+        "enabled)", spec="arena_helm.kinds.xgboostjob:XGBoostJobSpec",
+        values="arena_helm.kinds.xgboostjob:XGBoostJobValues",
+        summary="an XGBoostJob (Master + --workers - 1 Workers)",
+    ),
     # Kubeflow Trainer v2: the TrainJob runs as a JobSet (kubeflow/trainer v2.3.0, pkg/constants/constants.go:
     # the trainer's replicated job and container are "node", an MPI runtime's launcher is "launcher"); the
     # JobSet controller labels every pod with its JobSet, replicated job and completion index

@@ -505,6 +505,7 @@ CONTRACT = {
     "mpijob": (COMMON_JOB_KEYS | {"mpiApiVersion", "launcher", "worker", "slotsPerWorker", "mpiImplementation",
                                   "sshAuthMountPath"}, {"launcher", "worker"}, False),
     "jaxjob": (COMMON_JOB_KEYS | {"worker"}, {"worker"}, True),
+    "xgboostjob": (COMMON_JOB_KEYS | {"master", "worker"}, {"master", "worker"}, True),
 }
 
 
@@ -730,7 +731,8 @@ def _expected_labels(chart: str, release: str = "demo") -> dict:
         "helm.sh/chart": f"{chart}-0.1.0", "app": chart, "release": release,
         # Arena's labels (its charts' chart, heritage and createdBy)
         "chart": f"{chart}-0.1.0", "heritage": "Helm",
-        "createdBy": {"tfjob": "TFJob", "pytorchjob": "PyTorchJob", "mpijob": "MPIJob", "jaxjob": "JAXJob"}[chart],
+        "createdBy": {"tfjob": "TFJob", "pytorchjob": "PyTorchJob", "mpijob": "MPIJob", "jaxjob": "JAXJob",
+                      "xgboostjob": "XGBoostJob"}[chart],
     }
 
 
@@ -945,6 +947,10 @@ LOCAL_LOGGING = {  # (spec, the replica types of the job, the writer pod's match
         {"key": "training.kubeflow.org/job-name", "operator": "In", "values": ["mnist"]},
         {"key": "training.kubeflow.org/job-role", "operator": "NotIn", "values": ["launcher", "master"]},
         {"key": "training.kubeflow.org/replica-index", "operator": "NotIn", "values": ["1"]}]),
+    "xgboostjob": ("XGBoostJobSpec", {"workers": 3}, ("Master", "Worker"), [
+        {"key": "training.kubeflow.org/job-name", "operator": "In", "values": ["mnist"]},
+        {"key": "training.kubeflow.org/replica-type", "operator": "In", "values": ["master"]},
+        {"key": "training.kubeflow.org/replica-index", "operator": "In", "values": ["0"]}]),
     "jaxjob": ("JAXJobSpec", {"workers": 2}, ("Worker",), [
         {"key": "training.kubeflow.org/job-name", "operator": "In", "values": ["mnist"]},
         {"key": "training.kubeflow.org/replica-type", "operator": "In", "values": ["worker"]},

@@ -18,7 +18,7 @@ reason and its log tail) and the others still start; ``require(name)`` fails a t
 
 How each one runs:
 
-- ``TrainingOperator``: ``--enable-scheme`` for TFJob, PyTorchJob and JAXJob, plus XGBoostJob/PaddleJob when
+- ``TrainingOperator``: ``--enable-scheme`` for TFJob, PyTorchJob, JAXJob and XGBoostJob, plus PaddleJob when
   their CRDs are in the cluster (or asked for) and MPIJob only with ``mpi="v1"``. Its cert rotator
   (open-policy-agent cert-controller v0.12.0) cannot be turned off: it insists on a pre-made Secret
   ``kubeflow/training-operator-webhook-cert`` holding an RSA (PKCS#1) CA whose SAN is
@@ -37,8 +37,8 @@ How each one runs:
   ``$TMPDIR/k8s-webhook-server/serving-certs``: the config has no certDir); the release's
   ClusterTrainingRuntimes (``manifests/overlays/runtimes``: ``manifests/base/runtimes`` with the
   ``webhook-validation: disabled`` label and the release's image tags) are applied once it is ready.
-- ``Kueue``: ``--config`` with ``manageJobsWithoutQueueName: false``, the tfjob/pytorchjob/mpijob/jaxjob (+
-  xgboost/paddle when served), trainjob and jobset integrations (no ``batch/job``: so its Job webhooks, which
+- ``Kueue``: ``--config`` with ``manageJobsWithoutQueueName: false``, the tfjob/pytorchjob/mpijob/jaxjob/xgboostjob (+
+  paddle when served), trainjob and jobset integrations (no ``batch/job``: so its Job webhooks, which
   would catch every Job of the cluster, are not applied), leader election, internal cert management and
   VisibilityOnDemand off. With internal certs off it reads a metrics cert from a hard-coded folder
   (``metricsCertPath`` of ``cmd/kueue/main.go``, read from the source) even with metrics off: a pair is
@@ -92,8 +92,8 @@ KUEUE_API = ("kueue.x-k8s.io", "v1beta2")
 # training-operator schemes whose CRD is optional (they are watched only when enabled)
 # the kinds arena-helm submits to training-operator (their CRDs installed, their schemes enabled) and those it
 # enables when their CRD is served already
-TRAINING_OPERATOR_KINDS = ["tfjob", "pytorchjob", "jaxjob"]
-OPTIONAL_KINDS = {"xgboostjob": "xgboostjobs", "paddlejob": "paddlejobs"}
+TRAINING_OPERATOR_KINDS = ["tfjob", "pytorchjob", "jaxjob", "xgboostjob"]
+OPTIONAL_KINDS = {"paddlejob": "paddlejobs"}
 
 
 class ControllerError(RuntimeError):
@@ -627,7 +627,7 @@ class Kueue(Controller):
 
     def frameworks(self) -> list[str]:
         served = [x.lower() for x in self.ctl.training_operator_kinds or TRAINING_OPERATOR_KINDS]
-        extra = [f"kubeflow.org/{k}" for k in ("jaxjob", *OPTIONAL_KINDS)
+        extra = [f"kubeflow.org/{k}" for k in ("jaxjob", "xgboostjob", *OPTIONAL_KINDS)
                  if k in served or self.ctl.crd_exists(f"{k}s.kubeflow.org")]
         return list(self.base_frameworks) + extra
 
@@ -741,7 +741,7 @@ class Controllers:
 
     ``mpi``: which MPIJob CRD is installed (``"v2beta1"``: mpi-operator's; ``"v1"``: training-operator's, with
     its MPIJob v1 controller). ``training_operator_kinds``: the schemes of training-operator (default TFJob,
-    PyTorchJob, JAXJob and the XGBoost/Paddle ones whose CRD is served; naming one installs its CRD)."""
+    PyTorchJob, JAXJob, XGBoostJob and the Paddle one when its CRD is served; naming one installs its CRD)."""
 
     def __init__(self, cluster: TestCluster, *, mpi: str = "v2beta1", training_operator_kinds=None):
         from kubernetes import client

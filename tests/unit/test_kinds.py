@@ -29,13 +29,14 @@ def test_derived_tables_follow_the_registry():
     assert {k.key: chart_kind({"chart": f"{k.chart}-0.1.0"}) for k in kinds.KINDS} == {k.key: k.kind for k in kinds.KINDS}
     assert chart_kind({"chart": "nginx-1.0.0"}) is None
     assert {k.key for k in kinds.KINDS} <= IMAGE_KEYS
-    assert kinds.REPLICA_KEYS == ("tfReplicaSpecs", "pytorchReplicaSpecs", "mpiReplicaSpecs", "jaxReplicaSpecs")
+    assert kinds.REPLICA_KEYS == ("tfReplicaSpecs", "pytorchReplicaSpecs", "mpiReplicaSpecs", "jaxReplicaSpecs",
+                                 "xgbReplicaSpecs")
     assert kind_of_type("py") == "PyTorchJob" and kind_of_type(None) is None
 
 
 def test_an_unknown_name_is_a_usage_error_listing_the_names():
-    with pytest.raises(UsageError, match=r"-T/--type 'caffe': use tfjob, pytorchjob, mpijob, jaxjob, trainjob "
-                                         r"\(or tf, pytorch, py, mpi, jax, tj\)"):
+    with pytest.raises(UsageError, match=r"-T/--type 'caffe': use tfjob, pytorchjob, mpijob, jaxjob, xgboostjob, "
+                                         r"trainjob \(or tf, pytorch, py, mpi, jax, xgboost, xgb, tj\)"):
         kinds.lookup("caffe")
 
 

@@ -70,6 +70,8 @@ PER_KIND = {
     "mpijob": {"workers": st.integers(1, 5), "launcher_cpu": quantity, "launcher_memory": quantity,
                "slots_per_worker": st.integers(1, 1024), "mpi_api": st.sampled_from(["auto", "v2beta1", "v1"])},
     "jaxjob": {"workers": st.integers(1, 5), "cpu_limit": quantity, "memory_limit": quantity, "retry": st.integers(0, 5)},
+    "xgboostjob": {"workers": st.integers(1, 5), "cpu_limit": quantity, "memory_limit": quantity,
+                   "retry": st.integers(0, 5)},
     "trainjob": {"workers": st.integers(1, 5), "nproc_per_node": st.integers(1, 8), "suspend": st.booleans(),
                  "runtime": subdomain, "runtime_kind": st.sampled_from(["ClusterTrainingRuntime", "TrainingRuntime"])},
 }

@@ -1,0 +1,82 @@
+"""submit xgboostjob and the read commands against the real API server: training-operator v1.9.3's XGBoostJob
+controller makes the master's and the workers' pods (with the distributed environment it sets) and Services,
+kwok runs them. Arena has no XGBoostJob; the flags follow the operator's example (docs/compatibility.md)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from kubernetes import client
+from typer.testing import CliRunner
+from waits import wait_for, wait_gone, wait_job_pods
+
+from arena_helm.cli import app
+
+pytestmark = pytest.mark.cluster
+runner = CliRunner()
+JOB_NAME = "training.kubeflow.org/job-name"
+
+
+def ok(res):
+    assert res.exit_code == 0, res.output
+    return res.stdout
+
+
+@pytest.fixture
+def ctx(helm_bin, cluster, namespace, controllers):
+    controllers.require("training-operator")
+    base = ["--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "-n", namespace]
+
+    def run(*args):
+        cmd = list(args)
+        if "--" in cmd:  # options go before a submit's command words
+            i = cmd.index("--")
+            return runner.invoke(app, cmd[:i] + base + cmd[i:])
+        return runner.invoke(app, cmd + base)
+    return run
+
+
+def view(ctx, name: str) -> dict:
+    return json.loads(ok(ctx("get", name, "-o", "json")))
+
+
+def wait_status(ctx, name: str, status: str, timeout: float = 90.0) -> dict:
+    return wait_for(lambda: (lambda v: v if v["status"] == status else None)(view(ctx, name)),
+                    f"arena-helm get {name}: {status}", timeout)
+
+
+def test_an_xgboostjob_runs_a_master_and_workers_with_their_ranks(ctx, cluster, kubelet, gpu_node, namespace):
+    out = ok(ctx("submit", "xgb", "--name", "iris", "--image", "xgb:2.1", "--workers", "3", "--cpu", "1",
+                 "--", "python3", "train.py", "--n-estimators", "10"))
+    assert "xgboostjob.kubeflow.org/iris created" in out, out
+    core = client.CoreV1Api(cluster.api_client())
+    names = wait_job_pods(core, namespace, "iris", count=3)
+    assert sorted(names) == ["iris-master-0", "iris-worker-0", "iris-worker-1"]
+    pods = {p.metadata.name: p for p in core.list_namespaced_pod(namespace, label_selector=f"{JOB_NAME}=iris").items}
+    ranks = {}
+    for name, pod in pods.items():
+        (c,) = pod.spec.containers
+        env = {e.name: e.value for e in c.env or []}
+        # training-operator v1.9.3 pkg/controller.v1/xgboost/xgboost.go: the master is rank 0
+        assert (env["MASTER_ADDR"], env["MASTER_PORT"], env["WORLD_SIZE"]) == ("iris-master-0", "9999", "3"), env
+        assert env["WORKER_ADDRS"] == "iris-worker-0,iris-worker-1"
+        ranks[name] = env["RANK"]
+        assert (c.name, c.command, [(p.name, p.container_port) for p in c.ports]) == (
+            "xgboost", ["sh", "-c", "python3 train.py --n-estimators 10"], [("xgboostjob-port", 9999)])
+    assert ranks == {"iris-master-0": "0", "iris-worker-0": "1", "iris-worker-1": "2"}
+    for name in names:
+        kubelet.run_pod(namespace, name, gpu_node)
+    kubelet.write_log(namespace, "iris-master-0", "xgboost", "[9] train-mlogloss:0.12")
+    data = wait_status(ctx, "iris", "RUNNING")
+    assert (data["trainer"], data["chiefName"]) == ("xgboostjob", "iris-master-0")
+    assert sorted(i["name"] for i in data["instances"]) == sorted(names)
+    assert ok(ctx("logs", "iris")) == "[9] train-mlogloss:0.12\n"  # the master's
+
+    # the job succeeds when its master does; cleanPodPolicy Running (the chart's) then deletes the workers
+    kubelet.finish_pod(namespace, "iris-master-0", 0)
+    wait_status(ctx, "iris", "SUCCEEDED")
+    wait_for(lambda: sorted(p.metadata.name for p in core.list_namespaced_pod(
+        namespace, label_selector=f"{JOB_NAME}=iris").items) == ["iris-master-0"], "the workers deleted")
+    assert ok(ctx("delete", "iris")) == f"xgboostjob/iris deleted (release iris uninstalled from namespace {namespace})\n"
+    wait_gone(core, namespace, f"{JOB_NAME}=iris")
