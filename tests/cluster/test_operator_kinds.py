@@ -1,6 +1,6 @@
-"""submit xgboostjob and the read commands against the real API server: training-operator v1.9.3's XGBoostJob
-controller makes the master's and the workers' pods (with the distributed environment it sets) and Services,
-kwok runs them. Arena has no XGBoostJob; the flags follow the operator's example (docs/compatibility.md)."""
+"""The training-operator kinds Arena lacks, against the real API server: training-operator v1.9.3's JAXJob and
+XGBoostJob controllers make the pods (with the distributed environment each sets) and Services, kwok runs them.
+The flags follow the operator's examples (docs/compatibility.md)."""
 
 from __future__ import annotations
 
@@ -44,6 +44,54 @@ def view(ctx, name: str) -> dict:
 def wait_status(ctx, name: str, status: str, timeout: float = 90.0) -> dict:
     return wait_for(lambda: (lambda v: v if v["status"] == status else None)(view(ctx, name)),
                     f"arena-helm get {name}: {status}", timeout)
+
+
+def test_a_jaxjob_runs_its_workers_with_the_coordinators_environment(ctx, cluster, kubelet, gpu_node, namespace):
+    out = ok(ctx("submit", "jax", "--name", "spmd", "--image", "jax:0.4.30", "--workers", "2", "--gpus", "1",
+                 "--", "python3", "train.py", "--steps", "10"))
+    assert "jaxjob.kubeflow.org/spmd created" in out, out
+    core = client.CoreV1Api(cluster.api_client())
+    names = wait_job_pods(core, namespace, "spmd", count=2)
+    assert sorted(names) == ["spmd-worker-0", "spmd-worker-1"]
+    pods = {p.metadata.name: p for p in core.list_namespaced_pod(namespace, label_selector=f"{JOB_NAME}=spmd").items}
+    for index in (0, 1):
+        (c,) = pods[f"spmd-worker-{index}"].spec.containers
+        env = {e.name: e.value for e in c.env or []}
+        # training-operator v1.9.3 pkg/controller.v1/jax/envvar.go: worker 0 is the coordinator
+        assert (env["COORDINATOR_ADDRESS"], env["COORDINATOR_PORT"], env["NUM_PROCESSES"], env["PROCESS_ID"]) == (
+            "spmd-worker-0", "6666", "2", str(index))
+        assert (c.name, c.command, [(p.name, p.container_port) for p in c.ports]) == (
+            "jax", ["sh", "-c", "python3 train.py --steps 10"], [("jaxjob-port", 6666)])
+        assert c.resources.limits["nvidia.com/gpu"] == "1"
+    for name in names:
+        kubelet.run_pod(namespace, name, gpu_node)
+    kubelet.write_log(namespace, "spmd-worker-0", "jax", "process 0 of 2: step 10")
+    data = wait_status(ctx, "spmd", "RUNNING")
+    assert (data["trainer"], data["requestGPUs"], data["allocatedGPUs"], data["chiefName"]) == (
+        "jaxjob", 2, 2, "spmd-worker-0")
+    assert sorted(i["name"] for i in data["instances"]) == ["spmd-worker-0", "spmd-worker-1"]
+    rows = {j["name"]: (j["status"], j["trainer"]) for j in json.loads(ok(ctx("list", "-o", "json")))}
+    assert rows == {"spmd": ("RUNNING", "jaxjob")}
+    assert ok(ctx("logs", "spmd")) == "process 0 of 2: step 10\n"  # worker 0, the coordinator
+
+    for name in names:
+        kubelet.finish_pod(namespace, name, 0)
+    wait_status(ctx, "spmd", "SUCCEEDED")
+    assert ok(ctx("delete", "spmd")) == f"jaxjob/spmd deleted (release spmd uninstalled from namespace {namespace})\n"
+    wait_gone(core, namespace, f"{JOB_NAME}=spmd")
+
+
+def test_a_jaxjob_is_suspended_and_resumed_through_its_release(ctx, cluster, kubelet, gpu_node, namespace):
+    ok(ctx("submit", "jaxjob", "--name", "later", "--image", "jax:0.4.30", "--workers", "2", "--", "python3", "t.py"))
+    core = client.CoreV1Api(cluster.api_client())
+    wait_job_pods(core, namespace, "later", count=2)
+    out = ok(ctx("suspend", "later"))
+    assert out == f"jaxjob/later suspended: the operator deletes its pods (release later revision 2, namespace {namespace})\n"
+    wait_gone(core, namespace, f"{JOB_NAME}=later")  # the operator deletes a suspended job's pods
+    assert wait_status(ctx, "later", "SUSPENDED")["status"] == "SUSPENDED"
+    ok(ctx("resume", "later"))
+    assert sorted(wait_job_pods(core, namespace, "later", count=2)) == ["later-worker-0", "later-worker-1"]
+    ok(ctx("delete", "later"))
 
 
 def test_an_xgboostjob_runs_a_master_and_workers_with_their_ranks(ctx, cluster, kubelet, gpu_node, namespace):
