@@ -44,7 +44,7 @@ def pick_target(c: Cluster, namespace: str, name: str, instance: str | None, con
         if job_suspended(job):
             raise ArenaHelmError(f"{ref} is suspended: it has no running pods (arena-helm resume {name} first)")
     pods = c.kube.list_pods(namespace, selector=pod_job_selector(k, name))
-    pod = pick_pod(pods, name, namespace, instance, dt.datetime.now(dt.UTC))
+    pod = pick_pod(pods, name, namespace, instance, dt.datetime.now(dt.UTC), k)
     pod_name = pod["metadata"]["name"]
     chosen = pick_container(pod, container)
     phase = (pod.get("status") or {}).get("phase") or "Pending"

@@ -14,15 +14,17 @@ from .errors import NotFoundError, UsageError
 from .views import chief_first, instance_of
 
 
-def pick_pod(pods: list[dict], job: str, namespace: str, instance: str | None, now: dt.datetime) -> dict:
-    """The pod named ``instance`` among the job's ``pods``, else its chief."""
+def pick_pod(pods: list[dict], job: str, namespace: str, instance: str | None, now: dt.datetime,
+             kind: str | None = None) -> dict:
+    """The pod named ``instance`` among the job's ``pods``, else its chief (the first pod of the first of the
+    job ``kind``'s main roles it has)."""
     if instance:
         pod = next((p for p in pods if p["metadata"]["name"] == instance), None)
         if pod is None:
             names = ", ".join(sorted(p["metadata"]["name"] for p in pods)) or "none yet"
             raise NotFoundError(f"-i/--instance {instance}: job {job} has no such instance (its pods: {names})")
         return pod
-    ranked = chief_first([instance_of(p, now) for p in pods], pods)
+    ranked = chief_first([instance_of(p, now) for p in pods], pods, kind)
     if not ranked:
         raise NotFoundError(f"job {job} has no pods yet (see arena-helm get {job} -n {namespace})")
     return next(p for p in pods if p["metadata"]["name"] == ranked[0].name)

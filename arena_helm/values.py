@@ -242,14 +242,15 @@ def logdir_mount_values(spec: JobSpec, host_paths: list[dict[str, Any]]) -> dict
 
 
 def log_writer_selector(spec: JobSpec) -> list[dict[str, Any]]:
-    """The pod that writes the logs (Arena: TF chief, else worker 0; PyTorch master 0; a kind's own hook
-    otherwise), as the matchExpressions of the operators' pod labels (``arena_helm.kinds``)."""
+    """The pod that writes the logs: the first pod of the first of the kind's main roles the job has (Arena:
+    TF chief, else worker 0; PyTorch master 0; a PaddleJob's worker 0), or the kind's own hook, as the
+    matchExpressions of the operators' pod labels (``arena_helm.kinds``)."""
     own = getattr(kind_module(spec), "log_writer_selector", None)
     if own is not None:
         return own(spec)
     info = BY_KEY[spec.kind]
     reps = spec.replicas()
-    role = next((r for r in ("chief", "master", "worker") if r in reps), next(iter(reps)))
+    role = next((r for r in info.main_types if r in reps), next(iter(reps)))
     return [{"key": info.pod_job_label, "operator": "In", "values": [spec.name]},
             {"key": info.pod_role_label, "operator": "In", "values": [role]},
             {"key": info.pod_index_label, "operator": "In", "values": ["0"]}]

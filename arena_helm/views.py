@@ -16,9 +16,8 @@ from typing import Any
 from .k8s import parse_time, quantity_float
 from .kinds import BY_CHART, BY_KIND, KINDS, POD_JOB_LABELS, REPLICA_KEYS
 
-WORKER_TYPES = ("worker", "node")  # roles whose index-0 pod is the chief when the job has no chief role
-# chief, master, launcher: a kind whose main role is its workers (a JAXJob's) has worker 0 as its chief
-CHIEF_TYPES = tuple(dict.fromkeys(k.main_types[0] for k in KINDS if k.main_types[0] not in WORKER_TYPES))
+# roles whose first pod is the chief, in order, for a pod of an unknown kind: every kind's main roles
+MAIN_TYPES = tuple(dict.fromkeys(t for k in KINDS for t in k.main_types))
 FINISHED_PODS = ("Succeeded", "Failed")
 JOB_NAME_LABEL = "training.kubeflow.org/job-name"
 REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
@@ -151,14 +150,19 @@ def pod_replica_type(pod: dict) -> str:
     return role if role in ("launcher", "worker") else ""
 
 
-def chief_first(instances: list[Instance], pods: list[dict]) -> list[Instance]:
-    """Chief, master or launcher first; a job without one (TF workers only) has worker 0 as its chief."""
-    if not any(i.is_chief for i in instances):
-        labels = {p["metadata"]["name"]: p["metadata"].get("labels") or {} for p in pods}
-        index = {name: next((lab[k] for k in INDEX_LABELS if k in lab), None) for name, lab in labels.items()}
-        for i in instances:
-            if i.replica_type in WORKER_TYPES and index.get(i.name) == "0":
-                i.is_chief = True
+def chief_first(instances: list[Instance], pods: list[dict], kind: str | None = None) -> list[Instance]:
+    """The chief first: the first pod (index 0) of the first of the kind's main roles the job has (a TFJob's
+    chief, else its master, else worker 0; a PaddleJob's worker 0, not its parameter servers), else of any
+    kind's main roles (an MPIJob's worker 0 before its launcher exists); the chief is marked ``is_chief``."""
+    info = BY_KIND.get(kind or "")
+    labels = {p["metadata"]["name"]: p["metadata"].get("labels") or {} for p in pods}
+    index = {name: next((lab[k] for k in INDEX_LABELS if k in lab), "") for name, lab in labels.items()}
+    for role in dict.fromkeys((*(info.main_types if info else ()), *MAIN_TYPES)):
+        ranked = sorted((i for i in instances if i.replica_type == role), key=lambda i: (index.get(i.name) != "0",
+                                                                                         i.name))
+        if ranked:
+            ranked[0].is_chief = True
+            break
     return sorted(instances, key=lambda i: (not i.is_chief, i.name))
 
 
@@ -230,7 +234,7 @@ def instance_of(pod: dict, now: dt.datetime) -> Instance:
         name=meta.get("name", ""),
         status=pod_status(pod),
         age=short_duration((now - created).total_seconds()) if created else "N/A",
-        is_chief=rtype in CHIEF_TYPES,
+        is_chief=False,  # chief_first marks the chief
         gpus=pod_gpus(pod),
         node=spec.get("nodeName") or "N/A",
         node_ip=status.get("hostIP") or "N/A",
@@ -507,7 +511,7 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
     namespace = meta.get("namespace") or (release or {}).get("namespace", "")
     info = BY_KIND.get((job or {}).get("kind") or kind or "")
     trainer = info.key if info else "unknown"
-    instances = chief_first([instance_of(p, now) for p in pods], pods)
+    instances = chief_first([instance_of(p, now) for p in pods], pods, info.kind if info else None)
     created = parse_time(meta.get("creationTimestamp"))
     status_obj = (job or {}).get("status") or {}
     started = parse_time(status_obj.get("startTime"))

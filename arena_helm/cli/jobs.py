@@ -256,7 +256,7 @@ def logs_cmd(
     ns, c = cluster_for(g)
     job_kind, *_ = find_job(c, ns, name, kind_of_type(type_))
     pods = c.kube.list_pods(ns, selector=pod_job_selector(job_kind, name))
-    pod = pick_pod(pods, name, ns, instance, dt.datetime.now(dt.UTC))
+    pod = pick_pod(pods, name, ns, instance, dt.datetime.now(dt.UTC), job_kind)
     pod_name = pod["metadata"]["name"]
     if container:
         pick_container(pod, container, init=True)

@@ -31,6 +31,20 @@ def test_the_chief_by_default_else_worker_zero_else_the_named_instance():
     assert pick_pod(pods, "j", "ns", "j-worker-1", NOW)["metadata"]["name"] == "j-worker-1"
 
 
+def test_the_chief_is_the_first_pod_of_the_kinds_first_main_role():
+    paddle = [pod("p-master-0", "master"), pod("p-master-1", "master", "1"), pod("p-worker-1", "worker", "1"),
+              pod("p-worker-0", "worker")]
+    # a PyTorchJob or an unknown kind: the master; a JAXJob (workers only as main role): worker 0
+    assert pick_pod(paddle, "p", "ns", None, NOW, "JAXJob")["metadata"]["name"] == "p-worker-0"
+    assert pick_pod(paddle, "p", "ns", None, NOW, "PyTorchJob")["metadata"]["name"] == "p-master-0"
+    assert pick_pod(paddle, "p", "ns", None, NOW)["metadata"]["name"] == "p-master-0"
+    # an MPIJob before its launcher exists: worker 0; a role without an index 0 pod: its first by name
+    mpi = [pod("m-worker-1", "worker", "1"), pod("m-worker-0", "worker")]
+    assert pick_pod(mpi, "m", "ns", None, NOW, "MPIJob")["metadata"]["name"] == "m-worker-0"
+    assert pick_pod(mpi[:1] + [pod("m-worker-2", "worker", "2")], "m", "ns", None, NOW)["metadata"]["name"] == (
+        "m-worker-1")
+
+
 def test_an_unknown_instance_or_no_pods_say_which_and_how():
     pods = [pod("j-worker-1", "worker", "1"), pod("j-chief-0", "chief")]
     with pytest.raises(NotFoundError) as err:
