@@ -153,6 +153,15 @@ KINDS: tuple[JobKindInfo, ...] = (
         values="arena_helm.kinds.xgboostjob:XGBoostJobValues",
         summary="an XGBoostJob (Master + --workers - 1 Workers)",
     ),
+    # training-operator v1.9.3 pkg/apis/kubeflow.org/v1/paddlepaddle_types.go: paddleReplicaSpecs, Master (the
+    # parameter servers, optional) and Worker; the workers' logs are the training's (worker 0 in either mode)
+    JobKindInfo(
+        key="paddlejob", aliases=("paddle",), kind="PaddleJob", group="kubeflow.org", versions=("v1",),
+        plural="paddlejobs", replica_key="paddleReplicaSpecs", replica_types=("Master", "Worker"),
+        main_types=("worker",), operator="the Kubeflow training operator (v1.9+, with its PaddleJob scheme enabled)",
+        spec="arena_helm.kinds.paddlejob:PaddleJobSpec", values="arena_helm.kinds.paddlejob:PaddleJobValues",
+        summary="a PaddleJob (--workers trainers, --servers parameter servers)",
+    ),
     # Kubeflow Trainer v2: the TrainJob runs as a JobSet (kubeflow/trainer v2.3.0, pkg/constants/constants.go:
     # the trainer's replicated job and container are "node", an MPI runtime's launcher is "launcher"); the
     # JobSet controller labels every pod with its JobSet, replicated job and completion index

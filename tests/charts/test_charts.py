@@ -506,6 +506,7 @@ CONTRACT = {
                                   "sshAuthMountPath"}, {"launcher", "worker"}, False),
     "jaxjob": (COMMON_JOB_KEYS | {"worker"}, {"worker"}, True),
     "xgboostjob": (COMMON_JOB_KEYS | {"master", "worker"}, {"master", "worker"}, True),
+    "paddlejob": (COMMON_JOB_KEYS | {"master", "worker"}, {"master", "worker"}, True),
 }
 
 
@@ -732,7 +733,7 @@ def _expected_labels(chart: str, release: str = "demo") -> dict:
         # Arena's labels (its charts' chart, heritage and createdBy)
         "chart": f"{chart}-0.1.0", "heritage": "Helm",
         "createdBy": {"tfjob": "TFJob", "pytorchjob": "PyTorchJob", "mpijob": "MPIJob", "jaxjob": "JAXJob",
-                      "xgboostjob": "XGBoostJob"}[chart],
+                      "xgboostjob": "XGBoostJob", "paddlejob": "PaddleJob"}[chart],
     }
 
 
@@ -950,6 +951,10 @@ LOCAL_LOGGING = {  # (spec, the replica types of the job, the writer pod's match
     "xgboostjob": ("XGBoostJobSpec", {"workers": 3}, ("Master", "Worker"), [
         {"key": "training.kubeflow.org/job-name", "operator": "In", "values": ["mnist"]},
         {"key": "training.kubeflow.org/replica-type", "operator": "In", "values": ["master"]},
+        {"key": "training.kubeflow.org/replica-index", "operator": "In", "values": ["0"]}]),
+    "paddlejob": ("PaddleJobSpec", {"workers": 2, "servers": 1}, ("Master", "Worker"), [
+        {"key": "training.kubeflow.org/job-name", "operator": "In", "values": ["mnist"]},
+        {"key": "training.kubeflow.org/replica-type", "operator": "In", "values": ["worker"]},
         {"key": "training.kubeflow.org/replica-index", "operator": "In", "values": ["0"]}]),
     "jaxjob": ("JAXJobSpec", {"workers": 2}, ("Worker",), [
         {"key": "training.kubeflow.org/job-name", "operator": "In", "values": ["mnist"]},

@@ -1,6 +1,6 @@
-"""The training-operator kinds Arena lacks, against the real API server: training-operator v1.9.3's JAXJob and
-XGBoostJob controllers make the pods (with the distributed environment each sets) and Services, kwok runs them.
-The flags follow the operator's examples (docs/compatibility.md)."""
+"""The training-operator kinds Arena lacks, against the real API server: training-operator v1.9.3's JAXJob,
+XGBoostJob and PaddleJob controllers make the pods (with the distributed environment each sets) and Services,
+kwok runs them. The flags follow the operator's examples (docs/compatibility.md)."""
 
 from __future__ import annotations
 
@@ -128,3 +128,73 @@ def test_an_xgboostjob_runs_a_master_and_workers_with_their_ranks(ctx, cluster, 
         namespace, label_selector=f"{JOB_NAME}=iris").items) == ["iris-master-0"], "the workers deleted")
     assert ok(ctx("delete", "iris")) == f"xgboostjob/iris deleted (release iris uninstalled from namespace {namespace})\n"
     wait_gone(core, namespace, f"{JOB_NAME}=iris")
+
+
+def paddle_env(core, namespace: str, job: str) -> dict[str, dict]:
+    """pod name -> the env of its (only) container, as training-operator set it."""
+    out = {}
+    for pod in core.list_namespaced_pod(namespace, label_selector=f"{JOB_NAME}={job}").items:
+        (c,) = pod.spec.containers
+        assert (c.name, [(p.name, p.container_port) for p in c.ports]) == ("paddle", [("master", 36543)])
+        out[pod.metadata.name] = {e.name: e.value for e in c.env or []}
+    return out
+
+
+def test_a_collective_paddlejob_runs_its_workers_around_worker_0(ctx, cluster, kubelet, gpu_node, namespace):
+    out = ok(ctx("submit", "paddle", "--name", "ernie", "--image", "paddle:2.6", "--workers", "3", "--gpus", "1",
+                 "--", "python3", "-m", "paddle.distributed.launch", "train.py"))
+    assert "paddlejob.kubeflow.org/ernie created" in out, out
+    core = client.CoreV1Api(cluster.api_client())
+    names = wait_job_pods(core, namespace, "ernie", count=3)
+    assert sorted(names) == ["ernie-worker-0", "ernie-worker-1", "ernie-worker-2"]
+    env = paddle_env(core, namespace, "ernie")
+    # training-operator v1.9.3 pkg/controller.v1/paddlepaddle/envvar.go: no Master, so collective mode with
+    # worker 0 the rendezvous (its own address through the downward API)
+    assert env["ernie-worker-0"]["PADDLE_MASTER"] == "$(POD_IP_DUMMY):36543"
+    assert env["ernie-worker-1"]["PADDLE_MASTER"] == env["ernie-worker-2"]["PADDLE_MASTER"] == "ernie-worker-0:36543"
+    assert {(e["PADDLE_NNODES"], e["PADDLE_JOB_ID"]) for e in env.values()} == {("3", "ernie")}
+    assert not any("PADDLE_SERVER_NUM" in e or "PADDLE_TRAINER_NUM" in e for e in env.values())
+    for name in names:
+        kubelet.run_pod(namespace, name, gpu_node)
+    kubelet.write_log(namespace, "ernie-worker-0", "paddle", "[Epoch 1] loss 0.42")
+    data = wait_status(ctx, "ernie", "RUNNING")
+    assert (data["trainer"], data["requestGPUs"], data["allocatedGPUs"], data["chiefName"]) == (
+        "paddlejob", 3, 3, "ernie-worker-0")
+    assert ok(ctx("logs", "ernie")) == "[Epoch 1] loss 0.42\n"
+    # the job succeeds when every worker has: two done is still RUNNING
+    for name in ("ernie-worker-0", "ernie-worker-1"):
+        kubelet.finish_pod(namespace, name, 0)
+    wait_for(lambda: sum(i["status"] == "Succeeded" for i in view(ctx, "ernie")["instances"]) == 2,
+             "two workers succeeded")
+    assert view(ctx, "ernie")["status"] == "RUNNING"
+    kubelet.finish_pod(namespace, "ernie-worker-2", 0)
+    wait_status(ctx, "ernie", "SUCCEEDED")
+    ok(ctx("delete", "ernie"))
+    wait_gone(core, namespace, f"{JOB_NAME}=ernie")
+
+
+def test_a_paddlejob_with_servers_runs_in_parameter_server_mode(ctx, cluster, kubelet, gpu_node, namespace):
+    ok(ctx("submit", "paddlejob", "--name", "ctr", "--image", "paddle:2.6", "--workers", "2", "--servers", "2",
+           "--cpu", "1", "--", "python3", "-m", "paddle.distributed.launch", "train.py"))
+    core = client.CoreV1Api(cluster.api_client())
+    names = wait_job_pods(core, namespace, "ctr", count=4)
+    assert sorted(names) == ["ctr-master-0", "ctr-master-1", "ctr-worker-0", "ctr-worker-1"]
+    env = paddle_env(core, namespace, "ctr")
+    # envvar.go: with a Master, master 0 is the rendezvous; each master one server, each worker one trainer
+    assert env["ctr-master-0"]["PADDLE_MASTER"] == "$(POD_IP_DUMMY):36543"
+    assert {env[n]["PADDLE_MASTER"] for n in ("ctr-master-1", "ctr-worker-0", "ctr-worker-1")} == {"ctr-master-0:36543"}
+    assert {n: (e.get("PADDLE_SERVER_NUM"), e.get("PADDLE_TRAINER_NUM"), e["PADDLE_NNODES"]) for n, e in env.items()} == {
+        "ctr-master-0": ("1", None, "4"), "ctr-master-1": ("1", None, "4"),
+        "ctr-worker-0": (None, "1", "4"), "ctr-worker-1": (None, "1", "4")}
+    for name in names:
+        kubelet.run_pod(namespace, name, gpu_node)
+    kubelet.write_log(namespace, "ctr-worker-0", "paddle", "trainer 0: batch 100")
+    data = wait_status(ctx, "ctr", "RUNNING")
+    assert data["chiefName"] == "ctr-worker-0"  # a trainer's logs, not a server's
+    assert ok(ctx("logs", "ctr")) == "trainer 0: batch 100\n"
+    # the operator's rule for a job with a Master: it succeeds when every master has
+    for name in ("ctr-master-0", "ctr-master-1"):
+        kubelet.finish_pod(namespace, name, 0)
+    wait_status(ctx, "ctr", "SUCCEEDED")
+    assert ok(ctx("delete", "ctr")) == f"paddlejob/ctr deleted (release ctr uninstalled from namespace {namespace})\n"
+    wait_gone(core, namespace, f"{JOB_NAME}=ctr")

@@ -18,8 +18,9 @@ reason and its log tail) and the others still start; ``require(name)`` fails a t
 
 How each one runs:
 
-- ``TrainingOperator``: ``--enable-scheme`` for TFJob, PyTorchJob, JAXJob and XGBoostJob, plus PaddleJob when
-  their CRDs are in the cluster (or asked for) and MPIJob only with ``mpi="v1"``. Its cert rotator
+- ``TrainingOperator``: ``--enable-scheme`` for every kubeflow.org kind arena-helm submits but MPIJob
+  (``TRAINING_OPERATOR_KINDS``: TFJob, PyTorchJob, JAXJob, XGBoostJob, PaddleJob), and MPIJob only with
+  ``mpi="v1"``. Its cert rotator
   (open-policy-agent cert-controller v0.12.0) cannot be turned off: it insists on a pre-made Secret
   ``kubeflow/training-operator-webhook-cert`` holding an RSA (PKCS#1) CA whose SAN is
   ``training-operator-ca`` and a server cert valid for ``training-operator.kubeflow.svc``, both valid > 90
@@ -37,8 +38,8 @@ How each one runs:
   ``$TMPDIR/k8s-webhook-server/serving-certs``: the config has no certDir); the release's
   ClusterTrainingRuntimes (``manifests/overlays/runtimes``: ``manifests/base/runtimes`` with the
   ``webhook-validation: disabled`` label and the release's image tags) are applied once it is ready.
-- ``Kueue``: ``--config`` with ``manageJobsWithoutQueueName: false``, the tfjob/pytorchjob/mpijob/jaxjob/xgboostjob (+
-  paddle when served), trainjob and jobset integrations (no ``batch/job``: so its Job webhooks, which
+- ``Kueue``: ``--config`` with ``manageJobsWithoutQueueName: false``, the integrations of every kind arena-helm
+  submits (tfjob, pytorchjob, mpijob, jaxjob, xgboostjob, paddlejob, trainjob) and jobset (no ``batch/job``: so its Job webhooks, which
   would catch every Job of the cluster, are not applied), leader election, internal cert management and
   VisibilityOnDemand off. With internal certs off it reads a metrics cert from a hard-coded folder
   (``metricsCertPath`` of ``cmd/kueue/main.go``, read from the source) even with metrics off: a pair is
@@ -84,16 +85,17 @@ from pathlib import Path
 import yaml
 from kubecluster import REPO, TestCluster, free_port, kube_bin_dir
 
+from arena_helm.kinds import KINDS
+
 ALL = ("training-operator", "mpi-operator", "jobset", "trainer", "kueue")
 START_ORDER = ("jobset", "trainer", "training-operator", "mpi-operator", "kueue")  # kueue's webhooks last
 LOOPBACK = "127.0.0.1"
 KUEUE_FINALIZER = "kueue.x-k8s.io/resource-in-use"
 KUEUE_API = ("kueue.x-k8s.io", "v1beta2")
-# training-operator schemes whose CRD is optional (they are watched only when enabled)
-# the kinds arena-helm submits to training-operator (their CRDs installed, their schemes enabled) and those it
-# enables when their CRD is served already
-TRAINING_OPERATOR_KINDS = ["tfjob", "pytorchjob", "jaxjob", "xgboostjob"]
-OPTIONAL_KINDS = {"paddlejob": "paddlejobs"}
+# the kinds arena-helm submits to training-operator (their CRDs installed, their schemes enabled): every
+# kubeflow.org kind of the registry but MPIJob (mpi-operator's v2beta1 by default; training-operator's v1 with
+# mpi="v1")
+TRAINING_OPERATOR_KINDS = [k.key for k in KINDS if k.group == "kubeflow.org" and k.key != "mpijob"]
 
 
 class ControllerError(RuntimeError):
@@ -417,7 +419,6 @@ class TrainingOperator(Controller):
             kinds = [k.lower() for k in self.ctl.training_operator_kinds]
         else:
             kinds = list(TRAINING_OPERATOR_KINDS)
-            kinds += [k for k, plural in OPTIONAL_KINDS.items() if self.ctl.crd_exists(f"{plural}.kubeflow.org")]
         if self.ctl.mpi == "v1" and "mpijob" not in kinds:
             kinds.append("mpijob")
         if self.ctl.mpi != "v1" and "mpijob" in kinds:
@@ -627,8 +628,8 @@ class Kueue(Controller):
 
     def frameworks(self) -> list[str]:
         served = [x.lower() for x in self.ctl.training_operator_kinds or TRAINING_OPERATOR_KINDS]
-        extra = [f"kubeflow.org/{k}" for k in ("jaxjob", "xgboostjob", *OPTIONAL_KINDS)
-                 if k in served or self.ctl.crd_exists(f"{k}s.kubeflow.org")]
+        extra = [f"kubeflow.org/{k}" for k in TRAINING_OPERATOR_KINDS if f"kubeflow.org/{k}" not in self.base_frameworks
+                 and (k in served or self.ctl.crd_exists(f"{k}s.kubeflow.org"))]
         return list(self.base_frameworks) + extra
 
     def crd_dir(self) -> Path:
@@ -740,8 +741,8 @@ class Controllers:
     """The real controllers for ``cluster``; ``start(names)`` then ``stop()``.
 
     ``mpi``: which MPIJob CRD is installed (``"v2beta1"``: mpi-operator's; ``"v1"``: training-operator's, with
-    its MPIJob v1 controller). ``training_operator_kinds``: the schemes of training-operator (default TFJob,
-    PyTorchJob, JAXJob, XGBoostJob and the Paddle one when its CRD is served; naming one installs its CRD)."""
+    its MPIJob v1 controller). ``training_operator_kinds``: the schemes of training-operator (default
+    ``TRAINING_OPERATOR_KINDS``; naming one installs its CRD)."""
 
     def __init__(self, cluster: TestCluster, *, mpi: str = "v2beta1", training_operator_kinds=None):
         from kubernetes import client

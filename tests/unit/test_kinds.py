@@ -30,13 +30,14 @@ def test_derived_tables_follow_the_registry():
     assert chart_kind({"chart": "nginx-1.0.0"}) is None
     assert {k.key for k in kinds.KINDS} <= IMAGE_KEYS
     assert kinds.REPLICA_KEYS == ("tfReplicaSpecs", "pytorchReplicaSpecs", "mpiReplicaSpecs", "jaxReplicaSpecs",
-                                 "xgbReplicaSpecs")
+                                 "xgbReplicaSpecs", "paddleReplicaSpecs")
     assert kind_of_type("py") == "PyTorchJob" and kind_of_type(None) is None
 
 
 def test_an_unknown_name_is_a_usage_error_listing_the_names():
     with pytest.raises(UsageError, match=r"-T/--type 'caffe': use tfjob, pytorchjob, mpijob, jaxjob, xgboostjob, "
-                                         r"trainjob \(or tf, pytorch, py, mpi, jax, xgboost, xgb, tj\)"):
+                                         r"paddlejob, trainjob \(or tf, pytorch, py, mpi, jax, xgboost, xgb, "
+                                         r"paddle, tj\)"):
         kinds.lookup("caffe")
 
 

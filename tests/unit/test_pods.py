@@ -32,10 +32,11 @@ def test_the_chief_by_default_else_worker_zero_else_the_named_instance():
 
 
 def test_the_chief_is_the_first_pod_of_the_kinds_first_main_role():
+    # a PaddleJob with parameter servers: the trainers' worker 0, not master 0 (a server)
     paddle = [pod("p-master-0", "master"), pod("p-master-1", "master", "1"), pod("p-worker-1", "worker", "1"),
               pod("p-worker-0", "worker")]
-    # a PyTorchJob or an unknown kind: the master; a JAXJob (workers only as main role): worker 0
-    assert pick_pod(paddle, "p", "ns", None, NOW, "JAXJob")["metadata"]["name"] == "p-worker-0"
+    assert pick_pod(paddle, "p", "ns", None, NOW, "PaddleJob")["metadata"]["name"] == "p-worker-0"
+    # the same pods of a PyTorchJob or of an unknown kind: the master
     assert pick_pod(paddle, "p", "ns", None, NOW, "PyTorchJob")["metadata"]["name"] == "p-master-0"
     assert pick_pod(paddle, "p", "ns", None, NOW)["metadata"]["name"] == "p-master-0"
     # an MPIJob before its launcher exists: worker 0; a role without an index 0 pod: its first by name

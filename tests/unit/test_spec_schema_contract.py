@@ -72,6 +72,8 @@ PER_KIND = {
     "jaxjob": {"workers": st.integers(1, 5), "cpu_limit": quantity, "memory_limit": quantity, "retry": st.integers(0, 5)},
     "xgboostjob": {"workers": st.integers(1, 5), "cpu_limit": quantity, "memory_limit": quantity,
                    "retry": st.integers(0, 5)},
+    "paddlejob": {"workers": st.integers(1, 5), "servers": st.integers(0, 3), "cpu_limit": quantity,
+                  "memory_limit": quantity, "retry": st.integers(0, 5)},
     "trainjob": {"workers": st.integers(1, 5), "nproc_per_node": st.integers(1, 8), "suspend": st.booleans(),
                  "runtime": subdomain, "runtime_kind": st.sampled_from(["ClusterTrainingRuntime", "TrainingRuntime"])},
 }

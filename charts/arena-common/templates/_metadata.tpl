@@ -39,10 +39,10 @@ release: {{ .Release.Name | quote }}
 {{- end -}}
 
 {{/*
-arena-common.createdBy: Arena's createdBy label, the job kind (TFJob, PyTorchJob, MPIJob, JAXJob, XGBoostJob, TrainJob).
+arena-common.createdBy: Arena's createdBy label, the job kind (TFJob, PyTorchJob, MPIJob, JAXJob, XGBoostJob, PaddleJob, TrainJob).
 */}}
 {{- define "arena-common.createdBy" -}}
-{{- index (dict "tfjob" "TFJob" "pytorchjob" "PyTorchJob" "mpijob" "MPIJob" "jaxjob" "JAXJob" "xgboostjob" "XGBoostJob" "trainjob" "TrainJob") .Chart.Name | default .Chart.Name -}}
+{{- index (dict "tfjob" "TFJob" "pytorchjob" "PyTorchJob" "mpijob" "MPIJob" "jaxjob" "JAXJob" "xgboostjob" "XGBoostJob" "paddlejob" "PaddleJob" "trainjob" "TrainJob") .Chart.Name | default .Chart.Name -}}
 {{- end -}}
 
 {{/*

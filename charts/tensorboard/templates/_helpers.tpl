@@ -30,12 +30,12 @@ app.kubernetes.io/component: tensorboard
 {{- end -}}
 
 {{/*
-tensorboard.jobChart: the name of the arena-helm job chart (tfjob, pytorchjob, mpijob, jaxjob, xgboostjob) this chart is a
+tensorboard.jobChart: the name of the arena-helm job chart (tfjob, pytorchjob, mpijob, jaxjob, xgboostjob, paddlejob) this chart is a
 subchart of; "" when it is installed alone (or under another chart).
 */}}
 {{- define "tensorboard.jobChart" -}}
 {{- $parent := regexReplaceAll "^(.*/)?([^/]+)/charts/[^/]+/templates$" .Template.BasePath "${2}" -}}
-{{- if and (ne $parent .Template.BasePath) (has $parent (list "tfjob" "pytorchjob" "mpijob" "jaxjob" "xgboostjob")) -}}
+{{- if and (ne $parent .Template.BasePath) (has $parent (list "tfjob" "pytorchjob" "mpijob" "jaxjob" "xgboostjob" "paddlejob")) -}}
 {{- $parent -}}
 {{- end -}}
 {{- end -}}

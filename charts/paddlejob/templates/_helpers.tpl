@@ -1,0 +1,21 @@
+{{/*
+Helpers of the paddlejob chart. The shared pieces (names, labels, containers, pod specs, runPolicy, the
+cross-field checks) are the arena-common library chart's "arena-common.*" templates.
+*/}}
+
+{{/*
+paddlejob.replicaTypes: the replica blocks of a PaddleJob as a JSON list of
+{key: <values key>, type: <paddleReplicaSpecs key>}: the parameter servers (Master, none in collective mode)
+and the workers.
+*/}}
+{{- define "paddlejob.replicaTypes" -}}
+{{- list (dict "key" "master" "type" "Master") (dict "key" "worker" "type" "Worker") | toJson -}}
+{{- end -}}
+
+{{/*
+paddlejob.container: what the training-operator expects of a PaddleJob container: name "paddle" and a port
+named "master" (PADDLE_MASTER's port; training-operator v1.9.3 pkg/apis/kubeflow.org/v1/paddlepaddle_types.go).
+*/}}
+{{- define "paddlejob.container" -}}
+{{- dict "name" "paddle" "portName" "master" | toJson -}}
+{{- end -}}
