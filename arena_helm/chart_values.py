@@ -46,10 +46,10 @@ from .kinds import KINDS
 
 __all__ = [
     "Affinity", "AppArmorProfile", "ArenaCommonValues", "Capabilities", "CodeSync", "ContainerSecurityContext",
-    "DataVolume", "EnvVar", "HostPathVolume", "JobValues", "PodSecurityContext",
+    "Count", "DataVolume", "Empty", "EnvVar", "HostPathVolume", "JobValues", "PodSecurityContext",
     "ConfigFile", "Replica", "ResourceList", "Resources", "RunPolicy", "SELinuxOptions", "SchedulingPolicy", "SeccompProfile",
-    "Sparse", "Sysctl", "TensorBoardHostPath", "TensorBoardPvc",
-    "TensorBoardService", "TensorBoardValues", "Toleration", "ValuesModel", "WindowsOptions",
+    "SecretNames", "Sparse", "Sysctl", "TensorBoardHostPath", "TensorBoardPvc",
+    "TensorBoardService", "TensorBoardValues", "Toleration", "ValuesModel", "WindowsOptions", "global_field",
 ]
 
 Empty = Literal[""]
@@ -76,14 +76,16 @@ GLOBAL_DESCRIPTION = ("Helm's global values, shared with every subchart. Unused 
                       "helm passes them to every chart.")
 
 
-def _global() -> Any:
+def global_field() -> Any:
+    """The ``global`` field every chart's values take (helm passes it to every chart)."""
     return Field(None, alias="global", description=GLOBAL_DESCRIPTION)
 
 
 class ValuesModel(BaseModel):
     """A block of chart values: camelCase keys, unknown keys refused."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid",
+                              defer_build=True)  # built on first use: the CLI validates no values model
     # values.yaml lists only the keys set in a Sparse default (all keys of any other model)
     SPARSE: ClassVar[bool] = False
 
@@ -237,7 +239,7 @@ class TensorBoardService(ValuesModel):
 class TensorBoardValues(ValuesModel):
     """Values of the tensorboard chart (and of the ``tensorboard`` block of a job chart)."""
 
-    global_: dict[str, Any] = _global()
+    global_: dict[str, Any] = global_field()
     enabled: bool = Field(True, description="Render TensorBoard. In a job chart this is also the dependency "
                           "condition tensorboard.enabled (off there).")
     name_override: Empty | DNS1035Label = Field(
@@ -379,13 +381,13 @@ class Replica(ValuesModel):
 
 
 class ArenaCommonValues(ValuesModel):
-    global_: dict[str, Any] = _global()
+    global_: dict[str, Any] = global_field()
 
 
 class JobValues(ValuesModel):
     """The values every job chart (tfjob, pytorchjob, mpijob) shares."""
 
-    global_: dict[str, Any] = _global()
+    global_: dict[str, Any] = global_field()
     arena_common: ArenaCommonValues = Field(
         None, alias="arena-common", description="Values of the arena-common library chart: it has none; helm adds "
         "this key (holding global) itself. Leave it unset.")
@@ -453,11 +455,11 @@ class JobValues(ValuesModel):
 
 
 # chart name -> its values model (arena-common: the library chart's own values, global only); the job charts'
-# models live in their kind modules (arena_helm.kinds; trainjob's in arena_helm.trainjob_values, with its own
-# generator), read from the registry on first use: the kind modules import this one.
+# models live in their kind modules (arena_helm.kinds), read from the registry on first use: the kind modules
+# import this one.
 def __getattr__(name: str) -> Any:
     if name == "JOB_VALUES":
-        return {k.chart: k.values_class() for k in KINDS if k.values.startswith("arena_helm.kinds.")}
+        return {k.chart: k.values_class() for k in KINDS}
     if name == "CHART_VALUES":
         return {**__getattr__("JOB_VALUES"), "tensorboard": TensorBoardValues, "arena-common": ArenaCommonValues}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,6 +1,5 @@
 """The one write-or-check loop of the files generated from the values models (values.schema.json, values.yaml,
-the README tables): ``scripts/gen-chart-*.py`` and ``python -m arena_helm.trainjob_values`` hand it
-(path, wanted text) pairs. Not used by the CLI."""
+the README tables): ``scripts/gen-chart-*.py`` hand it (path, wanted text) pairs. Not used by the CLI."""
 
 from __future__ import annotations
 

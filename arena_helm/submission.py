@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -25,18 +25,21 @@ from .errors import AlreadyExistsError, ArenaHelmError, ClusterError, NotFoundEr
 from .helm import NAME_IN_USE, NO_SOURCES, Helm, ValueSources
 from .k8s import epoch
 from .kinds import BY_KEY, BY_KIND
-from .kube import KubeReader
-from .releases import OWNER_SELECTOR, SUBMIT_LABEL, latest_record, release_resource
-from .spec import JobSpec
 from .values import build_values
-from .views import job_phase
+
+if TYPE_CHECKING:  # the install path imports these on use: render (--dry-run) needs none of them
+    from .kube import KubeReader
+    from .spec import JobSpec
 
 
 def job_values(spec: JobSpec) -> dict[str, Any]:
-    """The chart values generated from the spec, as the chart's typed values model holds them (the user's
-    -f/--set* go to helm on top of them). Pure."""
-    model = BY_KEY[spec.kind].values_class().model_validate(build_values(spec))
-    return model.model_dump(by_alias=True, exclude_unset=True, mode="json")
+    """The chart values generated from the spec (the user's -f/--set* go to helm on top of them). Pure.
+
+    They are not validated through the chart's values model here: helm checks them against the chart's
+    values.schema.json (generated from that model) on every render and install, and the tests check that
+    what every kind builds is valid for its model. Building a values model's validators would cost every
+    submit (and --dry-run) more than the rest of the command."""
+    return build_values(spec)
 
 
 def render(spec: JobSpec, helm: Helm | None = None, *, values: dict[str, Any] | None = None,
@@ -86,6 +89,9 @@ def submit(spec: JobSpec, helm: Helm | None = None, kube: KubeReader | None = No
     import uuid
 
     helm = helm or Helm()
+    from .kube import KubeReader
+    from .releases import SUBMIT_LABEL
+
     kube = kube or KubeReader()
     info = BY_KEY[spec.kind]
     kind = info.kind
@@ -172,6 +178,8 @@ def _record_age(record: dict) -> float:
 
 def _recover_pending(helm: Helm, kube: KubeReader, spec: JobSpec, notify: Callable[[str], None] | None) -> bool:
     """The name is taken: if by a release an interrupted install left pending, remove it (True) or say how."""
+    from .releases import OWNER_SELECTOR, latest_record, release_resource
+
     resource = release_resource()
     if resource is None:  # records outside the API (memory, sql): helm's own error stands
         return False
@@ -201,6 +209,8 @@ def _cleanup_failed(helm: Helm, name: str, namespace: str, token: str) -> str | 
     only then does it carry this install's token as a release label. Returns a note when that failed (it
     goes on the install error's one line)."""
     try:
+        from .releases import SUBMIT_LABEL
+
         mine = helm.list(namespace, selector=f"{SUBMIT_LABEL}={token}")
         if any(r.get("name") == name for r in mine):
             helm.uninstall(name, namespace)
@@ -215,6 +225,8 @@ TERMINAL = ("Succeeded", "Failed")
 def wait_for(kube: KubeReader, result: SubmitResult, timeout: float, poll: float = 2.0,
              progress: Callable[[str], None] | None = None) -> str:
     """Follow the job until it succeeds or fails; returns the final phase or raises WaitTimeoutError."""
+    from .views import job_phase
+
     version = result.api_version.split("/")[1]
     deadline = time.monotonic() + timeout
     last = None
@@ -236,4 +248,4 @@ def wait_for(kube: KubeReader, result: SubmitResult, timeout: float, poll: float
         time.sleep(poll)
 
 
-__all__ = ["SubmitResult", "job_phase", "job_values", "render", "submit", "wait_for"]
+__all__ = ["SubmitResult", "job_values", "render", "submit", "wait_for"]

@@ -62,6 +62,12 @@ def block_values(spec: JobSpec, name: str) -> dict[str, Any]:
     return replica_values(reps[name], spec) if name in reps else {"replicas": 0}
 
 
+def restart_default(model: Any) -> str:
+    """The restartPolicy of a replica block of values model ``model`` (a class): its field's default, the one
+    place each kind's rule is written (the chart's values.yaml and schema description say the same)."""
+    return model.model_fields["restart_policy"].default
+
+
 def kind_module(spec: JobSpec):
     """The module of the spec's job kind (``arena_helm.kinds.<kind>``): its spec-to-values hooks.
 

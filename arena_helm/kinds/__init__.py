@@ -171,7 +171,7 @@ KINDS: tuple[JobKindInfo, ...] = (
         key="trainjob", aliases=("tj",), kind="TrainJob", group="trainer.kubeflow.org", versions=("v1alpha1",),
         plural="trainjobs", replica_key="", replica_types=("launcher", "node"), main_types=("launcher", "node"),
         operator="Kubeflow Trainer v2 (v2.3+, trainer.kubeflow.org/v1alpha1) and JobSet",
-        spec="arena_helm.kinds.trainjob:TrainJobSpec", values="arena_helm.trainjob_values:TrainJobValues",
+        spec="arena_helm.kinds.trainjob:TrainJobSpec", values="arena_helm.kinds.trainjob:TrainJobValues",
         summary="a TrainJob (Trainer v2: --workers nodes on --runtime)",
         pod_job_label="jobset.sigs.k8s.io/jobset-name", pod_role_label="jobset.sigs.k8s.io/replicatedjob-name",
         pod_index_label="batch.kubernetes.io/job-completion-index",

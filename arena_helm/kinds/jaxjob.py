@@ -17,7 +17,7 @@ from ..chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
 from ..chart_values import Replica as ReplicaValues
 from ..k8s import Quantity
 from ..spec import MAX_REPLICAS, Gpus, JobSpec, Replica, opt
-from ..values import block_values
+from ..values import block_values, restart_default
 
 
 class JAXJobSpec(JobSpec):
@@ -64,5 +64,5 @@ class JAXJobValues(JobValues):
 def kind_values(spec: JAXJobSpec) -> dict[str, Any]:
     """The workers, OnFailure (the operator's example)."""
     worker = block_values(spec, "worker")
-    worker["restartPolicy"] = "OnFailure"
+    worker["restartPolicy"] = restart_default(JAXWorkerReplica)
     return {"worker": worker}

@@ -21,7 +21,7 @@ from ..spec import (
     Replica,
     opt,
 )
-from ..values import block_values
+from ..values import block_values, restart_default
 from . import BY_KEY
 
 
@@ -109,8 +109,8 @@ def kind_values(spec: MPIJobSpec) -> dict[str, Any]:
     """mpiApiVersion auto: the chart picks what the cluster serves at install (v2beta1 rendered offline); the
     launcher is not restarted (Arena's: a Job with backoffLimit --retry), the workers Never."""
     launcher, worker = block_values(spec, "launcher"), block_values(spec, "worker")
-    launcher["restartPolicy"] = "Never"
-    worker["restartPolicy"] = "Never"
+    launcher["restartPolicy"] = restart_default(MPILauncherReplica)
+    worker["restartPolicy"] = restart_default(MPIWorkerReplica)
     out = {"launcher": launcher, "worker": worker}
     if spec.slots_per_worker is None:
         out["slotsPerWorker"] = max(1, spec.gpus)  # Arena's hostfile: slots = GPUs per worker

@@ -23,7 +23,7 @@ from ..chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
 from ..chart_values import Replica as ReplicaValues
 from ..k8s import Quantity
 from ..spec import MAX_REPLICAS, Count, Gpus, JobSpec, Replica, opt
-from ..values import block_values
+from ..values import block_values, restart_default
 
 
 class PaddleJobSpec(JobSpec):
@@ -83,7 +83,7 @@ class PaddleJobValues(JobValues):
 def kind_values(spec: PaddleJobSpec) -> dict[str, Any]:
     """The servers and workers, OnFailure (the operator's default and examples')."""
     master, worker = block_values(spec, "master"), block_values(spec, "worker")
-    for block in (master, worker):
+    for block, model in ((master, PaddleReplica), (worker, PaddleWorkerReplica)):
         if block["replicas"]:
-            block["restartPolicy"] = "OnFailure"
+            block["restartPolicy"] = restart_default(model)
     return {"master": master, "worker": worker}

@@ -17,7 +17,7 @@ from ..spec import (
     Replica,
     opt,
 )
-from ..values import block_values
+from ..values import block_values, restart_default
 
 
 class PyTorchJobSpec(JobSpec):
@@ -90,9 +90,9 @@ class PyTorchJobValues(JobValues):
 def kind_values(spec: PyTorchJobSpec) -> dict[str, Any]:
     """Arena's pytorchjob chart: the master Never (with backoffLimit = --retry), the workers OnFailure."""
     master, worker = block_values(spec, "master"), block_values(spec, "worker")
-    master["restartPolicy"] = "Never"
+    master["restartPolicy"] = restart_default(PyTorchMasterReplica)
     if worker["replicas"]:
-        worker["restartPolicy"] = "OnFailure"
+        worker["restartPolicy"] = restart_default(PyTorchReplica)
     return {"master": master, "worker": worker}
 
 

@@ -25,7 +25,7 @@ from ..spec import (
     opt,
     opt_map,
 )
-from ..values import DISABLE_TF_CONFIG, block_values, role_affinity
+from ..values import DISABLE_TF_CONFIG, block_values, restart_default, role_affinity
 
 
 class TFJobSpec(JobSpec):
@@ -222,7 +222,8 @@ def kind_values(spec: TFJobSpec) -> dict[str, Any]:
     out = {name: block_values(spec, name) for name in ("chief", "worker", "ps", "evaluator")}
     for name, b in out.items():
         if b["replicas"]:
-            b["restartPolicy"] = "OnFailure" if name == "worker" and spec.has_chief else "Never"
+            # the worker's model default is "" (the template's rule, for plain helm users): the same rule here
+            b["restartPolicy"] = "OnFailure" if name == "worker" and spec.has_chief else restart_default(TFReplica)
     for role in ("worker", "ps"):
         policy = getattr(spec, f"{role}_affinity_policy")
         if out[role]["replicas"] and policy is not AffinityPolicy.none:

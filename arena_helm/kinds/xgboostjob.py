@@ -17,7 +17,7 @@ from ..chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
 from ..chart_values import Replica as ReplicaValues
 from ..k8s import Quantity
 from ..spec import MAX_REPLICAS, Gpus, JobSpec, Replica, opt
-from ..values import block_values
+from ..values import block_values, restart_default
 
 
 class XGBoostJobSpec(JobSpec):
@@ -78,7 +78,7 @@ class XGBoostJobValues(JobValues):
 def kind_values(spec: XGBoostJobSpec) -> dict[str, Any]:
     """The master Never, the workers ExitCode (the operator's example)."""
     master, worker = block_values(spec, "master"), block_values(spec, "worker")
-    master["restartPolicy"] = "Never"
+    master["restartPolicy"] = restart_default(XGBoostMasterReplica)
     if worker["replicas"]:
-        worker["restartPolicy"] = "ExitCode"
+        worker["restartPolicy"] = restart_default(XGBoostReplica)
     return {"master": master, "worker": worker}

@@ -12,10 +12,16 @@ from pathlib import Path
 
 import pytest
 
+from arena_helm import chart_values
+
 REPO = Path(__file__).resolve().parents[2]
 CHARTS = REPO / "charts"
 SCRIPTS = ("gen-chart-schemas.py", "gen-chart-values-yaml.py", "gen-chart-readme.py")
-ALL_CHARTS = ("tfjob", "pytorchjob", "mpijob", "tensorboard", "arena-common")
+ALL_CHARTS = tuple(chart_values.CHART_VALUES)
+
+
+def test_every_chart_has_a_values_model():
+    assert sorted(ALL_CHARTS) == sorted(p.parent.name for p in CHARTS.glob("*/Chart.yaml"))
 
 
 def _script(name: str):

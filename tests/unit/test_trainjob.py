@@ -10,7 +10,7 @@ import pytest
 import arena_helm
 from arena_helm.errors import UsageError
 from arena_helm.kinds import BY_KIND, lookup
-from arena_helm.trainjob_values import TrainJobValues
+from arena_helm.kinds.trainjob import TrainJobValues
 from arena_helm.values import build_values
 from arena_helm.views import job_phase, job_view, pod_job_name, pod_job_selector
 

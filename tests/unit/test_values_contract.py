@@ -31,7 +31,7 @@ from arena_helm.kinds import tfjob as tf
 
 REPO = Path(__file__).resolve().parents[2]
 CHARTS = REPO / "charts"
-APP_CHARTS = ("tfjob", "pytorchjob", "mpijob", "tensorboard")
+APP_CHARTS = tuple(c for c in cv.CHART_VALUES if c != "arena-common")  # every job chart and tensorboard
 
 
 def _validator(chart: str) -> jsonschema.Draft7Validator:
@@ -260,7 +260,15 @@ def test_ci_values_round_trip(chart, path):
 
 
 def _specs():
-    from arena_helm import MPIJobSpec, PyTorchJobSpec, TFJobSpec
+    from arena_helm import (
+        JAXJobSpec,
+        MPIJobSpec,
+        PaddleJobSpec,
+        PyTorchJobSpec,
+        TFJobSpec,
+        TrainJobSpec,
+        XGBoostJobSpec,
+    )
 
     common = dict(
         image="reg.example.com/ml/train:1", command="python train.py --lr 0.1", env=["A=1", "B=x: y"],
@@ -280,6 +288,14 @@ def _specs():
         ("pytorchjob", PyTorchJobSpec(name="pt", **common, workers=3, gpus=2, nproc_per_node="auto")),
         ("mpijob", MPIJobSpec(name="mpi", **common, workers=2, gpus=1, slots_per_worker=4, mpi_api="v1")),
         ("mpijob", MPIJobSpec(name="mpi2", image="mpi:1", command="c")),
+        ("jaxjob", JAXJobSpec(name="jax", **common, workers=2, gpus=1, cpu_limit="8")),
+        ("xgboostjob", XGBoostJobSpec(name="xgb", **common, workers=3, memory="4Gi")),
+        ("paddlejob", PaddleJobSpec(name="pd", **common, workers=2, servers=1, gpus=1)),
+        ("paddlejob", PaddleJobSpec(name="pd2", image="p:1", command="c")),
+        ("trainjob", TrainJobSpec(name="tj", command="torchrun t.py", workers=2, gpus=1, cpu="4",
+                                  env=["A=1"], data=["training-data:/data"], label={"team": "vision"},
+                                  selector={"pool": "gpu"}, toleration=["gpu=yes:NoSchedule"],
+                                  queue_name="team.a", nproc_per_node=2, share_memory="8Gi", suspend=True)),
     ]
 
 
