@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from .views import JobView, NodeView, arena_yaml_form, fmt_cpu, fmt_mem
+from .nodeviews import NodeView
+from .views import JobView, arena_yaml_form, fmt_cpu, fmt_mem
 
 if TYPE_CHECKING:
     from .usage import Metrics

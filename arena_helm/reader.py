@@ -23,6 +23,7 @@ from .helm import Helm
 from .k8s import parse_time
 from .kinds import BY_KIND, KINDS, lookup
 from .kube import KubeReader
+from .nodeviews import NodeView, node_view
 from .releases import (
     LISTED_STATES,
     ReleaseMeta,
@@ -39,19 +40,8 @@ from .releases import (
     sort_key,
 )
 from .slim import slim_job, slim_pod
-from .views import (
-    QUEUE_LABEL,
-    JobView,
-    NodeView,
-    chart_kind,
-    job_view,
-    kueue_workload,
-    node_view,
-    pending_reason,
-    pod_job_name,
-    pod_job_selector,
-    state_reason,
-)
+from .views import JobView, chart_kind, job_view, pod_job_name, pod_job_selector
+from .waiting import QUEUE_LABEL, kueue_workload, pending_reason, state_reason
 
 if TYPE_CHECKING:
     from .helm import Helm

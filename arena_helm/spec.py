@@ -120,7 +120,7 @@ def _check_labels(v: dict[str, str], what: str) -> dict[str, str]:
 
 # ---- small models -----------------------------------------------------------------------------------
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)  # built on first use
 
 
 class EnvVar(Strict):
@@ -600,6 +600,27 @@ class JobSpec(Strict):
             super().__init__(**fields)
         except ValidationError as exc:
             raise UsageError("; ".join(spec_errors(exc))) from None
+
+
+class PodJobSpec(JobSpec):
+    """A job whose pods all take the same resources: --gpus, --cpu and --memory (and their limits) per pod,
+    --workers pods of the main role, --retry. A kind's spec says what its --workers count and builds its
+    replicas from :meth:`pod` (PyTorchJob, JAXJob, XGBoostJob, PaddleJob)."""
+
+    gpus: Gpus = opt("GPUs (nvidia.com/gpu) per pod.", 0)
+    workers: Annotated[int, Field(ge=1, le=MAX_REPLICAS)] = opt("Worker pods.", 1)
+    cpu: Quantity | None = opt("CPU per pod (e.g. 4, 500m): the request, and the limit unless --cpu-limit.")
+    memory: Quantity | None = opt("Memory per pod (e.g. 16Gi): the request, and the limit unless --memory-limit.")
+    cpu_limit: Quantity | None = opt("CPU limit per pod (default: --cpu).")
+    memory_limit: Quantity | None = opt("Memory limit per pod (default: --memory).")
+    retry: Annotated[int, Field(ge=0, le=1000)] = opt("Retries before the job is marked failed (backoffLimit).", 0,
+                                                      values="runPolicy.backoffLimit")
+
+    def pod(self, n: int) -> Replica:
+        """``n`` pods with the job's per-pod resources (the limits default to the requests) and --device."""
+        return Replica(replicas=n, gpus=self.gpus, cpu=self.cpu, memory=self.memory,
+                       cpu_limit=self.cpu_limit or self.cpu, memory_limit=self.memory_limit or self.memory,
+                       devices=True)
 
 
 def _under(path: str, mount: str) -> bool:

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .k8s import quantity_float
-from .views import JobView, NodeView, fmt_cpu, fmt_mem
+from .nodeviews import NodeView
+from .views import JobView, fmt_cpu, fmt_mem
 
 MIB = 2**20
 DCGM_UTIL, DCGM_FB_USED, DCGM_FB_FREE = "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE"

@@ -1,4 +1,6 @@
-"""Job views: what ``list``, ``get`` and ``top`` show, computed from plain API dicts. Pure (no I/O).
+"""Job and pod views: what ``list``, ``get`` and ``top job`` show, computed from plain API dicts. Pure (no I/O).
+A node's view (``top node``) is in :mod:`arena_helm.nodeviews`; why a job waits or stopped, in
+:mod:`arena_helm.waiting`.
 
 A view joins a helm release, its job object (TFJob/PyTorchJob/MPIJob) and the job's pods. The JSON form
 carries the keys of Arena's ``TrainingJobInfo`` and ``TrainingJobInstance`` (kubeflow/arena
@@ -15,6 +17,7 @@ from typing import Any
 
 from .k8s import parse_time, quantity_float
 from .kinds import BY_CHART, BY_KIND, KINDS, POD_JOB_LABELS, REPLICA_KEYS
+from .waiting import state_reason
 
 # roles whose first pod is the chief, in order, for a pod of an unknown kind: every kind's main roles
 MAIN_TYPES = tuple(dict.fromkeys(t for k in KINDS for t in k.main_types))
@@ -60,7 +63,7 @@ def is_gpu_resource(name: str) -> bool:
     return name == "nvidia.com/gpu" or name.endswith("/gpu")
 
 
-def _to_int(value: Any) -> int:
+def count_of(value: Any) -> int:
     try:
         return int(str(value))
     except ValueError:
@@ -75,7 +78,7 @@ def container_gpus(containers: list[dict]) -> int:
         requests = res.get("requests") or {}
         for key in set(limits) | set(requests):
             if is_gpu_resource(key):
-                total += _to_int(limits.get(key, requests.get(key, 0)))
+                total += count_of(limits.get(key, requests.get(key, 0)))
     return total
 
 
@@ -270,60 +273,6 @@ def job_phase(job: dict) -> str:
     if any(int(j.get("active") or 0) > 0 for j in status.get("jobsStatus") or []):
         return "Running"
     return "Pending"
-
-
-def job_condition(job: dict | None, ctype: str) -> dict:
-    """The job's condition of that type when it is true, else {}."""
-    for c in ((job or {}).get("status") or {}).get("conditions") or []:
-        if c.get("type") == ctype and c.get("status") == "True":
-            return c
-    return {}
-
-
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-
-
-def kueue_workload(job: dict | None, workloads: list[dict]) -> dict | None:
-    """The Kueue Workload whose owner is the job (Kueue's jobframework makes one per job), if any."""
-    uid = ((job or {}).get("metadata") or {}).get("uid")
-    for w in workloads:
-        if any(o.get("uid") == uid for o in (w.get("metadata") or {}).get("ownerReferences") or []):
-            return w
-    return None
-
-
-def state_reason(status: str, *, job: dict | None, kind: str, name: str, namespace: str,
-                 release_description: str = "", workload: dict | None = None) -> str:
-    """One line explaining a state that is not self-explanatory (empty for the others). Pure."""
-    if status == "JOB-MISSING":
-        return (f"the {kind} object is gone (deleted outside arena-helm) but its release {name} remains: remove "
-                f"the release with arena-helm delete {name} -n {namespace}")
-    if status == "RELEASE-FAILED":
-        return f"helm: {release_description}" if release_description else "helm marked the release failed"
-    if status == "FAILED":
-        c = job_condition(job, "Failed")
-        return ": ".join(x for x in (c.get("reason"), " ".join(str(c.get("message") or "").split())) if x)
-    if status == "RESTARTING":
-        c = job_condition(job, "Restarting")
-        return " ".join(str(c.get("message") or c.get("reason") or "the operator is restarting failed replicas").split())
-    if status == "SUSPENDED":
-        queue = (((job or {}).get("metadata") or {}).get("labels") or {}).get(QUEUE_LABEL)
-        if queue:
-            text = f"held by Kueue: waiting in queue {queue}"
-            if workload is not None:
-                wname = (workload.get("metadata") or {}).get("name", "")
-                quota = next((c for c in (workload.get("status") or {}).get("conditions") or []
-                              if c.get("type") == "QuotaReserved"), None)
-                if quota is None or quota.get("status") != "True":
-                    why = " ".join(str((quota or {}).get("message") or "no quota reserved yet").split())
-                    text += f" (workload {wname}: {why})"
-                else:
-                    text += f" (workload {wname}: quota reserved, admission pending)"
-            return text
-        c = job_condition(job, "Suspended")
-        msg = " ".join(str(c.get("message") or "").split())
-        return f"{msg} (runPolicy.suspend is true)" if msg else "runPolicy.suspend is true"
-    return ""
 
 
 def job_suspended(job: dict) -> bool:
@@ -570,128 +519,4 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
         model_name=labels.get(MODEL_NAME_LABEL, ""),
         model_version=labels.get(MODEL_VERSION_LABEL, ""),
         model_source=(meta.get("annotations") or {}).get(MODEL_SOURCE_ANNOTATION, ""),
-    )
-
-
-# What the kube-scheduler's FailedScheduling message says per node, and how ``get`` words it
-# (kubernetes pkg/scheduler/framework/plugins: noderesources/fit.go, nodeaffinity/node_affinity.go,
-# tainttoleration/taint_toleration.go, volumebinding/volume_binding.go; 1.20's words and 1.37's).
-SCHEDULER_VERDICTS = (
-    ("Insufficient ", "gpu", "not enough GPUs"),
-    ("didn't match node selector", "", "no node matches its node selector or affinity"),
-    ("didn't match Pod's node affinity", "", "no node matches its node selector or affinity"),  # 1.37: "/selector"
-    ("had taint", "", "a node taint it does not tolerate"),  # 1.20
-    ("had untolerated taint", "", "a node taint it does not tolerate"),  # 1.25+
-    ("persistentvolumeclaim", "", "a PVC is missing or unbound"),
-)
-# Since 1.24 the message goes on with what preemption found (pkg/scheduler/framework/preemption):
-# "... preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
-PREEMPTION_PART = ". preemption: "
-
-
-def scheduler_verdict(msg: str) -> str:
-    """'not enough GPUs', 'no node matches its node selector', ... for each reason the message gives."""
-    found = []
-    for part in msg.split(PREEMPTION_PART, 1)[0].split(":", 1)[-1].split(","):
-        for marker, also, words in SCHEDULER_VERDICTS:
-            if marker in part and also in part.lower() and words not in found:
-                found.append(words)
-    return "; ".join(found)
-
-
-def pending_reason(pods: list[dict], events: list[dict]) -> str:
-    """One line saying why a job waits: unschedulable (e.g. not enough GPUs), image pulls, a missing PVC."""
-    for pod in pods:
-        status = pod.get("status") or {}
-        name = pod["metadata"]["name"]
-        if status.get("nominatedNodeName") and not (pod.get("spec") or {}).get("nodeName"):
-            return f"pod {name} is preempting lower-priority pods on node {status['nominatedNodeName']}"
-        for cond in status.get("conditions") or []:
-            if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
-                msg = cond.get("message") or cond.get("reason") or "unschedulable"
-                verdict = scheduler_verdict(msg)
-                if verdict:
-                    return f"pod {name} cannot be scheduled: {verdict} ({msg})"
-                return f"pod {name} cannot be scheduled: {msg}"
-    for pod in pods:
-        status = pod_status(pod)
-        if status in ("ImagePullBackOff", "ErrImagePull", "Init:ImagePullBackOff", "Init:ErrImagePull",
-                      "InvalidImageName"):
-            image = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("image", "?")
-            return f"pod {pod['metadata']['name']} cannot pull its image {image} ({status})"
-    for ev in sorted(events, key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "", reverse=True):
-        if ev.get("type") == "Warning":
-            msg = ev.get("message", "")
-            obj = (ev.get("involvedObject") or {}).get("name", "")
-            if "persistentvolumeclaim" in msg.lower():
-                return f"{obj}: a PVC is missing: {msg}"
-            return f"{obj}: {ev.get('reason', '')}: {msg}"
-    return ""
-
-
-# ---- nodes ------------------------------------------------------------------------------------------
-NODE_ROLE_PREFIX = "node-role.kubernetes.io/"
-
-
-@dataclass
-class NodeView:
-    name: str
-    ip: str
-    role: str
-    status: str
-    gpu_total: int
-    gpu_allocatable: int
-    gpu_allocated: int
-    cpu_allocatable: float
-    cpu_requested: float
-    mem_allocatable: float
-    mem_requested: float
-    gpu_pods: list[dict] = field(default_factory=list)
-
-    @property
-    def unhealthy_gpus(self) -> int:
-        return max(self.gpu_total - self.gpu_allocatable, 0)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "ip": self.ip, "role": self.role, "status": self.status,
-                "totalGPUs": self.gpu_total, "allocatableGPUs": self.gpu_allocatable,
-                "allocatedGPUs": self.gpu_allocated, "unhealthyGPUs": self.unhealthy_gpus,
-                "allocatableCPU": fmt_cpu(self.cpu_allocatable), "requestedCPU": fmt_cpu(self.cpu_requested),
-                "allocatableMemory": fmt_mem(self.mem_allocatable), "requestedMemory": fmt_mem(self.mem_requested),
-                "gpuPods": self.gpu_pods}
-
-
-def node_role(node: dict) -> str:
-    labels = (node.get("metadata") or {}).get("labels") or {}
-    roles = sorted(k[len(NODE_ROLE_PREFIX):] for k in labels if k.startswith(NODE_ROLE_PREFIX))
-    if not roles and labels.get("kubernetes.io/role"):
-        roles = [labels["kubernetes.io/role"]]
-    return ",".join(r for r in roles if r) or "<none>"
-
-
-def node_view(node: dict, pods: list[dict]) -> NodeView:
-    meta, status, spec = node.get("metadata") or {}, node.get("status") or {}, node.get("spec") or {}
-    name = meta.get("name", "")
-    ip = next((a["address"] for a in status.get("addresses") or [] if a.get("type") == "InternalIP"), "N/A")
-    ready = next((c.get("status") for c in status.get("conditions") or [] if c.get("type") == "Ready"), "Unknown")
-    state = "Ready" if ready == "True" else "NotReady"
-    if spec.get("unschedulable"):
-        state += ",SchedulingDisabled"
-    cap, alloc = status.get("capacity") or {}, status.get("allocatable") or {}
-    gpu_total = sum(_to_int(v) for k, v in cap.items() if is_gpu_resource(k))
-    gpu_alloc = sum(_to_int(v) for k, v in alloc.items() if is_gpu_resource(k))
-    active = [p for p in pods if (p.get("spec") or {}).get("nodeName") == name and pod_allocates(p)]
-    gpu_pods = [
-        {"namespace": p["metadata"].get("namespace", ""), "name": p["metadata"]["name"], "gpus": pod_gpus(p)}
-        for p in active if pod_gpus(p)
-    ]
-    return NodeView(
-        name=name, ip=ip, role=node_role(node), status=state, gpu_total=gpu_total, gpu_allocatable=gpu_alloc,
-        gpu_allocated=sum(pod_gpus(p) for p in active),
-        cpu_allocatable=quantity_float(alloc.get("cpu", 0)),
-        cpu_requested=sum(container_requests((p.get("spec") or {}).get("containers") or [], "cpu") for p in active),
-        mem_allocatable=quantity_float(alloc.get("memory", 0)),
-        mem_requested=sum(container_requests((p.get("spec") or {}).get("containers") or [], "memory")
-                          for p in active),
-        gpu_pods=sorted(gpu_pods, key=lambda x: (x["namespace"], x["name"])),
     )

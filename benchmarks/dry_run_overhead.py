@@ -9,7 +9,10 @@ For each job kind (every kind of arena_helm.kinds) and each helm version:
 * baseline: ``helm template bench CHART --values VALUES`` of the same chart (assembled once with
   ``arena_helm.charts.assemble_chart``) and the very values arena-helm renders (``--dry-run -o values``,
   written to a file before the clock starts);
-* the unit: ``python -c "import typer"`` with the console script's interpreter.
+* the unit: ``python -c "import typer"`` with the console script's interpreter;
+* the floor: ``python -c`` importing typer and validating one one-field pydantic model (what any Typer CLI
+  with a pydantic spec pays before its own code; pydantic's first validator also runs its plugin discovery,
+  importing importlib.metadata), printed as a multiple of the unit beside the goal.
 
 The three run interleaved, N times each after a warm-up; the script prints every median (and p90), the
 overhead (median arena-helm minus median helm template) and that overhead as a multiple of the typer
@@ -33,6 +36,7 @@ from arena_helm.kinds import KINDS as REGISTRY  # noqa: E402
 GOAL = 2.0  # overhead / (python -c 'import typer')
 KINDS = tuple(k.key for k in REGISTRY)  # every kind of arena_helm.kinds
 COMMAND = ["python", "train.py", "--epochs", "1"]
+FLOOR = "import typer\nfrom pydantic import BaseModel\nclass A(BaseModel):\n    x: int\nA(x=1)\n"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -75,6 +79,7 @@ def main() -> int:
     print(f"dry_run_overhead: {args.runs} runs of each, interleaved after a warm-up; kinds {', '.join(kinds)}; "
           f"helm {', '.join(versions)}")
     typer_cmd = [python, "-c", "import typer"]
+    floor_cmd = [python, "-c", FLOOR]
     work = Path(tempfile.mkdtemp(prefix="arena-helm-bench-"))
     results = []
     try:
@@ -89,6 +94,7 @@ def main() -> int:
                     "arena": submit_argv(arena, kind, args.image, helm),
                     "template": [str(helm), "template", "bench", str(chart), "--values", str(values)],
                     "typer": typer_cmd,
+                    "floor": floor_cmd,
                 }
                 for name, argv in runs.items():  # warm-up, and the two renders must agree
                     bl.run(argv, env=env, what=f"{name} ({kind}, helm {version})")
@@ -102,11 +108,13 @@ def main() -> int:
                 p90 = {k: bl.percentile(v, 90) for k, v in times.items()}
                 over = med["arena"] - med["template"]
                 ratio = over / med["typer"]
+                floor = med["floor"] / med["typer"]
                 results.append((kind, version, over, ratio))
                 print(f"  {kind:<10} helm {version}: submit --dry-run {med['arena']:.3f} s (p90 {p90['arena']:.3f})"
                       f" | helm template {med['template']:.3f} s (p90 {p90['template']:.3f})"
                       f" | import typer {med['typer']:.3f} s (p90 {p90['typer']:.3f})"
-                      f" | overhead {over:+.3f} s = {ratio:.2f}x typer", flush=True)
+                      f" | overhead {over:+.3f} s = {ratio:.2f}x typer"
+                      f" | floor (typer + one pydantic model) {med['floor']:.3f} s = {floor:.2f}x typer", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     worst = max(results, key=lambda r: r[3])

@@ -15,31 +15,20 @@ from pydantic import Field
 
 from ..chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
 from ..chart_values import Replica as ReplicaValues
-from ..k8s import Quantity
-from ..spec import MAX_REPLICAS, Gpus, JobSpec, Replica, opt
+from ..spec import MAX_REPLICAS, PodJobSpec, Replica, opt
 from ..values import block_values, restart_default
 
 
-class JAXJobSpec(JobSpec):
+class JAXJobSpec(PodJobSpec):
     """A JAXJob: --workers processes, one per pod; worker 0 is the coordinator (the training operator sets
     COORDINATOR_ADDRESS, COORDINATOR_PORT, NUM_PROCESSES and PROCESS_ID in every pod)."""
 
     kind: ClassVar[str] = "jaxjob"
 
-    gpus: Gpus = opt("GPUs (nvidia.com/gpu) per worker pod.", 0)
     workers: Annotated[int, Field(ge=1, le=MAX_REPLICAS)] = opt("Worker pods (JAX processes).", 1)
-    cpu: Quantity | None = opt("CPU per worker (e.g. 4, 500m): the request, and the limit unless --cpu-limit.")
-    memory: Quantity | None = opt("Memory per worker (e.g. 16Gi): the request, and the limit unless "
-                                  "--memory-limit.")
-    cpu_limit: Quantity | None = opt("CPU limit per worker (default: --cpu).")
-    memory_limit: Quantity | None = opt("Memory limit per worker (default: --memory).")
-    retry: Annotated[int, Field(ge=0, le=1000)] = opt("Retries before the job is marked failed (backoffLimit).", 0,
-                                                      values="runPolicy.backoffLimit")
 
     def replicas(self) -> dict[str, Replica]:
-        return {"worker": Replica(replicas=self.workers, gpus=self.gpus, cpu=self.cpu, memory=self.memory,
-                                  cpu_limit=self.cpu_limit or self.cpu,
-                                  memory_limit=self.memory_limit or self.memory, devices=True)}
+        return {"worker": self.pod(self.workers)}
 
 
 class JAXWorkerReplica(ReplicaValues):

@@ -21,36 +21,23 @@ from pydantic import Field
 
 from ..chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
 from ..chart_values import Replica as ReplicaValues
-from ..k8s import Quantity
-from ..spec import MAX_REPLICAS, Count, Gpus, JobSpec, Replica, opt
+from ..spec import MAX_REPLICAS, Count, PodJobSpec, Replica, opt
 from ..values import block_values, restart_default
 
 
-class PaddleJobSpec(JobSpec):
+class PaddleJobSpec(PodJobSpec):
     """A PaddleJob: --workers trainers in collective mode (worker 0 the rendezvous), or with --servers N a
     parameter-server job (N Master pods); the training operator sets PADDLE_MASTER, PADDLE_NNODES and
     PADDLE_JOB_ID in every pod."""
 
     kind: ClassVar[str] = "paddlejob"
 
-    gpus: Gpus = opt("GPUs (nvidia.com/gpu) per pod.", 0)
     workers: Annotated[int, Field(ge=1, le=MAX_REPLICAS)] = opt("Worker pods (trainers).", 1)
     servers: Count = opt("Parameter-server pods (the job's Master replicas); 0 runs the job in collective mode.", 0)
-    cpu: Quantity | None = opt("CPU per pod (e.g. 4, 500m): the request, and the limit unless --cpu-limit.")
-    memory: Quantity | None = opt("Memory per pod (e.g. 16Gi): the request, and the limit unless --memory-limit.")
-    cpu_limit: Quantity | None = opt("CPU limit per pod (default: --cpu).")
-    memory_limit: Quantity | None = opt("Memory limit per pod (default: --memory).")
-    retry: Annotated[int, Field(ge=0, le=1000)] = opt("Retries before the job is marked failed (backoffLimit).", 0,
-                                                      values="runPolicy.backoffLimit")
 
     def replicas(self) -> dict[str, Replica]:
-        def pod(n: int) -> Replica:
-            return Replica(replicas=n, gpus=self.gpus, cpu=self.cpu, memory=self.memory,
-                           cpu_limit=self.cpu_limit or self.cpu, memory_limit=self.memory_limit or self.memory,
-                           devices=True)
-
-        out = {"master": pod(self.servers)} if self.servers else {}
-        out["worker"] = pod(self.workers)
+        out = {"master": self.pod(self.servers)} if self.servers else {}
+        out["worker"] = self.pod(self.workers)
         return out
 
 

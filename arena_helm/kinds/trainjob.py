@@ -153,7 +153,7 @@ class TrainJobValues(ValuesModel):
                                  "runtime's image.")
     command: str = Field("", description="The training command, run as [<shell>, \"-c\", <command>] byte for "
                          "byte; \"\" = the runtime's command.")
-    shell: str = Field("sh", min_length=1, pattern=r"^\S+$", description="Shell that runs the command.")
+    shell: str = Field("sh", min_length=1, description="Shell that runs the command.")
     env: list[EnvVar] = Field([], description="Environment of the trainer container (spec.trainer.env).")
     num_nodes: int = Field(1, ge=1, le=MAX_NODES, description="Number of training nodes (spec.trainer.numNodes).")
     num_proc_per_node: int | None = Field(None, ge=1, description="Processes per node (spec.trainer."

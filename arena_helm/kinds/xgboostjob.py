@@ -15,36 +15,23 @@ from pydantic import Field
 
 from ..chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
 from ..chart_values import Replica as ReplicaValues
-from ..k8s import Quantity
-from ..spec import MAX_REPLICAS, Gpus, JobSpec, Replica, opt
+from ..spec import MAX_REPLICAS, PodJobSpec, Replica, opt
 from ..values import block_values, restart_default
 
 
-class XGBoostJobSpec(JobSpec):
+class XGBoostJobSpec(PodJobSpec):
     """An XGBoostJob: --workers counts the master, as a PyTorchJob's (3 = Master 1 + Worker 2); the training
     operator sets MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK in every pod."""
 
     kind: ClassVar[str] = "xgboostjob"
 
-    gpus: Gpus = opt("GPUs (nvidia.com/gpu) per pod.", 0)
     workers: Annotated[int, Field(ge=1, le=MAX_REPLICAS)] = opt(
         "Pods in all, the master included (3 = master + 2 workers).", 1)
-    cpu: Quantity | None = opt("CPU per pod (e.g. 4, 500m): the request, and the limit unless --cpu-limit.")
-    memory: Quantity | None = opt("Memory per pod (e.g. 16Gi): the request, and the limit unless --memory-limit.")
-    cpu_limit: Quantity | None = opt("CPU limit per pod (default: --cpu).")
-    memory_limit: Quantity | None = opt("Memory limit per pod (default: --memory).")
-    retry: Annotated[int, Field(ge=0, le=1000)] = opt("Retries before the job is marked failed (backoffLimit).", 0,
-                                                      values="runPolicy.backoffLimit")
 
     def replicas(self) -> dict[str, Replica]:
-        def pod(n: int) -> Replica:
-            return Replica(replicas=n, gpus=self.gpus, cpu=self.cpu, memory=self.memory,
-                           cpu_limit=self.cpu_limit or self.cpu, memory_limit=self.memory_limit or self.memory,
-                           devices=True)
-
-        out = {"master": pod(1)}
+        out = {"master": self.pod(1)}
         if self.workers > 1:
-            out["worker"] = pod(self.workers - 1)
+            out["worker"] = self.pod(self.workers - 1)
         return out
 
 

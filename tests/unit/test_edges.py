@@ -10,7 +10,8 @@ import pytest
 from arena_helm import failures
 from arena_helm.errors import CredentialsError, ForbiddenError, KubeconfigError, UnreachableError, UsageError
 from arena_helm.kubeconfig import merge
-from arena_helm.views import job_phase, state_reason
+from arena_helm.views import job_phase
+from arena_helm.waiting import state_reason
 
 
 def test_merge_first_file_wins_per_name_and_for_current_context():

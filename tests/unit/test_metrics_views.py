@@ -20,6 +20,7 @@ from arena_helm.metrics import (
     find_service,
     parse_service,
 )
+from arena_helm.nodeviews import node_view
 from arena_helm.output import job_gpus_detail, top_job_instances, top_jobs_table, top_nodes_table
 from arena_helm.usage import (
     MIB,
@@ -37,7 +38,7 @@ from arena_helm.usage import (
     usage_from_pod_metrics,
     vector,
 )
-from arena_helm.views import job_view, node_view
+from arena_helm.views import job_view
 
 NOW = dt.datetime(2026, 1, 2, 15, 0, 0, tzinfo=dt.UTC)
 

@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from arena_helm.nodeviews import node_view
 from arena_helm.releases import (
     ReleaseMeta,
     decode_payload,
@@ -25,7 +26,7 @@ from arena_helm.releases import (
     storage_resource,
 )
 from arena_helm.slim import slim_job, slim_pod
-from arena_helm.views import job_view, node_view
+from arena_helm.views import job_view
 
 
 def record(name: str, version: int, status: str, ns: str = "team", created: str = "2026-01-02T03:04:05Z",

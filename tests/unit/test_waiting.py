@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from arena_helm.views import pending_reason, pod_replica_type, scheduler_verdict
+from arena_helm.views import pod_replica_type
+from arena_helm.waiting import pending_reason, scheduler_verdict
 
 MESSAGES = [  # kube-scheduler 1.20's FitError wording, then 1.37's
     ("0/1 nodes are available: 1 Insufficient nvidia.com/gpu.", "not enough GPUs"),
