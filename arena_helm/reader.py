@@ -1,4 +1,5 @@
-"""The read side: join helm releases, job objects and pods into views (list, get, top), and delete/prune.
+"""The read side: join helm releases, job objects and pods into views (list, get, top). Deleting and pruning
+jobs is in ``deletion.py``, TensorBoard URLs in ``tensorboard_urls.py``.
 
 ``list`` (and ``top job``, ``prune``, completion) reads no release payload and starts no helm: the release
 index comes from a metadata-only LIST of helm's storage records (``releases.py``), then the API discovery of
@@ -18,9 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import ArenaHelmError, ForbiddenError, NotFoundError, UsageError
+from .errors import ForbiddenError, NotFoundError, UsageError
 from .helm import Helm
-from .k8s import parse_time
 from .kinds import BY_KIND, KINDS, lookup
 from .kube import KubeReader
 from .nodeviews import NodeView, node_view
@@ -40,6 +40,7 @@ from .releases import (
     sort_key,
 )
 from .slim import slim_job, slim_pod
+from .tensorboard_urls import tensorboard_urls
 from .views import JobView, chart_kind, job_view, pod_job_name, pod_job_selector
 from .waiting import QUEUE_LABEL, kueue_workload, pending_reason, state_reason
 
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
     from .helm import Helm
 
 log = logging.getLogger(__name__)
-TB_SELECTOR = "app.kubernetes.io/component=tensorboard"
 def kind_of_type(value: str | None) -> str | None:
     """``-T/--type`` (a kind's CLI name or alias) -> its Kubernetes kind."""
     return None if value is None else lookup(value).kind
@@ -55,48 +55,6 @@ def kind_of_type(value: str | None) -> str | None:
 
 def now_utc() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
-
-
-# ---- TensorBoard URLs ------------------------------------------------------------------------------
-def tensorboard_url(svc: dict, node_ip: str | None) -> str:
-    meta, spec = svc.get("metadata") or {}, svc.get("spec") or {}
-    port = (spec.get("ports") or [{}])[0]
-    stype = spec.get("type", "ClusterIP")
-    if stype == "LoadBalancer":
-        ingress = ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
-        if ingress:
-            host = ingress[0].get("ip") or ingress[0].get("hostname")
-            return f"http://{host}:{port.get('port')}"
-        stype = "NodePort" if port.get("nodePort") else "ClusterIP"
-    if stype == "NodePort" and port.get("nodePort"):
-        return f"http://{node_ip or '<node-ip>'}:{port['nodePort']}"
-    return (f"kubectl port-forward -n {meta.get('namespace')} svc/{meta.get('name')} "
-            f"{port.get('port', 6006)}:{port.get('port', 6006)}  # then open http://localhost:{port.get('port', 6006)}")
-
-
-def first_node_ip(kube: KubeReader) -> str | None:
-    try:
-        nodes = kube.list_nodes()
-    except ArenaHelmError:
-        return None
-    for node in nodes:
-        for addr in (node.get("status") or {}).get("addresses") or []:
-            if addr.get("type") in ("ExternalIP", "InternalIP"):
-                return addr.get("address")
-    return None
-
-
-def tensorboard_urls(kube: KubeReader, namespace: str | None) -> dict[tuple[str, str], str]:
-    """(namespace, release) -> TensorBoard URL or port-forward command."""
-    services = kube.list_services(namespace, TB_SELECTOR)
-    node_ip = first_node_ip(kube) if any(
-        (s.get("spec") or {}).get("type") in ("NodePort", "LoadBalancer") for s in services) else None
-    out = {}
-    for svc in services:
-        meta = svc.get("metadata") or {}
-        release = (meta.get("labels") or {}).get("app.kubernetes.io/instance") or meta.get("name", "")
-        out[(meta.get("namespace", ""), release)] = tensorboard_url(svc, node_ip)
-    return out
 
 
 # ---- list ----------------------------------------------------------------------------------------
@@ -384,66 +342,5 @@ def top_nodes_and_pods(c: Cluster, names: list[str] | None = None) -> tuple[list
     return [node_view(n, pods) for n in sorted(nodes, key=lambda n: n["metadata"]["name"])], pods
 
 
-# ---- delete / prune ------------------------------------------------------------------------------
-def no_release_message(kind: str, namespace: str, name: str) -> str:
-    """What to do with a job object that has no helm release (made with kubectl or the Kubeflow SDK)."""
-    return (f"{kind.lower()}/{name} in namespace {namespace} has no helm release (it was made without helm, "
-            f"e.g. with kubectl or the Kubeflow SDK): delete the job object with "
-            f"'arena-helm delete {name} --object -n {namespace}' or "
-            f"'kubectl delete {BY_KIND[kind].plural}.{BY_KIND[kind].group} {name} -n {namespace}'")
-
-
-def delete_job(c: Cluster, namespace: str, name: str) -> str:
-    """``helm uninstall`` of the job's release (job, TensorBoard and all). Returns the chart kind."""
-    release = read_release(c, namespace, name)
-    if release is None:
-        found = jobs_named(c, namespace, name)
-        if found:
-            raise UsageError(no_release_message(sorted(found)[0], namespace, name))
-        raise NotFoundError(f"no job named {name} in namespace {namespace}")
-    kind = chart_kind(release)
-    if not kind and str(release.get("chart", "")).rpartition("-")[0] == "tensorboard":
-        raise UsageError(f"{name} in namespace {namespace} is a standalone TensorBoard, not a job: stop it with "
-                         f"arena-helm tensorboard stop {name} -n {namespace}")
-    if not kind:
-        raise UsageError(f"release {name} in namespace {namespace} is not an arena-helm job "
-                         f"(chart {release.get('chart')}); use helm uninstall for it")
-    c.helm.uninstall(name, namespace)
-    return kind
-
-
-def delete_object(c: Cluster, namespace: str, name: str, kind: str | None = None) -> str:
-    """Delete a job object that has no helm release (its pods go with it). Returns its kind."""
-    found = jobs_named(c, namespace, name, kind)
-    if not found:
-        what = f"{kind} " if kind else "job object "
-        raise NotFoundError(f"no {what}named {name} in namespace {namespace}")
-    if len(found) > 1:
-        raise UsageError(f"{name} exists as {' and '.join(sorted(found))} in namespace {namespace}: "
-                         "pick one with -T/--type")
-    k, (version, job) = next(iter(found.items()))
-    key = job_release_key(job)
-    if key and read_release(c, key[0], key[1]) is not None:
-        raise UsageError(f"{k.lower()}/{name} belongs to helm release {key[1]}: delete it without --object "
-                         f"(arena-helm delete {key[1]} -n {key[0]} uninstalls the release and all it made)")
-    try:
-        c.kube.delete_job(k, version, namespace, name)
-    except NotFoundError:
-        raise NotFoundError(f"no {k} named {name} in namespace {namespace} (deleted meanwhile)") from None
-    return k
-
-
-def finished_before(views: list[JobView], cutoff: dt.datetime) -> list[JobView]:
-    """The jobs that ended (succeeded or failed) before ``cutoff``; never running or pending ones."""
-    out = []
-    for v in views:
-        if not v.finished or not v.ended:
-            continue
-        ended = parse_time(v.ended)
-        if ended is not None and ended < cutoff:
-            out.append(v)
-    return out
-
-
-__all__ = ["Cluster", "delete_job", "delete_object", "finished_before", "get_job", "job_names",
+__all__ = ["Cluster", "get_job", "job_names",
            "job_rows", "list_jobs", "read_release", "release_index", "top_nodes"]

@@ -9,7 +9,8 @@ from typing import Any
 from .charts import assemble_chart
 from .errors import AlreadyExistsError, ArenaHelmError, NotFoundError, UsageError
 from .k8s import DNS1035_LABEL_RX, DNS1123_SUBDOMAIN_RX, matches
-from .reader import TB_SELECTOR, Cluster, first_node_ip, tensorboard_url
+from .reader import Cluster
+from .tensorboard_urls import TB_SELECTOR, first_node_ip, tensorboard_url
 
 MOUNT = "/logs"
 NAME_MAX = 63 - len("-tensorboard")  # the Service <name>-tensorboard is a DNS label

@@ -283,8 +283,9 @@ def delete_cmd(
     type_: TypeO = None,
 ) -> None:
     """Delete jobs: helm uninstall of each job's release (the job, its TensorBoard and all it made)."""
+    from ..deletion import delete_job, delete_object
     from ..errors import ArenaHelmError
-    from ..reader import delete_job, delete_object, kind_of_type
+    from ..reader import kind_of_type
 
     kind = kind_of_type(type_)
     ns, c = cluster_for(g)
@@ -318,10 +319,11 @@ def prune_cmd(
     """Uninstall the releases of jobs that finished (succeeded or failed) before --since ago."""
     import datetime as dt
 
+    from ..deletion import finished_before
     from ..errors import UsageError
     from ..k8s import parse_duration
     from ..kinds import BY_CHART
-    from ..reader import finished_before, list_jobs
+    from ..reader import list_jobs
 
     try:
         age = parse_duration(since)
