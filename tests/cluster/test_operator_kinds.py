@@ -46,6 +46,28 @@ def wait_status(ctx, name: str, status: str, timeout: float = 90.0) -> dict:
                     f"arena-helm get {name}: {status}", timeout)
 
 
+def job_containers(core, namespace: str, job: str) -> dict[str, tuple[client.V1Container, dict[str, str]]]:
+    """pod name -> (its only container, that container's env as the operator set it)."""
+    out = {}
+    for pod in core.list_namespaced_pod(namespace, label_selector=f"{JOB_NAME}={job}").items:
+        (c,) = pod.spec.containers
+        out[pod.metadata.name] = (c, {e.name: e.value for e in c.env or []})
+    return out
+
+
+def run_pods(kubelet, namespace: str, names: list[str], node: str, log: tuple[str, str, str]) -> None:
+    """kwok runs every pod; ``log`` = (pod, container, line) is what that container has written."""
+    for name in names:
+        kubelet.run_pod(namespace, name, node)
+    kubelet.write_log(namespace, *log)
+
+
+def delete_job(ctx, core, namespace: str, name: str, kind: str) -> None:
+    """arena-helm delete uninstalls the release, and the job's pods go with it."""
+    assert ok(ctx("delete", name)) == f"{kind}/{name} deleted (release {name} uninstalled from namespace {namespace})\n"
+    wait_gone(core, namespace, f"{JOB_NAME}={name}")
+
+
 def test_a_jaxjob_runs_its_workers_with_the_coordinators_environment(ctx, cluster, kubelet, gpu_node, namespace):
     out = ok(ctx("submit", "jax", "--name", "spmd", "--image", "jax:0.4.30", "--workers", "2", "--gpus", "1",
                  "--", "python3", "train.py", "--steps", "10"))
@@ -53,19 +75,16 @@ def test_a_jaxjob_runs_its_workers_with_the_coordinators_environment(ctx, cluste
     core = client.CoreV1Api(cluster.api_client())
     names = wait_job_pods(core, namespace, "spmd", count=2)
     assert sorted(names) == ["spmd-worker-0", "spmd-worker-1"]
-    pods = {p.metadata.name: p for p in core.list_namespaced_pod(namespace, label_selector=f"{JOB_NAME}=spmd").items}
+    containers = job_containers(core, namespace, "spmd")
     for index in (0, 1):
-        (c,) = pods[f"spmd-worker-{index}"].spec.containers
-        env = {e.name: e.value for e in c.env or []}
+        c, env = containers[f"spmd-worker-{index}"]
         # training-operator v1.9.3 pkg/controller.v1/jax/envvar.go: worker 0 is the coordinator
         assert (env["COORDINATOR_ADDRESS"], env["COORDINATOR_PORT"], env["NUM_PROCESSES"], env["PROCESS_ID"]) == (
             "spmd-worker-0", "6666", "2", str(index))
         assert (c.name, c.command, [(p.name, p.container_port) for p in c.ports]) == (
             "jax", ["sh", "-c", "python3 train.py --steps 10"], [("jaxjob-port", 6666)])
         assert c.resources.limits["nvidia.com/gpu"] == "1"
-    for name in names:
-        kubelet.run_pod(namespace, name, gpu_node)
-    kubelet.write_log(namespace, "spmd-worker-0", "jax", "process 0 of 2: step 10")
+    run_pods(kubelet, namespace, names, gpu_node, ("spmd-worker-0", "jax", "process 0 of 2: step 10"))
     data = wait_status(ctx, "spmd", "RUNNING")
     assert (data["trainer"], data["requestGPUs"], data["allocatedGPUs"], data["chiefName"]) == (
         "jaxjob", 2, 2, "spmd-worker-0")
@@ -77,7 +96,7 @@ def test_a_jaxjob_runs_its_workers_with_the_coordinators_environment(ctx, cluste
     for name in names:
         kubelet.finish_pod(namespace, name, 0)
     wait_status(ctx, "spmd", "SUCCEEDED")
-    assert ok(ctx("delete", "spmd")) == f"jaxjob/spmd deleted (release spmd uninstalled from namespace {namespace})\n"
+    delete_job(ctx, core, namespace, "spmd", "jaxjob")
     wait_gone(core, namespace, f"{JOB_NAME}=spmd")
 
 
@@ -101,11 +120,8 @@ def test_an_xgboostjob_runs_a_master_and_workers_with_their_ranks(ctx, cluster, 
     core = client.CoreV1Api(cluster.api_client())
     names = wait_job_pods(core, namespace, "iris", count=3)
     assert sorted(names) == ["iris-master-0", "iris-worker-0", "iris-worker-1"]
-    pods = {p.metadata.name: p for p in core.list_namespaced_pod(namespace, label_selector=f"{JOB_NAME}=iris").items}
     ranks = {}
-    for name, pod in pods.items():
-        (c,) = pod.spec.containers
-        env = {e.name: e.value for e in c.env or []}
+    for name, (c, env) in job_containers(core, namespace, "iris").items():
         # training-operator v1.9.3 pkg/controller.v1/xgboost/xgboost.go: the master is rank 0
         assert (env["MASTER_ADDR"], env["MASTER_PORT"], env["WORLD_SIZE"]) == ("iris-master-0", "9999", "3"), env
         assert env["WORKER_ADDRS"] == "iris-worker-0,iris-worker-1"
@@ -113,9 +129,7 @@ def test_an_xgboostjob_runs_a_master_and_workers_with_their_ranks(ctx, cluster, 
         assert (c.name, c.command, [(p.name, p.container_port) for p in c.ports]) == (
             "xgboost", ["sh", "-c", "python3 train.py --n-estimators 10"], [("xgboostjob-port", 9999)])
     assert ranks == {"iris-master-0": "0", "iris-worker-0": "1", "iris-worker-1": "2"}
-    for name in names:
-        kubelet.run_pod(namespace, name, gpu_node)
-    kubelet.write_log(namespace, "iris-master-0", "xgboost", "[9] train-mlogloss:0.12")
+    run_pods(kubelet, namespace, names, gpu_node, ("iris-master-0", "xgboost", "[9] train-mlogloss:0.12"))
     data = wait_status(ctx, "iris", "RUNNING")
     assert (data["trainer"], data["chiefName"]) == ("xgboostjob", "iris-master-0")
     assert sorted(i["name"] for i in data["instances"]) == sorted(names)
@@ -126,17 +140,15 @@ def test_an_xgboostjob_runs_a_master_and_workers_with_their_ranks(ctx, cluster, 
     wait_status(ctx, "iris", "SUCCEEDED")
     wait_for(lambda: sorted(p.metadata.name for p in core.list_namespaced_pod(
         namespace, label_selector=f"{JOB_NAME}=iris").items) == ["iris-master-0"], "the workers deleted")
-    assert ok(ctx("delete", "iris")) == f"xgboostjob/iris deleted (release iris uninstalled from namespace {namespace})\n"
-    wait_gone(core, namespace, f"{JOB_NAME}=iris")
+    delete_job(ctx, core, namespace, "iris", "xgboostjob")
 
 
 def paddle_env(core, namespace: str, job: str) -> dict[str, dict]:
-    """pod name -> the env of its (only) container, as training-operator set it."""
+    """pod name -> the env of its container, which is the chart's paddle container with its port master."""
     out = {}
-    for pod in core.list_namespaced_pod(namespace, label_selector=f"{JOB_NAME}={job}").items:
-        (c,) = pod.spec.containers
+    for name, (c, env) in job_containers(core, namespace, job).items():
         assert (c.name, [(p.name, p.container_port) for p in c.ports]) == ("paddle", [("master", 36543)])
-        out[pod.metadata.name] = {e.name: e.value for e in c.env or []}
+        out[name] = env
     return out
 
 
@@ -154,9 +166,7 @@ def test_a_collective_paddlejob_runs_its_workers_around_worker_0(ctx, cluster, k
     assert env["ernie-worker-1"]["PADDLE_MASTER"] == env["ernie-worker-2"]["PADDLE_MASTER"] == "ernie-worker-0:36543"
     assert {(e["PADDLE_NNODES"], e["PADDLE_JOB_ID"]) for e in env.values()} == {("3", "ernie")}
     assert not any("PADDLE_SERVER_NUM" in e or "PADDLE_TRAINER_NUM" in e for e in env.values())
-    for name in names:
-        kubelet.run_pod(namespace, name, gpu_node)
-    kubelet.write_log(namespace, "ernie-worker-0", "paddle", "[Epoch 1] loss 0.42")
+    run_pods(kubelet, namespace, names, gpu_node, ("ernie-worker-0", "paddle", "[Epoch 1] loss 0.42"))
     data = wait_status(ctx, "ernie", "RUNNING")
     assert (data["trainer"], data["requestGPUs"], data["allocatedGPUs"], data["chiefName"]) == (
         "paddlejob", 3, 3, "ernie-worker-0")
@@ -169,8 +179,7 @@ def test_a_collective_paddlejob_runs_its_workers_around_worker_0(ctx, cluster, k
     assert view(ctx, "ernie")["status"] == "RUNNING"
     kubelet.finish_pod(namespace, "ernie-worker-2", 0)
     wait_status(ctx, "ernie", "SUCCEEDED")
-    ok(ctx("delete", "ernie"))
-    wait_gone(core, namespace, f"{JOB_NAME}=ernie")
+    delete_job(ctx, core, namespace, "ernie", "paddlejob")
 
 
 def test_a_paddlejob_with_servers_runs_in_parameter_server_mode(ctx, cluster, kubelet, gpu_node, namespace):
@@ -186,9 +195,7 @@ def test_a_paddlejob_with_servers_runs_in_parameter_server_mode(ctx, cluster, ku
     assert {n: (e.get("PADDLE_SERVER_NUM"), e.get("PADDLE_TRAINER_NUM"), e["PADDLE_NNODES"]) for n, e in env.items()} == {
         "ctr-master-0": ("1", None, "4"), "ctr-master-1": ("1", None, "4"),
         "ctr-worker-0": (None, "1", "4"), "ctr-worker-1": (None, "1", "4")}
-    for name in names:
-        kubelet.run_pod(namespace, name, gpu_node)
-    kubelet.write_log(namespace, "ctr-worker-0", "paddle", "trainer 0: batch 100")
+    run_pods(kubelet, namespace, names, gpu_node, ("ctr-worker-0", "paddle", "trainer 0: batch 100"))
     data = wait_status(ctx, "ctr", "RUNNING")
     assert data["chiefName"] == "ctr-worker-0"  # a trainer's logs, not a server's
     assert ok(ctx("logs", "ctr")) == "trainer 0: batch 100\n"
@@ -196,5 +203,4 @@ def test_a_paddlejob_with_servers_runs_in_parameter_server_mode(ctx, cluster, ku
     for name in ("ctr-master-0", "ctr-master-1"):
         kubelet.finish_pod(namespace, name, 0)
     wait_status(ctx, "ctr", "SUCCEEDED")
-    assert ok(ctx("delete", "ctr")) == f"paddlejob/ctr deleted (release ctr uninstalled from namespace {namespace})\n"
-    wait_gone(core, namespace, f"{JOB_NAME}=ctr")
+    delete_job(ctx, core, namespace, "ctr", "paddlejob")
