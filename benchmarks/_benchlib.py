@@ -91,11 +91,31 @@ def helm_versions() -> tuple[str, ...]:
     return tuple(HELM_VERSIONS)
 
 
+_PYCACHE: list[str] = []
+
+
+def _pycache() -> str:
+    """One bytecode cache folder for this benchmark run (removed at exit)."""
+    if not _PYCACHE:
+        import atexit
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="arena-helm-bench-pycache-")
+        atexit.register(shutil.rmtree, folder, True)
+        _PYCACHE.append(folder)
+    return _PYCACHE[0]
+
+
 def child_env(**extra: str) -> dict[str, str]:
-    """The environment of measured children: ours, minus settings that would change what they do."""
+    """The environment of measured children: ours, minus settings that would change what they do. Every
+    measured Python finds its bytecode as an installed package would (pip compiles a wheel's modules at install;
+    a checkout installed with -e has none, and PYTHONDONTWRITEBYTECODE would keep it so): the children share one
+    cache folder (PYTHONPYCACHEPREFIX), filled by the warm-up runs, for our modules and typer's alike."""
     env = dict(os.environ)
-    for key in ("ARENA_HELM_STATS", "ARENA_HELM_DEBUG", "ARENA_HELM_HELM", "PYTHONPROFILEIMPORTTIME"):
+    for key in ("ARENA_HELM_STATS", "ARENA_HELM_DEBUG", "ARENA_HELM_HELM", "PYTHONPROFILEIMPORTTIME",
+                "PYTHONDONTWRITEBYTECODE"):
         env.pop(key, None)
+    env["PYTHONPYCACHEPREFIX"] = _pycache()
     env.update(extra)
     return env
 

@@ -466,6 +466,11 @@ class TrainingOperator(Controller):
                 "--leader-elect=false", "--metrics-bind-address=0",
                 f"--health-probe-bind-address={LOOPBACK}:{self.health_port}",
                 f"--webhook-server-port={self.webhook_port}", "--zap-log-level=info"]
+        # one operator serves every test namespace of the suite: its defaults (main.go: --controller-threads 1,
+        # --kube-api-qps 20, --kube-api-burst 30) left one worker per kind retrying the jobs of namespaces the
+        # finished tests were deleting (over a thousand "being terminated" errors a run), while a live test's
+        # job waited behind them; a production deployment sizes these to its load too
+        argv += ["--controller-threads=4", "--kube-api-qps=100", "--kube-api-burst=200"]
         argv += [f"--enable-scheme={k}" for k in self.kinds()]
         return argv
 
@@ -511,7 +516,9 @@ class MPIOperator(Controller):
             time.sleep(1)
         self.env.pop("KUBEFLOW_NAMESPACE", None)
         return [str(self.ctl.bin_dir / self.binary), f"-kubeConfig={self.cluster.admin.kubeconfig}",
-                f"--lock-namespace={self.lock_namespace}", "--threadiness=2"]
+                f"--lock-namespace={self.lock_namespace}", "--threadiness=4",
+                # options.go: --kube-api-qps 5, --kube-api-burst 10 by default: throttled under the suite's load
+                "--kube-api-qps=100", "--kube-api-burst=200"]
 
     def spawn(self, argv: list[str]) -> None:
         self.log_offset = self.log.stat().st_size if self.log.exists() else 0
