@@ -43,3 +43,7 @@ def __getattr__(name: str):
     if module is not None:
         return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module 'arena_helm' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

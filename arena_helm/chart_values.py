@@ -26,11 +26,12 @@ import functools
 import typing
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_serializer
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_serializer, model_validator
 from pydantic.alias_generators import to_camel
 
 from .k8s import (
     AbsPath,
+    ConfigKey,
     DNS1035Label,
     DNSSubdomain,
     EnvName,
@@ -46,9 +47,9 @@ from .kinds import KINDS
 
 __all__ = [
     "Affinity", "AppArmorProfile", "ArenaCommonValues", "Capabilities", "CodeSync", "ContainerSecurityContext",
-    "Count", "DataVolume", "Empty", "EnvVar", "HostPathVolume", "JobValues", "PodSecurityContext",
+    "Count", "DataVolume", "Empty", "EnvFromSource", "EnvVar", "HostPathVolume", "JobValues", "PodSecurityContext",
     "ConfigFile", "Replica", "ResourceList", "Resources", "RunPolicy", "SELinuxOptions", "SchedulingPolicy", "SeccompProfile",
-    "SecretNames", "Sparse", "Sysctl", "TensorBoardHostPath", "TensorBoardPvc",
+    "SecretNames", "SecretVolume", "Sparse", "Sysctl", "TensorBoardHostPath", "TensorBoardPvc",
     "TensorBoardService", "TensorBoardValues", "Toleration", "ValuesModel", "WindowsOptions", "global_field",
 ]
 
@@ -214,6 +215,90 @@ class ContainerSecurityContext(Sparse):
     windows_options: WindowsOptions = Field(None, description="Windows-specific settings.")
 
 
+# ---------------------------------------------------------------- environment and Secrets
+class KeyRef(ValuesModel):
+    name: DNSSubdomain = Field(description="Name of the Secret or ConfigMap (in the job's namespace).")
+    key: ConfigKey = Field(description="Its key.")
+    optional: bool = Field(None, description="Start the container even when the Secret/ConfigMap or the key is "
+                           "missing (the variable is then unset).")
+
+
+class FieldRef(ValuesModel):
+    field_path: str = Field(min_length=1, description="A field of the pod, e.g. metadata.name, status.podIP or "
+                            "spec.nodeName.")
+    api_version: str = Field(None, description="Version of the schema the path is in (default v1).")
+
+
+def _one_of(*keys: str) -> dict[str, Any]:
+    """A JSON schema that takes exactly one of ``keys`` (what a model validator checks on the Python side)."""
+    return {"oneOf": [{"required": [k]} for k in keys]}
+
+
+def _exactly_one(model: BaseModel, *fields: str) -> None:
+    given = [f for f in fields if getattr(model, f) is not None]
+    if len(given) != 1:
+        names = ", ".join(type(model).model_fields[f].alias or f for f in fields)
+        raise ValueError(f"give exactly one of {names}")
+
+
+class EnvVarSource(Sparse):
+    model_config = ConfigDict(json_schema_extra=_one_of("secretKeyRef", "configMapKeyRef", "fieldRef"))
+
+    secret_key_ref: KeyRef = Field(None, description="A key of a Secret (its data never passes through the "
+                                   "values).")
+    config_map_key_ref: KeyRef = Field(None, description="A key of a ConfigMap.")
+    field_ref: FieldRef = Field(None, description="A field of the pod (the downward API).")
+
+    @model_validator(mode="after")
+    def _one(self) -> EnvVarSource:
+        _exactly_one(self, "secret_key_ref", "config_map_key_ref", "field_ref")
+        return self
+
+
+class EnvVar(ValuesModel):
+    """An environment variable: a value, or valueFrom a Secret's or ConfigMap's key or a field of the pod."""
+
+    model_config = ConfigDict(json_schema_extra=_one_of("value", "valueFrom"))
+
+    name: EnvName = Field(description="Variable name.")
+    value: str = Field(None, description="Value, passed byte for byte.")
+    value_from: EnvVarSource = Field(None, description="Where the value comes from instead (Kubernetes' "
+                                     "valueFrom).")
+
+    @model_validator(mode="after")
+    def _one(self) -> EnvVar:
+        _exactly_one(self, "value", "value_from")
+        return self
+
+
+class EnvFromRef(ValuesModel):
+    name: DNSSubdomain = Field(description="Name of the Secret or ConfigMap (in the job's namespace).")
+    optional: bool = Field(None, description="Start the container even when it is missing.")
+
+
+class EnvFromSource(Sparse):
+    """Every key of a Secret or ConfigMap as a variable (Kubernetes' envFrom)."""
+
+    model_config = ConfigDict(json_schema_extra=_one_of("secretRef", "configMapRef"))
+
+    secret_ref: EnvFromRef = Field(None, description="A Secret: each key becomes a variable.")
+    config_map_ref: EnvFromRef = Field(None, description="A ConfigMap: each key becomes a variable.")
+    prefix: str = Field(None, description="Put before every variable name.")
+
+    @model_validator(mode="after")
+    def _one(self) -> EnvFromSource:
+        _exactly_one(self, "secret_ref", "config_map_ref")
+        return self
+
+
+class SecretVolume(ValuesModel):
+    secret_name: DNSSubdomain = Field(description="Name of the Secret (in the job's namespace).")
+    mount_path: AbsPath = Field(description="Directory in the container: one file per key, read-only.")
+    default_mode: int = Field(None, ge=0, le=0o777, description="Permission bits of the files (e.g. 256 = "
+                              "0400); default 0644.")
+    optional: bool = Field(None, description="Start the container even when the Secret is missing.")
+
+
 # ---------------------------------------------------------------- tensorboard
 class TensorBoardPvc(ValuesModel):
     claim_name: Empty | DNSSubdomain = Field("", description="Name of the PVC holding the logs; \"\" mounts none.")
@@ -278,6 +363,10 @@ class TensorBoardValues(ValuesModel):
                                                          capabilities=Capabilities(drop=["ALL"])),
         description="securityContext of the TensorBoard container (by default: no privilege escalation, a "
         "read-only root filesystem (TensorBoard writes only to an emptyDir /tmp), no capabilities).")
+    env: list[EnvVar] = Field([], description="Environment variables of the TensorBoard container besides HOME (e.g. "
+                              "the credentials and endpoint of an s3:// logDir, valueFrom a Secret).")
+    env_from: list[EnvFromSource] = Field([], description="Secrets and ConfigMaps whose every key becomes an "
+                                          "environment variable of the TensorBoard container.")
     labels: dict[LabelKey, LabelValue] = Field({}, description="Extra labels on the Deployment, its pod and the "
                                                "Service.")
     annotations: dict[LabelKey, str] = Field({}, description="Extra annotations on the Deployment, its pod and the "
@@ -288,11 +377,6 @@ class TensorBoardValues(ValuesModel):
 class ConfigFile(ValuesModel):
     mount_path: AbsPath = Field(description="Path of the file in the container.")
     content: str = Field(description="Content of the file (UTF-8 text).")
-
-
-class EnvVar(ValuesModel):
-    name: EnvName = Field(description="Variable name.")
-    value: str = Field(description="Value, passed byte for byte.")
 
 
 class DataVolume(ValuesModel):
@@ -406,7 +490,12 @@ class JobValues(ValuesModel):
     working_dir: Empty | AbsPath = Field("/root", description="Working directory of the training containers "
                                          "(Arena's /root; synced code is under <workingDir>/code); \"\" = the "
                                          "image's, as when there is no command (the image's entrypoint runs).")
-    env: list[EnvVar] = Field([], description="Environment variables of every training container.")
+    env: list[EnvVar] = Field([], description="Environment variables of every training container (a value, or "
+                              "valueFrom a Secret's key: its data never passes through the values).")
+    env_from: list[EnvFromSource] = Field([], description="Secrets and ConfigMaps whose every key becomes an "
+                                          "environment variable of every training container.")
+    secret_volumes: list[SecretVolume] = Field([], description="Secrets mounted read-only into every training "
+                                               "container (volumes secret-0, secret-1, ...).")
     shm_size: Empty | Quantity = Field("2Gi", description="Size of the memory-backed /dev/shm (Arena's 2Gi; NCCL "
                                        "and data loaders need more than the runtime's 64Mi); \"\" = the runtime's "
                                        "default.")

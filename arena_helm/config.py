@@ -9,7 +9,8 @@ Defaults file: ``$ARENA_HELM_CONFIG``, else ``~/.config/arena-helm/config.yaml``
       pytorchjob: pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime
       mpijob: mpioperator/mpi-pi:openmpi
       tensorboard: tensorflow/tensorflow:2.15.0
-      sync: registry.k8s.io/git-sync/git-sync:v4.4.0
+      sync: registry.k8s.io/git-sync/git-sync:v4.4.0   # --sync-mode git
+      rsync: registry.example.com/tools/rsync:3.2     # --sync-mode rsync (default: Arena's rsync image)
     prometheus:                 # where get -g and top read metrics (default: found by label, as Arena)
       url: http://prometheus.monitoring:9090          # queried directly, or
       service: monitoring/prometheus-server:9090      # through the API server's service proxy
@@ -33,7 +34,7 @@ from .kinds import KINDS
 ENV_CONFIG = "ARENA_HELM_CONFIG"
 KNOWN_KEYS = {"namespace", "imagePullSecrets", "images", "prometheus"}
 PROMETHEUS_KEYS = {"url", "service", "timeout"}
-IMAGE_KEYS = {k.key for k in KINDS} | {"tensorboard", "sync"}
+IMAGE_KEYS = {k.key for k in KINDS} | {"tensorboard", "sync", "rsync"}
 
 
 @dataclass

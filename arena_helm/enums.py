@@ -18,9 +18,10 @@ class CleanPodPolicy(str, enum.Enum):
 
 
 class SyncMode(str, enum.Enum):
+    """Arena's sync modes that sync something (Arena's --sync-mode hdfs fails with "Unknown sync mode")."""
+
     git = "git"
     rsync = "rsync"
-    hdfs = "hdfs"
 
 
 class MpiApi(str, enum.Enum):

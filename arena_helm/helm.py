@@ -191,6 +191,9 @@ def translate(exc: Exception, *, action: str, target: KubeTarget | None = None) 
     if m:
         return UsageError(" ".join(m.group(1).split()))
     msg = _first_line(stderr)
+    bad_input = _bad_value_source(msg)
+    if bad_input is not None:
+        return bad_input
     from .failures import from_helm  # unreachable, 401, 403, kubeconfig: worded as for the API's errors
 
     classified = from_helm(msg, action, target.kubeconfig if target else None, target.context if target else None)
@@ -206,6 +209,27 @@ def translate(exc: Exception, *, action: str, target: KubeTarget | None = None) 
     if re.search(r"kubernetes cluster unreachable|connection refused|no such host|i/o timeout", low):
         return ClusterError(f"{action}: the cluster is unreachable: {msg}")
     return HelmError(f"{action}: {msg}")
+
+
+def _bad_value_source(msg: str) -> UsageError | None:
+    """helm refusing one of the user's -f/--set* sources (the same words in helm 3 and 4): the user's input,
+    one line naming the file or flag."""
+    m = re.match(r"(?:Error: )?failed to parse (.+?): (?:cannot unmarshal yaml document: )?(.*)", msg)
+    if m:
+        path, why = m.groups()
+        if re.search(r"cannot unmarshal \w+ into Go value of type map", why):
+            why = "its top level is not a map of keys to values"
+        else:
+            why = re.sub(r"^error converting YAML to JSON: ", "", why)
+        return UsageError(f"-f/--values {path}: not a values file: {why}")
+    m = re.match(r"(?:Error: )?failed parsing (--set(?:-json|-string|-file)?) data:? ?(.*)", msg)
+    if m:
+        flag, why = m.groups()
+        if flag == "--set-json":  # helm names the data, not the problem
+            return UsageError(f"--set-json {why}: helm cannot parse it as KEY=JSON (e.g. --set-json "
+                              "'worker.nodeSelector={\"pool\":\"a100\"}')")
+        return UsageError(f"{flag}: helm cannot parse it: {why}")
+    return None
 
 
 def _version_cache() -> Path:

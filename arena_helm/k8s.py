@@ -27,12 +27,21 @@ LABEL_KEY_RX = rf"^({_LABEL}(\.{_LABEL})*/)?{_QUALIFIED}$"
 LABEL_VALUE_RX = rf"^({_QUALIFIED})?$"
 QUANTITY_RX = r"^([0-9]+(\.[0-9]+)?|\.[0-9]+)([eE][0-9]+|[numkMGTPE]|[KMGTPE]i)?$"
 ENV_NAME_RX = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"
+CONFIG_KEY_RX = r"^[-._a-zA-Z0-9]+$"  # a key of a Secret or ConfigMap (apimachinery IsConfigMapKey)
 ABS_PATH_RX = r"^/[^:\n]*$"
 GIT_URL_RX = r"^(https?://|ssh://|git@|git://|file://)\S+$"
 # an rsync source: rsync://HOST/PATH, HOST::MODULE/PATH or [USER@]HOST:PATH (the sync source of --sync-mode rsync)
 RSYNC_SOURCE_RX = r"^(rsync://\S+|[^\s:/]+::\S*|[^\s:/]+:\S+)$"
-IMAGE_RX = r"^\S+$"
-DURATION_RX = r"^([0-9]+h)?([0-9]+m)?([0-9]+s)?$"
+# an image reference, as distribution/reference's ReferenceRegexp (regexp.go): [domain[:port]/]path[:tag][@digest],
+# the path in lowercase (an uppercase first segment without '.' or ':' is a registry host, as docker reads it)
+_IMG_PATH = r"[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*"
+_IMG_DOMAIN = (r"(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*"
+               r"[a-zA-Z0-9]))*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?")
+IMAGE_RX = (rf"^(?:{_IMG_DOMAIN}/)?{_IMG_PATH}(?:/{_IMG_PATH})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?"
+            r"(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$")
+IMAGE_NAME_MAX = 255  # distribution/reference NameTotalLengthMax: the name without tag and digest
+# Go's time.ParseDuration (Arena's duration flags, kubectl's --since): decimal numbers, each with a unit
+DURATION_RX = r"^(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$"
 # Not Kubernetes grammars, but grammars the charts check: one path segment (git-sync's --link), a
 # positive decimal integer written as text (torchrun --nproc-per-node), the start of a URL (TensorBoard's
 # --logdir) and a URL that carries credentials (refused in a git-sync repository).
@@ -78,13 +87,41 @@ check_queue_name = _checker(DNS1123_SUBDOMAIN_RX, 63,
 check_label_value = _checker(LABEL_VALUE_RX, 63, "must be at most 63 letters, digits, '-', '_', '.', starting and "
                              "ending with a letter or digit", "label value")
 check_env_name = _checker(ENV_NAME_RX, None, "must match [-._a-zA-Z][-._a-zA-Z0-9]*", "environment variable name")
+_check_config_key = _checker(CONFIG_KEY_RX, 253, "must be a Secret or ConfigMap key: letters, digits, '-', '_' "
+                             "and '.' (at most 253)", "key")
+
+
+def check_config_key(v: Any, what: str = "key") -> str:
+    """A key of a Secret or ConfigMap; not ``.``, ``..`` or ``..``-prefixed (IsConfigMapKey; the schema's
+    pattern cannot say that without a lookahead, so the spec is the stricter side)."""
+    _check_config_key(v, what)
+    if v.startswith(".."):
+        raise ValueError(f"{_w(what)}{v!r} must not be '.', '..' or start with '..'")
+    if v == ".":
+        raise ValueError(f"{_w(what)}{v!r} must not be '.', '..' or start with '..'")
+    return v
+
+
 check_sync_source = _checker(f"({GIT_URL_RX})|({RSYNC_SOURCE_RX})", None,
                              "is not a git URL (https://, ssh://, git@host:path, git:// or file://) or an rsync "
                              "source (rsync://HOST/PATH, HOST::MODULE/PATH, HOST:PATH)")
 check_rsync_source = _checker(RSYNC_SOURCE_RX, None, "is not an rsync source (rsync://HOST/PATH, HOST::MODULE/PATH "
                               "or [USER@]HOST:PATH)")
 check_git_url = _checker(GIT_URL_RX, None, "is not a git URL (https://, ssh://, git@host:path, git:// or file://)")
-check_image = _checker(IMAGE_RX, None, "must be an image reference without spaces (e.g. pytorch/pytorch:2.3.0)")
+_check_image = _checker(IMAGE_RX, None, "is not an image reference [REGISTRY[:PORT]/]REPOSITORY[:TAG][@DIGEST] with "
+                        "a lowercase repository and a tag of letters, digits, '_', '.', '-' (e.g. pytorch/pytorch:2.3.0)")
+
+
+def check_image(v: Any, what: str = "") -> str:
+    _check_image(v, what)
+    name = v.partition("@")[0]
+    slash = name.rfind("/")
+    colon = name.rfind(":")
+    if colon > slash:
+        name = name[:colon]
+    if len(name) > IMAGE_NAME_MAX:
+        raise ValueError(f"{_w(what)}{v!r}: the image name is over {IMAGE_NAME_MAX} characters")
+    return v
 
 
 def check_label_key(v: str, what: str = "label") -> str:
@@ -122,22 +159,36 @@ check_positive_int_text = _checker(POSITIVE_INT_TEXT_RX, None, 'must be a positi
                                    "number")
 
 
+_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
+_DURATION_UNIT = {"ns": "1e-9", "us": "1e-6", "µs": "1e-6", "μs": "1e-6", "ms": "1e-3", "s": "1", "m": "60",
+                  "h": "3600"}
+DURATION_HINT = "use a Go duration, e.g. 90s, 10m, 1.5h or 2h30m"
+
+
 def parse_duration(value: Any) -> int:
-    """``90``, ``30s``, ``10m``, ``1h30m`` -> seconds (0 and up)."""
+    """A Go duration (``90s``, ``10m``, ``1.5h``, ``2h30m``, ``0``; Arena's flags are time.Duration) -> whole
+    seconds, truncated as Arena's ``int64(d.Seconds())``. A number without a unit is refused, as Go refuses it;
+    from Python (or a defaults file) an int is seconds."""
+    from decimal import Decimal
+
     if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not a duration: use e.g. 30s, 10m, 1h or 1h30m")
+        raise ValueError(f"{value!r} is not a duration: {DURATION_HINT}")
     if isinstance(value, int):
         if value < 0:
             raise ValueError(f"{value!r}: a duration cannot be negative")
         return value
     text = str(value).strip()
-    if text.isdigit():
-        return int(text)
-    m = re.match(DURATION_RX, text) if text else None
-    if not m:
-        raise ValueError(f"{value!r} is not a duration: use e.g. 30s, 10m, 1h or 1h30m")
-    h, mi, s = (int(g[:-1]) if g else 0 for g in m.groups())
-    return h * 3600 + mi * 60 + s
+    if text.startswith("-"):
+        raise ValueError(f"{value!r} is not a duration: a duration cannot be negative ({DURATION_HINT})")
+    body = text[1:] if text.startswith("+") else text
+    if body == "0":
+        return 0
+    if body.replace(".", "", 1).isdigit():
+        raise ValueError(f"{value!r} is not a duration: it has no unit ({DURATION_HINT})")
+    if not body or not matches(DURATION_RX, body):
+        raise ValueError(f"{value!r} is not a duration: {DURATION_HINT}")
+    total = sum(Decimal(n) * Decimal(_DURATION_UNIT[u]) for n, u in _DURATION_PART.findall(body))
+    return int(total)
 
 
 # ---- the annotated types ------------------------------------------------------------------------------
@@ -157,12 +208,15 @@ GRAMMARS: dict[str, dict[str, Any]] = {
     "quantity": {"type": ["string", "number"], "pattern": QUANTITY_RX, "minimum": 0,
                  "description": "A Kubernetes quantity, e.g. 2, 0.5, 500m, 16Gi."},
     "envName": {"type": "string", "pattern": ENV_NAME_RX, "description": "An environment variable name."},
+    "configKey": {"type": "string", "pattern": CONFIG_KEY_RX, "maxLength": 253,
+                  "description": "A key of a Secret or ConfigMap: letters, digits, '-', '_' and '.'."},
     "absPath": {"type": "string", "pattern": ABS_PATH_RX, "description": "An absolute path without ':'."},
     "gitUrl": {"type": "string", "pattern": GIT_URL_RX, "description": "A git repository URL."},
     "syncSource": {"type": "string", "pattern": f"({GIT_URL_RX})|({RSYNC_SOURCE_RX})",
                    "description": "A git repository URL or an rsync source (rsync://HOST/PATH, HOST::MODULE/PATH, "
                    "[USER@]HOST:PATH)."},
-    "image": {"type": "string", "pattern": IMAGE_RX, "description": "A container image reference."},
+    "image": {"type": "string", "pattern": IMAGE_RX,
+              "description": "A container image reference: [REGISTRY[:PORT]/]REPOSITORY[:TAG][@DIGEST]."},
     "fileName": {"type": "string", "pattern": FILE_NAME_RX, "description": "One path segment: no '/'."},
     "positiveIntText": {"type": "string", "pattern": POSITIVE_INT_TEXT_RX,
                         "description": "A positive integer written as text, e.g. \"4\"."},
@@ -182,6 +236,7 @@ LabelKey = _type(str, check_label_key, "labelKey")
 LabelValue = _type(str, check_label_value, "labelValue")
 Quantity = _type(str, check_quantity, "quantity")
 EnvName = _type(str, check_env_name, "envName")
+ConfigKey = _type(str, check_config_key, "configKey")
 AbsPath = _type(str, check_abs_path, "absPath")
 GitURL = _type(str, check_git_url, "gitUrl")
 SyncSource = _type(str, check_sync_source, "syncSource")

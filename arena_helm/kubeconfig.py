@@ -27,7 +27,8 @@ from typing import Any
 
 from .errors import KubeconfigError
 
-HINT = "give the right one with --kubeconfig FILE (or KUBECONFIG), or use --dry-run to render without a cluster"
+HINT = "give the right one with --kubeconfig FILE (or KUBECONFIG)"
+DRY_RUN_HINT = "or use --dry-run to render without a cluster"  # added by the commands that have --dry-run
 _PATH_KEYS = {"clusters": ("cluster", ("certificate-authority",)),
               "users": ("user", ("client-certificate", "client-key", "tokenFile"))}
 

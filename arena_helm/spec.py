@@ -7,7 +7,7 @@ is ``--image-pull-secret``, and so on (``command`` is the training command, ``na
 are generated from these fields (their names, help and choices), so the command line and the Python API
 cannot drift apart. A repeatable flag is a list field: it takes the flag's text forms (``"K=V"``,
 ``"PVC:MOUNT"``, ``"KEY=VALUE:EFFECT"``) or, from Python, the structured form (a dict, or the small models
-below). Every problem is reported as :class:`~arena_helm.errors.UsageError` naming the flag::
+of :mod:`arena_helm.flagtypes`). Every problem is reported as :class:`~arena_helm.errors.UsageError` naming the flag::
 
     from arena_helm import TFJobSpec
     spec = TFJobSpec(name="mnist", image="tensorflow/tensorflow:2.15.0", workers=2, ps=1, gpus=1,
@@ -19,10 +19,11 @@ giving both with different values is an error, never a silent override.
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from . import k8s
 from .enums import (
@@ -32,13 +33,26 @@ from .enums import (
     SyncMode,
 )
 from .errors import UsageError
-from .k8s import AbsPath, DNSSubdomain, Duration, EnvName, Image, LabelValue, Quantity, QueueName, SyncSource
+from .flagtypes import (
+    ConfigFile,
+    DataVolume,
+    EnvSource,
+    EnvVar,
+    HostPathVolume,
+    SecretEnv,
+    SecretVolume,
+    Strict,
+    Toleration,
+    check_labels,
+    kv_items,
+    split_kv,
+)
+from .k8s import AbsPath, DNSSubdomain, Duration, Image, LabelValue, Quantity, QueueName, SyncSource
 
 HELM_RELEASE_MAX = 53
 NAME_MAX = 63
 MAX_REPLICAS = 1000
 MAX_GPUS = 128
-TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 # the env that names the ref to sync (Arena's git-sync v3 reads them); arena-helm gives it as --ref
 GIT_REF_ENV = ("GIT_SYNC_BRANCH", "GIT_SYNC_REV")
 # Arena's local logging: a --logdir on no --data PVC lives on the node, under this directory of the host
@@ -86,138 +100,6 @@ def flag_info(info) -> dict[str, Any] | None:
     return extra.get("flag") if isinstance(extra, dict) else None
 
 
-# ---- parsing helpers --------------------------------------------------------------------------------
-def _split_kv(item: Any, what: str, example: str) -> tuple[str, str]:
-    if not isinstance(item, str):
-        raise ValueError(f"{item!r} is not {what} (expected {example})")
-    key, sep, value = item.partition("=")
-    if not sep or not key:
-        raise ValueError(f"{item!r} is not {what} (expected {example})")
-    return key, value
-
-
-def _kv_items(v: Any, what: str = "KEY=VALUE") -> Any:
-    """``["a=b", ...]`` or a mapping -> a dict; a key given twice with two values is an error."""
-    if isinstance(v, dict):
-        return v
-    out: dict[str, str] = {}
-    for item in v or []:
-        key, value = _split_kv(item, what, "KEY=VALUE")
-        if key in out and out[key] != value:
-            raise ValueError(f"{key} is given twice ({out[key]!r} and {value!r}): give it once")
-        out[key] = value
-    return out
-
-
-def _check_labels(v: dict[str, str], what: str) -> dict[str, str]:
-    for key, value in v.items():
-        k8s.check_label_key(key, what)
-        if len(value) > 63 or not k8s.matches(k8s.LABEL_VALUE_RX, value):
-            raise ValueError(f"{what} {key}={value!r}: a value must be at most 63 letters, digits, '-', '_', '.', "
-                             "starting and ending with a letter or digit")
-    return v
-
-
-# ---- small models -----------------------------------------------------------------------------------
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)  # built on first use
-
-
-class EnvVar(Strict):
-    name: EnvName
-    value: str = ""
-
-
-class DataVolume(Strict):
-    """A PersistentVolumeClaim mounted into every training container (``--data PVC:MOUNT``)."""
-
-    claim_name: DNSSubdomain
-    mount_path: AbsPath
-    read_only: bool = False
-
-
-class HostPathVolume(Strict):
-    """A node directory mounted into every training container (``--data-dir HOST[:CONTAINER]``)."""
-
-    path: AbsPath
-    mount_path: AbsPath
-    read_only: bool = False
-
-
-class ConfigFile(Strict):
-    """A local file mounted into every training container (``--config-file HOST_FILE[:CONTAINER_FILE]``, as in
-    Arena: the container path defaults to the host path). Parsing the flag reads the file (UTF-8 text)."""
-
-    host_file: str
-    mount_path: AbsPath
-    content: str
-
-    @classmethod
-    def parse(cls, text: str) -> ConfigFile:
-        import os
-
-        host, sep, container = text.partition(":")
-        if not host or (sep and not container) or ":" in container:
-            raise ValueError(f"{text!r} is not HOST_FILE[:CONTAINER_FILE] (e.g. ./train.yaml:/etc/train.yaml)")
-        host = os.path.abspath(os.path.expanduser(host))
-        container = container or host
-        if not container.startswith("/"):
-            raise ValueError(f"{text!r}: the path in the container must be absolute")
-        try:
-            with open(host, encoding="utf-8") as f:
-                content = f.read()
-        except FileNotFoundError:
-            raise ValueError(f"{host} does not exist: give a file that exists") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{host} cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
-        if len(content.encode()) > 900 * 1024:
-            raise ValueError(f"{host} is over 900 KiB: a ConfigMap holds at most 1 MiB; put it on a --data PVC")
-        return cls(host_file=host, mount_path=container, content=content)
-
-
-class Toleration(Strict):
-    key: str = ""
-    operator: Literal["Equal", "Exists"] = "Equal"
-    value: str = ""
-    effect: str = ""
-
-    @model_validator(mode="after")
-    def _check(self) -> Toleration:
-        if self.effect and self.effect not in TAINT_EFFECTS:
-            raise ValueError(f"toleration effect {self.effect!r} must be one of {', '.join(TAINT_EFFECTS)}")
-        if self.operator == "Exists" and self.value:
-            raise ValueError("a toleration with operator Exists takes no value")
-        if self.key:
-            k8s.check_label_key(self.key, "toleration")
-        elif self.operator != "Exists":
-            raise ValueError("a toleration without a key must use operator Exists")
-        if self.value:
-            k8s.check_label_value(self.value, "toleration value")
-        return self
-
-    @classmethod
-    def parse(cls, text: str) -> Toleration:
-        """``all`` | ``KEY[=VALUE][:EFFECT][,OPERATOR]``."""
-        if text == "all":
-            return cls(operator="Exists")
-        body, _, operator = text.partition(",")
-        body, _, effect = body.partition(":")
-        key, eq, value = body.partition("=")
-        if not key or (":" in text and not effect) or ("," in text and not operator):
-            raise ValueError(f"{text!r} is not a toleration (expected all or KEY[=VALUE][:EFFECT][,OPERATOR])")
-        if operator and operator not in ("Equal", "Exists"):
-            raise ValueError(f"toleration operator {operator!r} must be Equal or Exists")
-        op = operator or ("Equal" if eq else "Exists")
-        return cls(key=key, value=value, effect=effect, operator=op)
-
-    def to_values(self) -> dict[str, str]:
-        out = {"operator": self.operator}
-        for k in ("key", "value", "effect"):
-            if getattr(self, k):
-                out[k] = getattr(self, k)
-        return out
-
-
 @dataclass
 class Replica:
     """One replica type as the job will run it (derived from the flags; not an input)."""
@@ -255,6 +137,9 @@ class JobSpec(Strict):
     """What every job kind shares. Each field is the flag of the same name (see the module docstring)."""
 
     kind: ClassVar[str]  # the kinds registry's key (arena_helm.kinds)
+    # a submit without a training command is a mistake, unless the kind has a command of its own to run
+    # (a TrainJob's runtime) or --image-entrypoint says the image's entrypoint is meant
+    COMMAND_OPTIONAL: ClassVar[bool] = False
 
     name: str = opt("Job name (also the release name). Required.")
     namespace: str = Field("default", description="Namespace of the job (-n/--namespace).",
@@ -267,6 +152,13 @@ class JobSpec(Strict):
     working_dir: AbsPath = opt("Working directory of the command (synced code lands in <working dir>/code).",
                                "/root", hidden=("--workingDir",), values="workingDir")
     env: list[EnvVar] = opt_list("Environment variable NAME=VALUE (repeatable).", "-e", metavar="NAME=VALUE")
+    env_from_secret: list[SecretEnv] = opt_list(
+        "Environment variable NAME from a key of a Secret: NAME=SECRET[:KEY], the key defaults to NAME "
+        "(repeatable; only the names reach the release).", metavar="NAME=SECRET[:KEY]")
+    env_from: list[EnvSource] = opt_list("Every key of a Secret (or configmap:NAME, a ConfigMap) as environment "
+                                         "variables (repeatable).", metavar="[configmap:]NAME")
+    secret: list[SecretVolume] = opt_list("Mount a Secret read-only, a file per key: SECRET:PATH (repeatable).",
+                                          metavar="SECRET:PATH")
     data: list[DataVolume] = opt_list("Mount a PVC: PVC:MOUNT_PATH (repeatable).", "-d", metavar="PVC:PATH")
     data_dir: list[HostPathVolume] = opt_list("Mount a host path: HOST[:CONTAINER] (repeatable).",
                                               metavar="HOST[:PATH]", hidden=("--dataDir",))
@@ -303,7 +195,8 @@ class JobSpec(Strict):
     sync_source: SyncSource | None = opt("Where to sync the code from: a git repository URL, or an rsync source.",
                                   hidden=("--syncSource",))
     sync_branch: str | None = opt("Branch, tag or commit to sync (also -e GIT_SYNC_BRANCH=...).")
-    sync_image: Image | None = opt("Image of the sync init container (git-sync v4; for rsync an image with rsync).",
+    sync_image: Image | None = opt("Image of the sync init container (default: git-sync v4; for rsync, Arena's "
+                                   "rsync image).",
                                    hidden=("--syncImage",), values="codeSync.image")
     sync_secret: DNSSubdomain | None = opt("Secret with username/password keys for the repository.",
                                            values="codeSync.secretName")
@@ -338,11 +231,17 @@ class JobSpec(Strict):
         out = []
         for item in v or []:
             if isinstance(item, str):
-                key, value = _split_kv(item, "an environment variable", "NAME=VALUE")
+                key, value = split_kv(item, "an environment variable", "NAME=VALUE")
                 out.append({"name": key, "value": value})
             else:
                 out.append(item)
         return out
+
+    @field_validator("env_from_secret", "env_from", "secret", mode="before")
+    @classmethod
+    def _secret_forms(cls, v: Any, info: ValidationInfo) -> Any:
+        model = {"env_from_secret": SecretEnv, "env_from": EnvSource, "secret": SecretVolume}[info.field_name]
+        return [model.fields_of(t) if isinstance(t, str) else t for t in v or []]
 
     @field_validator("data", mode="before")
     @classmethod
@@ -375,12 +274,12 @@ class JobSpec(Strict):
     @field_validator("annotation", "label", "selector", mode="before")
     @classmethod
     def _kv_list(cls, v: Any, info: ValidationInfo) -> Any:
-        return _kv_items(v, {"annotation": "an annotation", "label": "a label"}.get(info.field_name, "a node selector"))
+        return kv_items(v, {"annotation": "an annotation", "label": "a label"}.get(info.field_name, "a node selector"))
 
     @field_validator("label", "selector")
     @classmethod
     def _label_like(cls, v: dict[str, str], info: ValidationInfo) -> dict[str, str]:
-        return _check_labels(v, "label" if info.field_name == "label" else "node selector")
+        return check_labels(v, "label" if info.field_name == "label" else "node selector")
 
     @field_validator("annotation")
     @classmethod
@@ -406,7 +305,7 @@ class JobSpec(Strict):
             return v
         out: dict[str, Any] = {}
         for item in v or []:
-            key, value = _split_kv(item, "a device", "VENDOR/RESOURCE=COUNT, e.g. amd.com/gpu=1")
+            key, value = split_kv(item, "a device", "VENDOR/RESOURCE=COUNT, e.g. amd.com/gpu=1")
             if not value.isdigit():
                 raise ValueError(f"{item!r}: the count must be a whole number")
             out[key] = int(value)
@@ -461,6 +360,25 @@ class JobSpec(Strict):
             raise ValueError("--name is required: give the job a name, e.g. --name mnist")
         return data
 
+    @model_validator(mode="before")
+    @classmethod
+    def _python_forms(cls, data: Any) -> Any:
+        """From Python: one item of a repeatable flag alone (``data="pvc:/data"``) is a list of one, and a
+        ``command`` given as a list of words runs as exactly those words (quoted for the shell)."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for name, value in data.items():
+            info = cls.model_fields.get(name)
+            if isinstance(value, str) and info is not None and typing.get_origin(info.annotation) is list:
+                data[name] = [value]
+        command = data.get("command")
+        if isinstance(command, list | tuple) and all(isinstance(w, str) for w in command):
+            import shlex
+
+            data["command"] = shlex.join(command)
+        return data
+
     @model_validator(mode="after")
     def _cross(self) -> JobSpec:
         self._check_name()
@@ -468,6 +386,7 @@ class JobSpec(Strict):
         dup = sorted({m for m in mounts if mounts.count(m) > 1})
         if dup:
             raise ValueError(f"--data/--data-dir: mount path {dup[0]} is used twice: mount each path once")
+        self._check_secrets()
         claims = [d.claim_name for d in self.data]
         dup = sorted({c for c in claims if claims.count(c) > 1})
         if dup:
@@ -482,15 +401,10 @@ class JobSpec(Strict):
                 raise ValueError(f"{flag_of_field(name)} needs --sync-source URL")
         if self.sync_source:
             mode = self.code_sync_mode
-            if mode is SyncMode.hdfs:
-                raise ValueError("--sync-mode hdfs: Arena's charts have no hdfs sync either: put the code on a "
-                                 "--data PVC or in the image")
             if mode is SyncMode.git:
                 k8s.check_git_url(self.sync_source, "--sync-source")
             if mode is SyncMode.rsync:
                 k8s.check_rsync_source(self.sync_source, "--sync-source")
-                if not self.sync_image:
-                    raise ValueError("--sync-mode rsync needs --sync-image IMAGE (an image with rsync)")
                 if self.sync_branch or self.sync_secret:
                     raise ValueError("--sync-branch and --sync-secret are for --sync-mode git")
         if self.sync_source:
@@ -511,6 +425,30 @@ class JobSpec(Strict):
         if self.image_entrypoint and self.command:
             raise ValueError("--image-entrypoint runs the image's own entrypoint: give no training command with it")
         return self
+
+    def _check_secrets(self) -> None:
+        """A variable is set once (-e or --env-from-secret); a --secret mounts where nothing else does."""
+        plain = {e.name for e in self.env}
+        seen: set[str] = set()
+        for e in self.env_from_secret:
+            if e.name in plain:
+                raise ValueError(f"--env-from-secret {e.name}: -e sets {e.name} too: give it once")
+            if e.name in seen:
+                raise ValueError(f"--env-from-secret: {e.name} is given twice: give it once")
+            seen.add(e.name)
+        sources = [(s.kind, s.name) for s in self.env_from]
+        dup = next((s for n, s in enumerate(sources) if s in sources[:n]), None)
+        if dup:
+            raise ValueError(f"--env-from: {dup[0]} {dup[1]} is given twice: give it once")
+        taken = {d.mount_path: "a --data mount" for d in self.data}
+        taken.update({d.mount_path: "a --data-dir mount" for d in self.data_dir})
+        taken.update({c.mount_path: "a --config-file" for c in self.config_file})
+        taken["/"] = "the container's root"
+        for v in self.secret:
+            if v.mount_path in taken:
+                raise ValueError(f"--secret {v.secret}:{v.mount_path}: {v.mount_path} is {taken[v.mount_path]}: "
+                                 "mount the Secret elsewhere")
+            taken[v.mount_path] = "another --secret"
 
     def _check_sync_ref(self) -> None:
         """--sync-branch, GIT_SYNC_BRANCH and GIT_SYNC_REV, where given, name one ref."""

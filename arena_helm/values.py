@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import enum
 import hashlib
+from collections.abc import Iterable
 from typing import Any
 
 from .enums import AffinityPolicy, SyncMode
+from .errors import UsageError
 from .k8s import parse_quantity
 from .kinds import BY_KEY
 from .spec import GIT_REF_ENV, JobSpec, Replica, flag_info
@@ -24,6 +26,7 @@ POD_GROUP_NAME = "pod-group.scheduling.sigs.k8s.io/name"
 POD_GROUP_MIN = "pod-group.scheduling.sigs.k8s.io/min-available"
 DISABLE_TF_CONFIG = "arena.kubeflow.org/disable-tf-config"  # submit_tfjob.go disableTFConfigAnnotation
 RDMA_RESOURCE = "rdma/hca"
+RSYNC_IMAGE = "registry.cn-zhangjiakou.aliyuncs.com/acs/rsync:v3.1.0-aliyun"  # Arena's charts/*/values.yaml rsyncImage
 
 
 def resources(r: Replica) -> dict[str, Any]:
@@ -124,6 +127,17 @@ def arena_env(spec: JobSpec) -> list[dict[str, str]]:
     return [{"name": k, "value": v} for k, v in own.items()]
 
 
+def secret_env(spec: JobSpec, own: Iterable[str]) -> list[dict[str, Any]]:
+    """The ``--env-from-secret`` variables (``valueFrom.secretKeyRef``: names only, never a Secret's data); a
+    name arena-helm sets itself (``own``: Arena's job info) is refused."""
+    own = set(own)
+    for e in spec.env_from_secret:
+        if e.name in own:
+            raise UsageError(f"--env-from-secret {e.name}: arena-helm sets {e.name} itself (Arena's job info): "
+                             "name the variable differently")
+    return [e.to_values() for e in spec.env_from_secret]
+
+
 def user_id(user: str) -> str:
     """Arena's user id: the md5 of the user name (pkg/apis/config/arenaconfig.go, util.Md5)."""
     return hashlib.md5(user.encode(), usedforsecurity=False).hexdigest()
@@ -167,6 +181,8 @@ def _code_sync(spec: JobSpec) -> dict[str, Any]:
                            "root": f"{spec.working_dir.rstrip('/')}/code"}
     if spec.code_sync_mode is SyncMode.rsync:
         out["mode"] = "rsync"
+        if not spec.sync_image:
+            out["image"] = RSYNC_IMAGE
     if ref:
         out["ref"] = ref
     passed = [{"name": k, "value": v} for k, v in env.items() if k not in GIT_REF_ENV]
@@ -183,16 +199,21 @@ def build_values(spec: JobSpec) -> dict[str, Any]:
         values["shmSize"] = ""  # --share-memory 0: no memory-backed /dev/shm
     kind = kind_module(spec)
     if not getattr(kind, "ARENA_METADATA", True):
-        if spec.env:
-            values["env"] = [{"name": e.name, "value": e.value} for e in spec.env]
+        if spec.env or spec.env_from_secret:
+            values["env"] = [{"name": e.name, "value": e.value} for e in spec.env] + secret_env(spec, ())
     else:
-        values["env"] = arena_env(spec)
+        env = arena_env(spec)
+        values["env"] = env + secret_env(spec, [e["name"] for e in env])
         labels, annotations, pod_labels = arena_metadata(spec)
         if labels:
             values["labels"] = labels
         if pod_labels:
             values["podLabels"] = pod_labels
         values["annotations"] = annotations
+    if spec.env_from:
+        values["envFrom"] = [e.to_values() for e in spec.env_from]
+    if spec.secret:
+        values["secretVolumes"] = [v.to_values() for v in spec.secret]
     if spec.rdma:
         values["securityContext"] = rdma_security_context(spec)
     if spec.config_file:
@@ -220,8 +241,10 @@ def tensorboard_values(spec: JobSpec) -> dict[str, Any]:
     """The job's TensorBoard, as in Arena. ``--logdir`` under a ``--data`` mount: TensorBoard reads that PVC
     (read-only). Another absolute ``--logdir`` (Arena's local logging): TensorBoard mounts the node directory
     the training containers write to (``spec.logdir_host_path()``, read-only) and must run on the node of the
-    pod that writes the logs (a required podAffinity). A URL: TensorBoard reads it itself. The image is pulled
-    as the job's (``--image-pull-policy``, Always by default: Arena's TensorBoard always pulls)."""
+    pod that writes the logs (a required podAffinity). A URL: TensorBoard reads it itself, with the job's env
+    (``-e``, ``--env-from-secret``, ``--env-from``: the storage's endpoint and credentials the training writes
+    with; HOME is the chart's). The image is pulled as the job's (``--image-pull-policy``, Always by default:
+    Arena's TensorBoard always pulls)."""
     out: dict[str, Any] = {"enabled": True, "logDir": spec.logdir, "imagePullPolicy": spec.image_pull_policy.value,
                            "service": {"type": spec.tensorboard_service_type.value}}
     volume = spec.logdir_volume()
@@ -233,6 +256,13 @@ def tensorboard_values(spec: JobSpec) -> dict[str, Any]:
         out["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
             {"labelSelector": {"matchExpressions": log_writer_selector(spec)},
              "topologyKey": "kubernetes.io/hostname"}]}}
+    if "://" in spec.logdir:
+        env = [{"name": e.name, "value": e.value} for e in spec.env if e.name != "HOME"]
+        env += [e.to_values() for e in spec.env_from_secret if e.name != "HOME"]
+        if env:
+            out["env"] = env
+        if spec.env_from:
+            out["envFrom"] = [e.to_values() for e in spec.env_from]
     if spec.tensorboard_image:
         out["image"] = spec.tensorboard_image
     return out

@@ -11,8 +11,14 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(dirname "$here")"
+case "${1:-}" in
+    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "usage: scripts/package-charts.sh [OUTPUT_DIR] [--help]" >&2; exit 2 ;;
+esac
+[ "$#" -le 1 ] || { echo "usage: scripts/package-charts.sh [OUTPUT_DIR] [--help]" >&2; exit 2; }
 out="${1:-$repo/dist/charts}"
 helm="${HELM:-helm}"
+command -v "$helm" >/dev/null || { echo "package-charts: $helm not found (scripts/install-helm.sh installs it; HELM names another)" >&2; exit 1; }
 
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"

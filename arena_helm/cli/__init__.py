@@ -110,6 +110,28 @@ def _plain_type(param) -> type | None:
     return None
 
 
+def plain_help(param) -> None:
+    """Help that reads as kubectl's: an argument is its metavar (``NAME``, ``NAMES...``; never Typer's
+    ``{name}`` or ``<list[str]>``), and a repeatable option shows its item's type (the help says it repeats)."""
+    display = getattr(param, "display_type_rich", None)
+    if display is None:
+        return
+    if param.param_type_name == "argument":
+        if param.metavar is None:
+            param.metavar = param.name.upper()
+        shown = param.metavar + ("..." if param.nargs != 1 else "")
+        param.display_type_rich = lambda ctx: None
+        param._rich_display_name = lambda: shown
+        param._usage_display_name = lambda: shown if param.required else f"[{shown}]"
+        return
+
+    def item_type(ctx, _display=display):
+        shown = _display(ctx)
+        return f"<{shown[6:-2]}>" if shown and shown.startswith("<list[") and shown.endswith("]>") else shown
+
+    param.display_type_rich = item_type
+
+
 def fast_params(params) -> None:
     """Let plain parameters skip Typer's per-parameter pydantic coercion.
 
@@ -124,6 +146,7 @@ def fast_params(params) -> None:
         if getattr(param, "_arena_fast", False):
             continue
         param._arena_fast = True
+        plain_help(param)
         original = param.process_value
         plain = _plain_type(param)
         flag = getattr(getattr(param, "type_descriptor", None), "annotation", None) is bool
@@ -194,10 +217,33 @@ class LazyGroup(ArenaGroup):
             self._built[cmd_name] = cmd
         return self._built[cmd_name]
 
+    def _aliases(self) -> dict[str, list[str]]:
+        """A shown command -> its hidden aliases (the entries that build the same command)."""
+        shown = {e[:2]: name for name, e in self.entries.items() if not e[3]}
+        out: dict[str, list[str]] = {name: [] for name in shown.values()}
+        for name, e in self.entries.items():
+            if e[3] and e[:2] in shown:
+                out[shown[e[:2]]].append(name)
+        return out
+
     def format_commands(self, ctx, formatter):
-        rows = [(name, e[2]) for name, e in self.entries.items() if not e[3]]
+        aliases = self._aliases()
+        rows = [(", ".join([name, *aliases[name]]), e[2]) for name, e in self.entries.items() if not e[3]]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+    def resolve_command(self, ctx, args):
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in self.entries and not ctx.resilient_parsing:
+            import difflib
+
+            canonical = {alias: shown for shown, names in self._aliases().items() for alias in [shown, *names]}
+            guesses = [n for n in canonical if n.startswith(name.lower())] or difflib.get_close_matches(
+                name.lower(), list(canonical), n=3, cutoff=0.6)
+            guesses = list(dict.fromkeys(canonical[g] for g in guesses))
+            if guesses:
+                ctx.fail(f"No such command {name!r}. Did you mean {' or '.join(repr(g) for g in guesses)}?")
+        return super().resolve_command(ctx, args)
 
 
 def lazy_app(entries: dict[str, Entry], command_cls: type | None = None, **kwargs) -> typer.Typer:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import inspect
@@ -132,3 +133,16 @@ def with_globals(fn: Callable[..., Any]) -> Callable[..., Any]:
     command.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in params}
     return command
+
+
+@contextlib.contextmanager
+def offer_dry_run():
+    """A kubeconfig problem of a command that can also render without a cluster (submit, tensorboard start)
+    says so; the other commands do not offer a --dry-run they lack."""
+    from ..errors import KubeconfigError
+    from ..kubeconfig import DRY_RUN_HINT
+
+    try:
+        yield
+    except KubeconfigError as exc:
+        raise KubeconfigError(f"{exc}, {DRY_RUN_HINT}") from None

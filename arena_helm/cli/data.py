@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from . import new_app
+from . import FastCommand, new_app
 from .common import Globals, with_globals
 from .jobs import AllNamespaces, DetailFormat, emit
 
@@ -38,7 +38,7 @@ def complete_claims(ctx: typer.Context, incomplete: str) -> list[str]:
         return []
 
 
-@app.command("list")
+@app.command("list", cls=FastCommand)
 @with_globals
 def list_cmd(
     g: Globals,

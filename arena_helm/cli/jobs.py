@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ..kinds import names_hint
-from . import new_app
+from . import FastCommand, new_app
 from .common import Globals, OutputFormat, with_globals
 
 AllNamespaces = Annotated[bool, typer.Option("--all-namespaces", "-A", help="Jobs of every namespace.")]
@@ -355,7 +355,7 @@ def prune_cmd(
 top_app = new_app(help="GPU (and CPU/memory) use of jobs and nodes.")
 
 
-@top_app.command("job")
+@top_app.command("job", cls=FastCommand)
 @with_globals
 def top_job(
     g: Globals,
@@ -400,7 +400,7 @@ def top_job(
     show_view(render, refresh)
 
 
-@top_app.command("node")
+@top_app.command("node", cls=FastCommand)
 @with_globals
 def top_node(
     g: Globals,

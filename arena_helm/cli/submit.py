@@ -24,7 +24,7 @@ import typer
 from ..enums import DryRunOutput
 from ..kinds import KINDS, lookup
 from . import FastCommand, lazy_app
-from .common import GLOBAL_OPTIONS, ArenaConfig, ArenaNamespace, Globals, LogLevel, loglevel_option
+from .common import GLOBAL_OPTIONS, ArenaConfig, ArenaNamespace, Globals, LogLevel, loglevel_option, offer_dry_run
 
 CMD_SETTINGS = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]}
 
@@ -37,16 +37,16 @@ def Opt(*names: str, help: str, **kw) -> Any:  # noqa: A002,N802 - mirrors typer
 Command = Annotated[list[str] | None, typer.Argument(help="The training command (joined with spaces).", metavar="COMMAND",
                                                      show_default=False)]
 RUN_OPTIONS: list[tuple[str, Any, Any]] = [
-    ("values_file", Annotated[list[str] | None, Opt("--values", "-f", help="Chart values file, given to helm after "
-                                                    "the generated values (repeatable).")], None),
-    ("set_value", Annotated[list[str] | None, Opt("--set", help="Chart value KEY=VALUE, given to helm as --set "
-                                                  "(repeatable).")], None),
-    ("set_string", Annotated[list[str] | None, Opt("--set-string", help="Chart value KEY=VALUE, given to helm as "
-                                                   "--set-string (repeatable).")], None),
-    ("set_file", Annotated[list[str] | None, Opt("--set-file", help="Chart value KEY=FILE, given to helm as "
-                                                 "--set-file (repeatable).")], None),
-    ("set_json", Annotated[list[str] | None, Opt("--set-json", help="Chart value KEY=JSON, given to helm as "
-                                                 "--set-json (repeatable).")], None),
+    ("values_file", Annotated[list[str] | None, Opt("--values", "-f", metavar="FILE", help="Chart values file, "
+                                                    "given to helm after the generated values (repeatable).")], None),
+    ("set_value", Annotated[list[str] | None, Opt("--set", metavar="KEY=VALUE", help="Chart value KEY=VALUE, given "
+                                                  "to helm as --set (repeatable).")], None),
+    ("set_string", Annotated[list[str] | None, Opt("--set-string", metavar="KEY=VALUE", help="Chart value "
+                                                   "KEY=VALUE, given to helm as --set-string (repeatable).")], None),
+    ("set_file", Annotated[list[str] | None, Opt("--set-file", metavar="KEY=FILE", help="Chart value KEY=FILE, given "
+                                                 "to helm as --set-file (repeatable).")], None),
+    ("set_json", Annotated[list[str] | None, Opt("--set-json", metavar="KEY=JSON", help="Chart value KEY=JSON, given "
+                                                 "to helm as --set-json (repeatable).")], None),
     ("dry_run", Annotated[bool, Opt("--dry-run", help="Print the manifests; contact no cluster.")], False),
     ("output", Annotated[DryRunOutput | None, Opt("--output", "-o", help="With --dry-run: manifests (default) or "
                                                   "values.")], None),
@@ -194,11 +194,9 @@ def _check_command_words(ctx: typer.Context | None, words: list[str]) -> None:
 def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None, run: dict[str, Any],
                g: Globals, ctx: typer.Context | None = None) -> None:
     """Validate, then render or install (and maybe wait)."""
-    import yaml
-
     from ..config import load_defaults, resolve_namespace
     from ..errors import UsageError
-    from ..helm import Helm, KubeTarget, ValueSources
+    from ..helm import ValueSources
     from ..k8s import parse_duration
     from ..kinds import BY_KEY
 
@@ -210,11 +208,13 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
         raise UsageError(f"-o/--output {output.value} needs --dry-run (a submit without --dry-run installs the job)")
     if run["timeout"] is not None and not run["wait"]:
         raise UsageError("--timeout needs --wait")
+    if run["wait"] and dry_run:
+        raise UsageError("--wait cannot be used with --dry-run: a dry run installs nothing to wait for")
     try:
         wait_seconds = parse_duration(run["timeout"] or "30m")
     except ValueError as exc:
         raise UsageError(f"--timeout: {exc}") from None
-    if not words and not fields.get("image_entrypoint"):
+    if not words and not fields.get("image_entrypoint") and not info.spec_class().COMMAND_OPTIONAL:
         raise UsageError("no training command: give it after the flags (e.g. ... python train.py), or "
                          "--image-entrypoint to run the image's own entrypoint")
     defaults = load_defaults()
@@ -226,36 +226,52 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
         fields["image_pull_secret"] = list(defaults.image_pull_secrets)
     if fields.get("tensorboard") and not fields.get("tensorboard_image") and defaults.images.get("tensorboard"):
         fields["tensorboard_image"] = defaults.images["tensorboard"]
-    if fields.get("sync_source") and not fields.get("sync_image") and defaults.images.get("sync"):
-        fields["sync_image"] = defaults.images["sync"]
+    sync_key = "rsync" if str(getattr(fields.get("sync_mode"), "value", fields.get("sync_mode"))) == "rsync" else "sync"
+    if fields.get("sync_source") and not fields.get("sync_image") and defaults.images.get(sync_key):
+        fields["sync_image"] = defaults.images[sync_key]
     spec = info.spec_class()(**fields)
     sources = ValueSources.of(run["values_file"] or (), run["set_value"] or (), run["set_string"] or (),
                               run["set_file"] or (), run["set_json"] or ())
     sources.check_files()
-    from ..identity import submitting_user
-    from ..kubeconfig import lenient_view, load
-
-    kube = None
     if dry_run:
-        view = lenient_view(g.kubeconfig, g.context)  # --dry-run needs none
-    else:
-        from ..kube import KubeReader
+        from ..identity import submitting_user
+        from ..kubeconfig import lenient_view
 
-        view = load(g.kubeconfig, g.context).check()  # a missing or malformed kubeconfig: one line, before helm
-        kube = KubeReader(g.kubeconfig, g.context)
-    spec = spec.model_copy(update={"user": submitting_user(view, kube)})
+        spec = spec.model_copy(update={"user": submitting_user(lenient_view(g.kubeconfig, g.context), None)})
+        _render(spec, sources, output, g)  # --dry-run needs no kubeconfig
+        return
+    with offer_dry_run():
+        _install(spec, sources, run, wait_seconds, g)
 
-    from ..submission import job_values, render, submit, wait_for
+
+def _render(spec, sources, output, g: Globals) -> None:
+    """``--dry-run``: the values (``-o values``, merged by helm with the user's own) or the manifests."""
+    import yaml
+
+    from ..helm import Helm
+    from ..submission import job_values, render
 
     values = job_values(spec)
-    if dry_run:
-        if output is DryRunOutput.values:  # helm merges only when there is something to merge
-            merged = Helm(g.helm_binary).merged_values(values, sources) if sources else values
-            typer.echo(yaml.safe_dump(merged, sort_keys=False, allow_unicode=True), nl=False)
-            return
-        typer.echo(render(spec, Helm(g.helm_binary), values=values, sources=sources), nl=False)
+    if output is DryRunOutput.values:  # helm merges only when there is something to merge
+        merged = Helm(g.helm_binary).merged_values(values, sources) if sources else values
+        typer.echo(yaml.safe_dump(merged, sort_keys=False, allow_unicode=True), nl=False)
         return
-    assert kube is not None
+    typer.echo(render(spec, Helm(g.helm_binary), values=values, sources=sources), nl=False)
+
+
+def _install(spec, sources, run: dict[str, Any], wait_seconds: int, g: Globals) -> None:
+    """Install the job's release (and maybe wait for it to end)."""
+    from ..helm import Helm, KubeTarget
+    from ..identity import submitting_user
+    from ..kube import KubeReader
+    from ..kubeconfig import load
+    from ..submission import job_values, submit, wait_for
+
+    view = load(g.kubeconfig, g.context).check()  # a missing or malformed kubeconfig: one line, before helm
+    kube = KubeReader(g.kubeconfig, g.context)
+    spec = spec.model_copy(update={"user": submitting_user(view, kube)})
+
+    values = job_values(spec)
     helm = Helm(g.helm_binary, KubeTarget(kubeconfig=g.kubeconfig, context=g.context))
     result = submit(spec, helm, kube, values=values, sources=sources,
                     notify=lambda m: typer.echo(f"note: {m}", err=True))
@@ -293,7 +309,8 @@ def make_command(kind_key: str):
 
     submit_command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     submit_command.__annotations__ = {p.name: p.annotation for p in params}
-    submit_command.__doc__ = f"Submit {info.summary}.\n\n{inspect.cleandoc(info.spec_class().__doc__ or '')}"
+    doc = inspect.cleandoc(info.spec_class().__doc__ or "").replace("``", "")  # reST literals read as plain text
+    submit_command.__doc__ = f"Submit {info.summary}.\n\n{doc}"
     submit_command.__name__ = info.key
     return submit_command
 

@@ -7,14 +7,14 @@ from typing import Annotated
 import typer
 
 from ..enums import ServiceType
-from . import new_app
-from .common import Globals, with_globals
+from . import FastCommand, new_app
+from .common import Globals, offer_dry_run, with_globals
 from .jobs import cluster_for
 
 app = new_app(help="Standalone TensorBoards (a job's own TensorBoard comes with submit --tensorboard).")
 
 
-@app.command("start")
+@app.command("start", cls=FastCommand)
 @with_globals
 def start(
     g: Globals,
@@ -43,13 +43,14 @@ def start(
         ns = resolve_namespace(g.namespace, g.kubeconfig, g.context, load_defaults())
         typer.echo(render_tensorboard(g.helm_binary, ns, name, values), nl=False)
         return
-    ns, c = cluster_for(g)
-    url = start_tensorboard(c, ns, name, values)
+    with offer_dry_run():
+        ns, c = cluster_for(g)
+        url = start_tensorboard(c, ns, name, values)
     typer.echo(f"tensorboard/{name} started in namespace {ns}")
     typer.echo(f"Open it: {url}")
 
 
-@app.command("stop")
+@app.command("stop", cls=FastCommand)
 @with_globals
 def stop(
     g: Globals,
@@ -63,7 +64,7 @@ def stop(
     typer.echo(f"tensorboard/{name} stopped")
 
 
-@app.command("list")
+@app.command("list", cls=FastCommand)
 @with_globals
 def list_(
     g: Globals,
@@ -82,7 +83,7 @@ def list_(
                                else [r["name"], r["owner"], r["url"]] for r in rows]))
 
 
-@app.command("open")
+@app.command("open", cls=FastCommand)
 @with_globals
 def open_(
     g: Globals,

@@ -13,6 +13,7 @@ from ..enums import (
     AffinityPolicy,
     SuccessPolicy,
 )
+from ..flagtypes import check_labels, kv_items
 from ..k8s import Duration, Image, Quantity
 from ..spec import (
     Count,
@@ -20,8 +21,6 @@ from ..spec import (
     JobSpec,
     Port,
     Replica,
-    _check_labels,
-    _kv_items,
     opt,
     opt_map,
 )
@@ -98,12 +97,12 @@ class TFJobSpec(JobSpec):
     @field_validator("worker_selector", "ps_selector", "chief_selector", "evaluator_selector", mode="before")
     @classmethod
     def _role_selector(cls, v: Any) -> Any:
-        return _kv_items(v, "a node selector")
+        return kv_items(v, "a node selector")
 
     @field_validator("worker_selector", "ps_selector", "chief_selector", "evaluator_selector")
     @classmethod
     def _role_labels(cls, v: dict[str, str]) -> dict[str, str]:
-        return _check_labels(v, "node selector")
+        return check_labels(v, "node selector")
 
     @field_validator("role_sequence")
     @classmethod

@@ -23,6 +23,7 @@ from ..chart_values import (
     HostPathVolume,
     Resources,
     SecretNames,
+    SecretVolume,
     Toleration,
     ValuesModel,
     global_field,
@@ -57,6 +58,7 @@ class TrainJobSpec(JobSpec):
     """
 
     kind: ClassVar[str] = "trainjob"
+    COMMAND_OPTIONAL: ClassVar[bool] = True  # no command: the runtime's
 
     runtime: DNSSubdomain = opt("Training runtime: torch-distributed, deepspeed-distributed, jax-distributed, "
                                 "... or any runtime the cluster serves.", "torch-distributed", values="runtime.name")
@@ -100,6 +102,8 @@ class TrainJobSpec(JobSpec):
         ("host_pid", "Trainer v2.3's runtime patches have no hostPID: set it in the runtime's pod template"),
         ("rdma", "Trainer v2.3's runtime patches cannot add capabilities: set them in the runtime"),
         ("queue", "kube-queue does not know TrainJobs: use --queue-name (Kueue)"),
+        ("env_from", "Trainer v2.3's trainer and runtime patches have no envFrom: give each variable with "
+                     "--env-from-secret NAME=SECRET[:KEY]"),
     )
 
     @model_validator(mode="before")
@@ -169,6 +173,8 @@ class TrainJobValues(ValuesModel):
     data: list[DataVolume] = Field([], description="PersistentVolumeClaims mounted into the trainer container.")
     host_paths: list[HostPathVolume] = Field([], description="Node directories mounted into the trainer "
                                              "container.")
+    secret_volumes: list[SecretVolume] = Field([], description="Secrets mounted read-only into the trainer "
+                                               "container (volumes secret-0, secret-1, ...).")
     node_selector: dict[LabelKey, LabelValue] = Field({}, description="Node labels every pod must match (a "
                                                       "runtime patch of the pod spec).")
     tolerations: list[Toleration] = Field([], description="Tolerations of every pod (a runtime patch of the pod "

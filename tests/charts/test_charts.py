@@ -438,6 +438,18 @@ def test_package_charts_script(helm_bin, tmp_path):
     assert sorted(str(p) for p in CHARTS_DIR.glob("*/charts")) == before, "packaging touched the work tree"
 
 
+def test_package_charts_script_says_what_it_does_and_what_it_lacks(tmp_path):
+    script = str(REPO / "scripts/package-charts.sh")
+    proc = subprocess.run(["bash", script, "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.startswith("Package every chart of charts/ into a Helm repository")
+    assert not (REPO / "--help").exists()
+    proc = subprocess.run(["bash", script, str(tmp_path / "out")], capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "HELM": "no-such-helm"})
+    assert proc.returncode == 1 and proc.stderr == ("package-charts: no-such-helm not found (scripts/install-helm.sh "
+                                                    "installs it; HELM names another)\n")
+    assert not (tmp_path / "out").exists()
+
+
 # ============================================================================ values.schema.json
 def _schema(chart: str) -> dict:
     return json.loads((CHARTS_DIR / chart / "values.schema.json").read_text(encoding="utf-8"))
@@ -493,8 +505,9 @@ def test_values_schema_shape(chart):
 REPLICA_KEYS = {"replicas", "image", "command", "gpus", "devices", "resources", "nodeSelector", "restartPolicy",
                 "affinity"}
 COMMON_JOB_KEYS = {
-    "nameOverride", "image", "imagePullPolicy", "imagePullSecrets", "command", "shell", "workingDir", "env",
-    "shmSize", "configFiles", "data", "hostPaths", "codeSync", "nodeSelector", "tolerations", "affinity", "priorityClassName",
+    "nameOverride", "image", "imagePullPolicy", "imagePullSecrets", "command", "shell", "workingDir", "env", "envFrom",
+    "secretVolumes", "shmSize", "configFiles", "data", "hostPaths", "codeSync", "nodeSelector", "tolerations",
+    "affinity", "priorityClassName",
     "schedulerName", "serviceAccountName", "podSecurityContext", "securityContext", "hostNetwork", "hostPID",
     "hostIPC", "labels", "podLabels", "annotations", "queue", "runPolicy", "tensorboard",
 }

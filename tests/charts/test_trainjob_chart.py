@@ -85,12 +85,14 @@ def test_full_values_carry_every_setting(helm_bin):
         assert spec["nodeSelector"] == values["nodeSelector"] and spec["tolerations"] == values["tolerations"]
         assert spec["affinity"] == values["affinity"] and spec["serviceAccountName"] == "trainer"
         assert spec["imagePullSecrets"] == [{"name": "registry-credentials"}]
-        assert [v["name"] for v in spec["volumes"]] == ["dshm", "data-0", "data-1", "hostpath-0"]
+        assert [v["name"] for v in spec["volumes"]] == ["dshm", "data-0", "data-1", "hostpath-0", "secret-0"]
+        assert spec["volumes"][-1] == {"name": "secret-0", "secret": {"secretName": "gcs-key", "defaultMode": 256}}
         assert spec["containers"] == [{"name": "node", "volumeMounts": [
             {"name": "dshm", "mountPath": "/dev/shm"},
             {"name": "data-0", "mountPath": "/data", "subPath": "mnist", "readOnly": True},
             {"name": "data-1", "mountPath": "/checkpoints"},
-            {"name": "hostpath-0", "mountPath": "/datasets", "readOnly": True}]}]
+            {"name": "hostpath-0", "mountPath": "/datasets", "readOnly": True},
+            {"name": "secret-0", "mountPath": "/var/secrets/gcs", "readOnly": True}]}]
 
 
 # ------------------------------------------------------------------------ submit trainjob --dry-run
@@ -169,7 +171,7 @@ def test_flags_a_trainjob_cannot_carry_are_refused_in_one_line(field, why):
     sample = {"priority": "high", "scheduler": "volcano", "working_dir": "/code", "image_pull_policy": "Always",
               "retry": "2", "ttl_after_finished": "1h", "clean_task_policy": "All", "sync_mode": "git",
               "sync_source": "https://example.com/a/b.git",
-              "config_file": "train.yaml:/etc/train.yaml"}.get(field)
+              "config_file": "train.yaml:/etc/train.yaml", "env_from": "s3-env"}.get(field)
     args = [flag] if value is not None else [flag, sample]
     res = CliRunner().invoke(app, ["submit", "tj", "--name", "m", "--dry-run", *args, "python", "t.py"])
     assert res.exit_code == 2

@@ -10,7 +10,8 @@ from edgetools import cli, one_error, write_kubeconfig
 
 from arena_helm.__about__ import __version__
 
-HINT = "give the right one with --kubeconfig FILE (or KUBECONFIG), or use --dry-run to render without a cluster"
+HINT = "give the right one with --kubeconfig FILE (or KUBECONFIG)"
+DRY_RUN = ", or use --dry-run to render without a cluster"  # said only by the commands that have --dry-run
 COMMANDS = {
     "list": ["list"],
     "get": ["get", "x"],
@@ -24,6 +25,15 @@ COMMANDS = {
     "tensorboard-open": ["tensorboard", "open", "x"],
     "tensorboard-start": ["tensorboard", "start", "x", "--logdir", "logs:/a"],
 }
+WITH_DRY_RUN = {"tensorboard-start"}
+
+
+def hint(command: str) -> str:
+    return HINT + (DRY_RUN if command in WITH_DRY_RUN else "")
+
+
+def ends_with_the_hint(line: str, command: str) -> None:
+    assert line.endswith(hint(command)), line
 
 
 def test_the_root_command_alone_prints_its_help_and_exits_0():
@@ -54,7 +64,8 @@ def test_an_unknown_command_is_still_a_usage_error():
 def test_an_explicit_kubeconfig_that_does_not_exist(command, tmp_path, helm_bin):
     missing = tmp_path / "missing.yaml"
     res = cli(*COMMANDS[command], "--kubeconfig", str(missing), "--helm-binary", str(helm_bin))
-    one_error(res, 1, f"error: kubeconfig {missing} (from --kubeconfig) does not exist: {HINT}")
+    line = one_error(res, 1, f"error: kubeconfig {missing} (from --kubeconfig) does not exist: {HINT}")
+    ends_with_the_hint(line, command)
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))
@@ -64,13 +75,16 @@ def test_a_malformed_kubeconfig_is_one_line(command, tmp_path, helm_bin):
     res = cli(*COMMANDS[command], "--helm-binary", str(helm_bin), env={"KUBECONFIG": str(bad)})
     line = one_error(res, 1, f"error: kubeconfig {bad} is malformed", HINT)
     assert "(line " in line
+    ends_with_the_hint(line, command)
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_no_kubeconfig_at_all(command, tmp_path, helm_bin):
     env = {"KUBECONFIG": f"{tmp_path / 'a'}:{tmp_path / 'b'}"}
     res = cli(*COMMANDS[command], "--helm-binary", str(helm_bin), env=env)
-    one_error(res, 1, f"error: no kubeconfig: none of the files in KUBECONFIG={env['KUBECONFIG']} exists: {HINT}")
+    line = one_error(res, 1, f"error: no kubeconfig: none of the files in KUBECONFIG={env['KUBECONFIG']} exists: "
+                             f"{HINT}")
+    ends_with_the_hint(line, command)
 
 
 def test_a_kubeconfig_without_a_current_context_names_its_contexts(tmp_path, helm_bin):
@@ -92,9 +106,10 @@ def test_submit_says_the_same_for_a_broken_kubeconfig(helm_kind, tmp_path, helm_
     res = cli("submit", "tf", "--name", "t", "--image", "i", "--kubeconfig", str(path), "--helm-binary",
               str(helm_bin), "--", "python", "t.py")
     if helm_kind == "submit-missing":
-        one_error(res, 1, f"error: kubeconfig {path} ", "does not exist", HINT)
+        line = one_error(res, 1, f"error: kubeconfig {path} ", "does not exist", HINT)
     else:
-        one_error(res, 1, f"error: kubeconfig {path} is malformed", HINT)
+        line = one_error(res, 1, f"error: kubeconfig {path} is malformed", HINT)
+    assert line.endswith(HINT + DRY_RUN), line  # submit has --dry-run: it says so
 
 
 def _rendered_namespaces(text: str) -> set:

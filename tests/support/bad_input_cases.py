@@ -125,8 +125,29 @@ CASES = [
     # refused by helm: the chart schema, helm's reading of the user's -f file
     ("set-wrong-type", [*TF, *OK_NAME, "--set", "worker.replicas=many"], 2, "values rejected by the chart schema", "helm"),
     ("set-unknown-key", [*TF, *OK_NAME, "--set", "notAValue=1"], 2, "values rejected by the chart schema", "helm"),
-    ("values-file-list", [*TF, *OK_NAME, "-f", "{list_file}"], 1, "", "helm"),
-    ("values-file-bad-yaml", [*TF, *OK_NAME, "-f", "{bad_yaml}"], 1, "", "helm"),
+    ("values-file-list", [*TF, *OK_NAME, "-f", "{list_file}"], 2,
+     "list.yaml: not a values file: its top level is not a map of keys to values", "helm"),
+    ("values-file-bad-yaml", [*TF, *OK_NAME, "-f", "{bad_yaml}"], 2, "bad.yaml: not a values file: yaml: line", "helm"),
+    ("set-json-malformed", [*TF, *OK_NAME, "--set-json", "worker={bad"], 2,
+     "--set-json worker={bad: helm cannot parse it as KEY=JSON", "helm"),
+    ("set-bad-index", [*TF, *OK_NAME, "--set", "worker.env[x]=1"], 2, "--set: helm cannot parse it: error parsing index",
+     "helm"),
+    # each found on a walk through the CLI (issue "Ready for a real GPU cluster tomorrow", point 4)
+    ("image-uppercase", ["submit", "tf", "--image", "Busybox:1.36", *OK_NAME], 2,
+     "--image: 'Busybox:1.36' is not an image reference", "cli"),
+    ("image-empty-tag", ["submit", "tf", "--image", "busybox:", *OK_NAME], 2,
+     "--image: 'busybox:' is not an image reference", "cli"),
+    ("running-timeout-no-unit", [*TF, *OK_NAME, "--running-timeout", "2"], 2,
+     "--running-timeout: '2' is not a duration: it has no unit", "cli"),
+    ("ttl-no-unit", [*TF, *OK_NAME, "--ttl-after-finished", "3600"], 2,
+     "--ttl-after-finished: '3600' is not a duration: it has no unit", "cli"),
+    ("sync-mode-hdfs", [*TF, *OK_NAME, "--sync-mode", "hdfs", "--sync-source", "hdfs://nn/code"], 2,
+     "Invalid value for '--sync-mode'", "cli"),
+    ("dry-run-wait", [*TF, *OK_NAME, "--dry-run", "--wait"], 2, "--wait cannot be used with --dry-run", "cli"),
+    ("env-from-secret-malformed", [*TF, *OK_NAME, "--env-from-secret", "HF_TOKEN"], 2,
+     "--env-from-secret: 'HF_TOKEN' is not NAME=SECRET[:KEY]", "cli"),
+    ("secret-on-a-data-mount", [*TF, *OK_NAME, "-d", "d:/data", "--secret", "s:/data"], 2,
+     "--secret s:/data: /data is a --data mount", "cli"),
 ]
 
 

@@ -231,7 +231,25 @@ def test_rsync_sync_mode():
     v = values("--sync-mode", "rsync", "--sync-source", "10.0.0.1::backup/code", "--sync-image", "rsync:3")
     assert v["codeSync"] == {"enabled": True, "mode": "rsync", "repo": "10.0.0.1::backup/code", "root": "/root/code",
                              "image": "rsync:3"}
-    assert "--sync-image" in error("--sync-mode", "rsync", "--sync-source", "10.0.0.1::backup/code")
+    # without --sync-image: Arena's own rsync image (its charts' values.yaml rsyncImage)
+    v = values("--sync-mode", "rsync", "--sync-source", "10.0.0.1::backup/code")
+    assert v["codeSync"]["image"] == "registry.cn-zhangjiakou.aliyuncs.com/acs/rsync:v3.1.0-aliyun"
+
+
+def test_the_defaults_file_names_the_git_and_the_rsync_images_apart(tmp_path, monkeypatch):
+    (tmp_path / "d.yaml").write_text("images:\n  sync: git-sync:v4.5\n  rsync: rsync:3.2\n")
+    monkeypatch.setenv("ARENA_HELM_CONFIG", str(tmp_path / "d.yaml"))
+    assert values("--sync-source", "https://example.com/a.git")["codeSync"]["image"] == "git-sync:v4.5"
+    assert values("--sync-mode", "rsync", "--sync-source", "h::m/code")["codeSync"]["image"] == "rsync:3.2"
+
+
+def test_durations_are_gos_as_arenas_flags():
+    run_policy = values("--running-timeout", "1.5h", "--ttl-after-finished", "90s")["runPolicy"]
+    assert (run_policy["activeDeadlineSeconds"], run_policy["ttlSecondsAfterFinished"]) == (5400, 90)
+    assert values("--running-timeout", "2h30m1.9s")["runPolicy"]["activeDeadlineSeconds"] == 9001  # truncated
+    assert error("--running-timeout", "300ms") == ("error: --running-timeout: Input should be greater than or equal "
+                                                   "to 1")
+    assert "'2' is not a duration: it has no unit" in error("--running-timeout", "2")
 
 
 def test_global_flags_before_the_command_and_loglevel():

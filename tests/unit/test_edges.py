@@ -9,6 +9,7 @@ import pytest
 
 from arena_helm import failures
 from arena_helm.errors import CredentialsError, ForbiddenError, KubeconfigError, UnreachableError, UsageError
+from arena_helm.kinds import KINDS
 from arena_helm.kubeconfig import merge
 from arena_helm.views import job_phase
 from arena_helm.waiting import state_reason
@@ -135,3 +136,23 @@ def test_state_reasons_before_the_controllers_react():
     queued = _job(("Created", "True", "", ""), suspend=True, labels={"kueue.x-k8s.io/queue-name": "team-q"})
     assert state_reason("SUSPENDED", job=queued, kind="TFJob", name="j", namespace="n") == \
         "held by Kueue: waiting in queue team-q"
+
+
+HELP_PAGES = [[], ["submit"], *[["submit", k.key] for k in KINDS], ["list"],
+              ["get"], ["logs"], ["delete"], ["prune"], ["top"], ["top", "job"], ["top", "node"], ["suspend"],
+              ["resume"], ["attach"], ["data"], ["data", "list"], ["tensorboard"], ["tensorboard", "start"],
+              ["tensorboard", "stop"], ["tensorboard", "list"], ["tensorboard", "open"], ["version"]]
+
+
+@pytest.mark.parametrize("page", HELP_PAGES, ids=lambda p: " ".join(p) or "root")
+def test_help_reads_as_plain_text(page):
+    """No reST literals, no Typer placeholders (``{name}``, ``<list[str]>``): the usage line names arguments
+    as kubectl does (NAME, [NAME...])."""
+    from typer.testing import CliRunner
+
+    from arena_helm.cli import app
+
+    res = CliRunner().invoke(app, [*page, "--help"])
+    assert res.exit_code == 0, res.output
+    for bad in ("``", "<list[", "{"):
+        assert bad not in res.stdout, (bad, res.stdout)

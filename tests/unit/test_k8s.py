@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kubernetes.utils.quantity import parse_quantity as client_parse
 
+from arena_helm import k8s
 from arena_helm.k8s import epoch, parse_quantity, parse_time, quantity_float
 
 
@@ -72,3 +73,36 @@ def test_not_times(bad):
 def test_no_time():
     assert parse_time("") is None and parse_time(None) is None
     assert epoch("") == 0.0
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("90s", 90), ("10m", 600), ("1.5h", 5400), ("2h30m", 9000), ("0", 0), ("+5s", 5), (".5h", 1800),
+    ("1h1m1.9s", 3661), ("300ms", 0), ("1500ms", 1), ("1000000us", 1), ("90", None), ("1.5", None), ("-5m", None),
+    ("5x", None), ("", None), ("1h 2m", None), ("h", None), ("1..5h", None),
+])
+def test_durations_are_gos_truncated_to_seconds_as_arena(text, seconds):
+    if seconds is None:
+        with pytest.raises(ValueError, match="is not a duration"):
+            k8s.parse_duration(text)
+    else:
+        assert k8s.parse_duration(text) == seconds
+    assert k8s.parse_duration(120) == 120  # from Python or a defaults file, an int is seconds
+
+
+@pytest.mark.parametrize("image", [
+    "busybox", "busybox:1.36", "pytorch/pytorch:2.3.1-cuda12.1-cudnn8-runtime", "localhost:5000/team/train:1",
+    "reg.example.com/ml/train:v1.2_rc-3", "MyRegistry/team/train:1", "a__b-c.d/x", "[::1]:5000/x:y",
+    "train@sha256:" + "0" * 64, "train:1@sha256:" + "a" * 64,
+])
+def test_image_references_follow_the_distribution_grammar(image):
+    assert k8s.check_image(image) == image
+    assert k8s.matches(k8s.IMAGE_RX, image)
+
+
+@pytest.mark.parametrize("image", [
+    "Busybox:1.36", "busybox:", "two words", "busybox:-x", "a//b", ":1", "team/Train", "x@sha256:abc", "foo/", "-a",
+    "busybox:" + "a" * 129, "a" * 256,
+])
+def test_image_references_outside_the_grammar_are_refused(image):
+    with pytest.raises(ValueError, match="image"):
+        k8s.check_image(image, "image")

@@ -47,6 +47,17 @@ def test_kubernetes_names_with_dots_are_accepted_where_kubernetes_accepts_them()
     ({"sync_branch": "dev"}, "--sync-branch needs --sync-source URL"),
     ({"tensorboard_image": "tb:1"}, "--tensorboard-image needs --tensorboard"),
     ({"image_entrypoint": True}, "--image-entrypoint runs the image's own entrypoint"),
+    ({"env_from_secret": ["HF_TOKEN"]}, "--env-from-secret: 'HF_TOKEN' is not NAME=SECRET[:KEY]"),
+    ({"env_from_secret": ["A=S"]}, "--env-from-secret: 'S' must be a lowercase DNS subdomain"),
+    ({"env": ["A=1"], "env_from_secret": ["A=s"]}, "--env-from-secret A: -e sets A too: give it once"),
+    ({"env_from_secret": ["A=s", "A=t:k"]}, "--env-from-secret: A is given twice: give it once"),
+    ({"env_from": ["vault:x"]}, "--env-from: 'vault:x' is not SECRET, secret:SECRET or configmap:CONFIGMAP"),
+    ({"env_from": ["x", "secret:x"]}, "--env-from: secret x is given twice: give it once"),
+    ({"secret": ["s"]}, "--secret: 's' is not SECRET:PATH"),
+    ({"secret": ["s:/data"], "data": ["d:/data"]}, "--secret s:/data: /data is a --data mount: mount the Secret "
+     "elsewhere"),
+    ({"secret": ["s:/etc/s", "t:/etc/s/"]}, "--secret t:/etc/s: /etc/s is another --secret"),
+    ({"secret": ["s:/"]}, "--secret s:/: / is the container's root"),
 ])
 def test_bad_fields_are_one_usage_error_naming_the_flag(fields, message):
     with pytest.raises(UsageError) as err:
@@ -93,3 +104,21 @@ def test_every_spec_field_but_three_is_a_flag_with_help():
             assert meta is not None, name
             assert field.description, name
             assert meta.get("cli", True) is (name not in ("namespace", "command", "user")), name
+
+
+def test_from_python_one_item_of_a_repeatable_flag_is_a_list_and_a_command_list_runs_word_for_word():
+    s = PyTorchJobSpec(name="p", image="i", data="pvc:/data", env="A=1", secret="s:/etc/s",
+                       command=["python", "train.py", "--note", "a b; rm -rf /", "it's"])
+    assert [(d.claim_name, d.mount_path) for d in s.data] == [("pvc", "/data")]
+    assert [(e.name, e.value) for e in s.env] == [("A", "1")]
+    assert [(v.secret, v.mount_path) for v in s.secret] == [("s", "/etc/s")]
+    import shlex
+
+    assert shlex.split(s.command) == ["python", "train.py", "--note", "a b; rm -rf /", "it's"]
+
+
+def test_the_package_lists_its_api():
+    import arena_helm
+
+    names = dir(arena_helm)
+    assert {"TFJobSpec", "PyTorchJobSpec", "TrainJobSpec", "render", "submit", "UsageError"} <= set(names)

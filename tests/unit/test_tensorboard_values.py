@@ -7,7 +7,7 @@ import pytest
 
 from arena_helm import MPIJobSpec, PyTorchJobSpec, TFJobSpec, TrainJobSpec
 from arena_helm.errors import UsageError
-from arena_helm.spec import HostPathVolume
+from arena_helm.flagtypes import HostPathVolume
 from arena_helm.submission import job_values
 from arena_helm.values import build_values
 
@@ -139,3 +139,14 @@ def test_bad_logdirs_and_service_types_are_one_usage_error(fields, message):
 def test_a_trainjob_still_refuses_tensorboard():
     with pytest.raises(UsageError, match="--tensorboard cannot be used with a TrainJob"):
         TrainJobSpec(name="t", tensorboard=True)
+
+
+def test_a_tensorboard_reading_a_url_gets_the_jobs_env_and_secrets_and_one_reading_a_volume_gets_none():
+    common = {"name": "tb", "image": "i", "command": "c", "tensorboard": True, "env": ["AWS_ENDPOINT_URL=http://s3:9000",
+              "HOME=/work"], "env_from_secret": ["AWS_ACCESS_KEY_ID=s3:ak"], "env_from": ["configmap:s3cfg"]}
+    url = build_values(TFJobSpec(**common, logdir="s3://bucket/logs"))["tensorboard"]
+    assert url["env"] == [{"name": "AWS_ENDPOINT_URL", "value": "http://s3:9000"},  # HOME is the chart's
+                          {"name": "AWS_ACCESS_KEY_ID", "valueFrom": {"secretKeyRef": {"name": "s3", "key": "ak"}}}]
+    assert url["envFrom"] == [{"configMapRef": {"name": "s3cfg"}}]
+    pvc = build_values(TFJobSpec(**common, data=["logs:/logs"], logdir="/logs/run1"))["tensorboard"]
+    assert "env" not in pvc and "envFrom" not in pvc

@@ -103,3 +103,17 @@ def test_other_kinds_show_no_runtime():
           "spec": {"tfReplicaSpecs": {}}, "status": {"conditions": [cond("Running")]}}
     v = job_view(release=None, job=tf, pods=[], now=NOW)
     assert v.runtime == "" and "runtime" not in v.to_json() and v.status == "RUNNING"
+
+
+def test_a_trainjob_without_a_command_runs_the_runtimes_but_other_kinds_still_need_one():
+    import yaml
+    from typer.testing import CliRunner
+
+    from arena_helm.cli import app
+
+    res = CliRunner().invoke(app, ["submit", "tj", "--name", "t", "--dry-run", "-o", "values"])
+    assert res.exit_code == 0, res.output
+    values = yaml.safe_load(res.stdout)
+    assert values["command"] == "" and "image" not in values  # the runtime's command and image
+    res = CliRunner().invoke(app, ["submit", "py", "--name", "t", "--image", "i", "--dry-run", "-o", "values"])
+    assert res.exit_code == 2 and res.output.startswith("error: no training command")

@@ -79,3 +79,27 @@ def test_host_network_reaches_the_values_and_arenas_spelling_is_accepted(tmp_pat
         assert res.exit_code == 0, res.output
         assert "hostNetwork: true\n" in res.stdout
     assert "--hostNetwork" not in CliRunner().invoke(app, ["submit", "tf", "--help"]).stdout
+
+
+def test_secrets_reach_the_values_by_name_only():
+    spec = PyTorchJobSpec(name="p", image="i", command="python train.py", env=["A=1"],
+                          env_from_secret=["HF_TOKEN=hf", "AWS_ACCESS_KEY_ID=s3:access-key"],
+                          env_from=["s3-env", "configmap:cfg"], secret=["gcs:/var/secrets/gcs"])
+    values = build_values(spec)
+    assert values["env"] == [
+        *env(1, 0, ("A", "1")),
+        {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "HF_TOKEN"}}},
+        {"name": "AWS_ACCESS_KEY_ID", "valueFrom": {"secretKeyRef": {"name": "s3", "key": "access-key"}}},
+    ]
+    assert values["envFrom"] == [{"secretRef": {"name": "s3-env"}}, {"configMapRef": {"name": "cfg"}}]
+    assert values["secretVolumes"] == [{"secretName": "gcs", "mountPath": "/var/secrets/gcs"}]
+
+
+def test_a_secret_variable_cannot_replace_arenas_job_info():
+    import pytest
+
+    from arena_helm.errors import UsageError
+
+    spec = PyTorchJobSpec(name="p", image="i", command="c", env_from_secret=["gpus=s"])
+    with pytest.raises(UsageError, match=r"^--env-from-secret gpus: arena-helm sets gpus itself"):
+        build_values(spec)

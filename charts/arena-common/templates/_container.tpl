@@ -54,13 +54,26 @@ nvidia.com/gpu, so that an NVIDIA runtime does not expose the node's GPUs to it.
 {{- end -}}
 
 {{/*
+arena-common.envVars: a list of env values as container env items: each a value (byte for byte) or a
+valueFrom (a Secret's or ConfigMap's key, a field of the pod: only names, never a Secret's data).
+*/}}
+{{- define "arena-common.envVars" -}}
+{{- range . }}
+- name: {{ .name | toJson }}
+  {{- if hasKey . "valueFrom" }}
+  valueFrom:
+    {{- toYaml .valueFrom | nindent 4 }}
+  {{- else }}
+  value: {{ .value | toJson }}
+  {{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
 arena-common.env: the training container's env list (may be empty).
 */}}
 {{- define "arena-common.env" -}}
-{{- range .root.Values.env }}
-- name: {{ .name | toJson }}
-  value: {{ .value | toJson }}
-{{- end }}
+{{- include "arena-common.envVars" .root.Values.env }}
 {{- with include "arena-common.noGpuEnv" . }}
 {{ . }}
 {{- end }}
@@ -131,6 +144,11 @@ the synced code.
   subPath: {{ printf "config-%d" $i }}
   readOnly: true
 {{- end }}
+{{- range $i, $s := $v.secretVolumes }}
+- name: {{ printf "secret-%d" $i }}
+  mountPath: {{ $s.mountPath | toJson }}
+  readOnly: true
+{{- end }}
 {{- end -}}
 
 {{/*
@@ -157,6 +175,10 @@ arena-common.container: the training container (one list item).
   {{- with include "arena-common.env" . }}
   env:
     {{- . | trim | nindent 4 }}
+  {{- end }}
+  {{- with $v.envFrom }}
+  envFrom:
+    {{- toYaml . | nindent 4 }}
   {{- end }}
   {{- if $c.portName }}
   ports:
@@ -223,9 +245,8 @@ Secret codeSync.secretName (keys username and password).
   {{- $noGpu := include "arena-common.noGpuEnv" . }}
   {{- if or $cs.secretName $noGpu $cs.env }}
   env:
-    {{- range $cs.env }}
-    - name: {{ .name | toJson }}
-      value: {{ .value | toJson }}
+    {{- with include "arena-common.envVars" $cs.env }}
+    {{- . | trim | nindent 4 }}
     {{- end }}
     {{- with $cs.secretName }}
     - name: GITSYNC_USERNAME

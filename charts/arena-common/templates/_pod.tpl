@@ -4,7 +4,8 @@ Pod templates, volumes and replica specs. These take the replica context describ
 
 {{/*
 arena-common.volumes: the pod's volumes: a memory-backed /dev/shm (shmSize), the data PVCs, the host
-paths and the emptyDir that git-sync fills. Takes the root context.
+paths, the emptyDir that git-sync fills, the configFiles' ConfigMap and the secretVolumes. Takes the root
+context.
 */}}
 {{- define "arena-common.volumes" -}}
 {{- $v := .Values -}}
@@ -35,6 +36,24 @@ paths and the emptyDir that git-sync fills. Takes the root context.
 - name: config-files
   configMap:
     name: {{ printf "%s-config" (include "arena-common.name" .) }}
+{{- end }}
+{{- include "arena-common.secretVolumes" $v.secretVolumes }}
+{{- end -}}
+
+{{/*
+arena-common.secretVolumes: the volumes secret-0, secret-1, ... of a list of secretVolumes values.
+*/}}
+{{- define "arena-common.secretVolumes" -}}
+{{- range $i, $s := . }}
+- name: {{ printf "secret-%d" $i }}
+  secret:
+    secretName: {{ $s.secretName | toJson }}
+    {{- if not (kindIs "invalid" $s.defaultMode) }}
+    defaultMode: {{ int $s.defaultMode }}
+    {{- end }}
+    {{- if $s.optional }}
+    optional: true
+    {{- end }}
 {{- end }}
 {{- end -}}
 

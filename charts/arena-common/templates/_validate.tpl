@@ -77,6 +77,7 @@ Takes a dict:
 {{- range $i, $d := $v.data }}{{ $wanted = append $wanted (list $d.mountPath (printf "data[%d]" $i)) }}{{ end -}}
 {{- range $i, $h := $v.hostPaths }}{{ $wanted = append $wanted (list $h.mountPath (printf "hostPaths[%d]" $i)) }}{{ end -}}
 {{- if $cs.enabled }}{{ $wanted = append $wanted (list $cs.root "codeSync.root") }}{{ end -}}
+{{- range $i, $s := $v.secretVolumes }}{{ $wanted = append $wanted (list $s.mountPath (printf "secretVolumes[%d]" $i)) }}{{ end -}}
 {{- range $wanted -}}
 {{- $path := clean (index . 0) -}}
 {{- if hasKey $mounts $path -}}

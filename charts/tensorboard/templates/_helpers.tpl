@@ -106,6 +106,14 @@ context (.Values, .Release): this chart's own, or a parent's .Subcharts.tensorbo
 {{- if and (not (kindIs "invalid" $service.nodePort)) (eq (default "ClusterIP" $service.type) "ClusterIP") -}}
 {{- $problems = append $problems "service.nodePort is set but service.type is ClusterIP: use NodePort or LoadBalancer" -}}
 {{- end -}}
+{{- $envNames := dict "HOME" "the chart (TensorBoard's state lives in /tmp)" -}}
+{{- range $i, $e := $v.env -}}
+{{- if hasKey $envNames $e.name -}}
+{{- $problems = append $problems (printf "env[%d]: %q is set by %s" $i $e.name (get $envNames $e.name)) -}}
+{{- else -}}
+{{- $_ := set $envNames $e.name (printf "env[%d]" $i) -}}
+{{- end -}}
+{{- end -}}
 {{- $reserved := list "app.kubernetes.io/name" "app.kubernetes.io/instance" "app.kubernetes.io/component" "app.kubernetes.io/managed-by" "app.kubernetes.io/part-of" "helm.sh/chart" "app" "release" "role" -}}
 {{- range $key, $value := $v.labels -}}
 {{- if has $key $reserved -}}
@@ -127,4 +135,21 @@ together with its own in one failure; anywhere else (alone, or under another cha
 {{- fail (printf "the values of chart tensorboard have %d problem(s):\n  - %s" (len $problems) (join "\n  - " $problems)) -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+tensorboard.envVars: the env values as container env items, each a value (byte for byte) or a valueFrom
+(a Secret's or ConfigMap's key: only names). The same rendering as arena-common.envVars: this chart is
+installed alone too, without the library chart.
+*/}}
+{{- define "tensorboard.envVars" -}}
+{{- range . }}
+- name: {{ .name | toJson }}
+  {{- if hasKey . "valueFrom" }}
+  valueFrom:
+    {{- toYaml .valueFrom | nindent 4 }}
+  {{- else }}
+  value: {{ .value | toJson }}
+  {{- end }}
+{{- end }}
 {{- end -}}

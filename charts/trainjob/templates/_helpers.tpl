@@ -41,7 +41,8 @@ trainjob.problems: the chart's own checks, as a JSON list.
 {{- end -}}
 
 {{/*
-trainjob.volumeMounts: mounts of the trainer container: /dev/shm, the data PVCs and the host paths.
+trainjob.volumeMounts: mounts of the trainer container: /dev/shm, the data PVCs, the host paths and the
+Secrets.
 */}}
 {{- define "trainjob.volumeMounts" -}}
 {{- $v := .Values -}}
@@ -66,10 +67,16 @@ trainjob.volumeMounts: mounts of the trainer container: /dev/shm, the data PVCs 
   readOnly: true
   {{- end }}
 {{- end }}
+{{- range $i, $s := $v.secretVolumes }}
+- name: {{ printf "secret-%d" $i }}
+  mountPath: {{ $s.mountPath | toJson }}
+  readOnly: true
+{{- end }}
 {{- end -}}
 
 {{/*
-trainjob.volumes: the pods' volumes: a memory-backed /dev/shm, the data PVCs and the host paths.
+trainjob.volumes: the pods' volumes: a memory-backed /dev/shm, the data PVCs, the host paths and the
+Secrets.
 */}}
 {{- define "trainjob.volumes" -}}
 {{- $v := .Values -}}
@@ -92,6 +99,7 @@ trainjob.volumes: the pods' volumes: a memory-backed /dev/shm, the data PVCs and
   hostPath:
     path: {{ $h.path | toJson }}
 {{- end }}
+{{- include "arena-common.secretVolumes" $v.secretVolumes }}
 {{- end -}}
 
 {{/*
