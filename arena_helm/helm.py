@@ -214,7 +214,8 @@ def translate(exc: Exception, *, action: str, target: KubeTarget | None = None) 
 def _bad_value_source(msg: str) -> UsageError | None:
     """helm refusing one of the user's -f/--set* sources (the same words in helm 3 and 4): the user's input,
     one line naming the file or flag."""
-    m = re.match(r"(?:Error: )?failed to parse (.+?): (?:cannot unmarshal yaml document: )?(.*)", msg)
+    # helm's own words, after its action's prefix (Error:, INSTALLATION FAILED:, UPGRADE FAILED:)
+    m = re.match(r"(?:[A-Za-z ]+: )*?failed to parse (.+?): (?:cannot unmarshal yaml document: )?(.*)", msg)
     if m:
         path, why = m.groups()
         if re.search(r"cannot unmarshal \w+ into Go value of type map", why):
@@ -222,7 +223,7 @@ def _bad_value_source(msg: str) -> UsageError | None:
         else:
             why = re.sub(r"^error converting YAML to JSON: ", "", why)
         return UsageError(f"-f/--values {path}: not a values file: {why}")
-    m = re.match(r"(?:Error: )?failed parsing (--set(?:-json|-string|-file)?) data:? ?(.*)", msg)
+    m = re.match(r"(?:[A-Za-z ]+: )*?failed parsing (--set(?:-json|-string|-file)?) data:? ?(.*)", msg)
     if m:
         flag, why = m.groups()
         if flag == "--set-json":  # helm names the data, not the problem

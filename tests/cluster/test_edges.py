@@ -90,7 +90,8 @@ def test_a_kubeconfig_list_is_merged_as_kubectl_merges_it(helm_bin, cluster, nam
 def test_an_explicit_kubeconfig_is_one_file(helm_bin, cluster, namespace, tmp_path):
     a = cluster.admin.kubeconfig
     res = cli("list", "--kubeconfig", f"{a}:{a}", "-n", namespace, "--helm-binary", str(helm_bin))
-    one_error(res, 1, f"kubeconfig {a}:{a} (from --kubeconfig) does not exist", "--kubeconfig", "--dry-run")
+    line = one_error(res, 1, f"kubeconfig {a}:{a} (from --kubeconfig) does not exist", "--kubeconfig")
+    assert "--dry-run" not in line, line  # list has no --dry-run to offer
     # --kubeconfig wins over KUBECONFIG
     res = cli("list", "--kubeconfig", str(a), "-n", namespace, "--helm-binary", str(helm_bin),
               env={"KUBECONFIG": str(tmp_path / "nope.yaml")})
@@ -285,7 +286,15 @@ def test_restarting_failed_and_events(helm_bin, cluster, namespace, kubelet):
         for pod in workers:
             kubelet.annotate(namespace, pod, {"arena-helm.test/exit-code": "137", "arena-helm.test/reason": "OOMKilled"})
         # the operator's filterOutCondition: Restarting replaces Running (and stays while no replica runs)
-        wait_for(lambda: list_status(o, "rs") == "RESTARTING", "rs RESTARTING in list")
+        try:
+            wait_for(lambda: list_status(o, "rs") == "RESTARTING", "rs RESTARTING in list")
+        except AssertionError as exc:  # what the operator and kwok had done by then, for the next reader
+            pods = [(p.metadata.name, p.metadata.uid in first, p.status.phase, bool(p.metadata.deletion_timestamp),
+                     [(c.state.terminated.exit_code if c.state and c.state.terminated else None)
+                      for c in p.status.container_statuses or []])
+                    for p in core.list_namespaced_pod(namespace).items]
+            raise AssertionError(f"{exc}; list says {list_status(o, 'rs')}; conditions {conditions(read())}; "
+                                 f"pods (name, first, phase, deleting, exit codes) {pods}") from None
         wait_for(lambda: (lambda ps: len(ps) == 2 and not {p.metadata.uid for p in ps} & first)(
             live_pods(core, namespace, "training.kubeflow.org/job-name=rs")), "the pods recreated")
         job = read()

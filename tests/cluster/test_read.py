@@ -35,8 +35,8 @@ class Ctx:
 
     def __call__(self, *args, ns=True):
         cmd = list(args)
-        # options go before a submit's command words
-        if cmd[0] == "submit":
+        # options go before a submit's (or an attach's) command words
+        if "--" in cmd:
             i = cmd.index("--")
             cmd = cmd[:i] + self.base + (["-n", self.ns] if ns else []) + cmd[i:]
         else:
@@ -405,11 +405,14 @@ def test_top_node_shows_gpus_cpu_memory_roles_and_unhealthy(ctx, kubelet, cluste
 
 
 def test_the_limited_user_works_in_its_namespace_and_is_told_what_it_may_not_do(helm_bin, cluster, kubelet):
+    """alice holds exactly the documented Role (docs/rbac/arena-helm-user.yaml) in her namespace and nothing
+    cluster-wide: every command of a job's life works, and what needs the ClusterRole says what it lacks."""
     from kubecluster import LIMITED_NAMESPACE
 
     lim = Ctx(helm_bin, cluster, LIMITED_NAMESPACE, user="alice")
     core = core_api(cluster)
-    ok(lim("submit", "tf", "--name", "mine", "--image", "tf:2", "--", "python", "x.py"))
+    ok(lim("submit", "tf", "--name", "mine", "--image", "tf:2", "--tensorboard", "--logdir", "s3://b/logs",
+           "--config-file", f"{__file__}:/etc/test_read.py", "--", "python", "x.py"))
     node = f"lim-node-{helm_bin.parent.name}"
     try:
         # no node of its pool yet: the job waits
@@ -425,10 +428,20 @@ def test_the_limited_user_works_in_its_namespace_and_is_told_what_it_may_not_do(
         assert ok(lim("logs", "mine")) == "alice's epoch 1\n"
         wait_status(lim, "mine", "RUNNING")  # the operator's Running condition, read by alice
         assert ok(lim("top", "job")).splitlines()[1].split()[:2] == ["mine", "RUNNING"]
+        res = lim("attach", "mine", "--", "echo", "alice was here")
+        assert (res.exit_code, res.stdout) == (0, "alice was here\n"), res.output
+        assert lim("data", "list").exit_code == 0
         res = lim("top", "node", ns=False)
-        assert res.exit_code == 1 and "forbidden" in res.stderr and len(res.stderr.splitlines()) == 1
+        assert res.exit_code == 1 and len(res.stderr.splitlines()) == 1, res.output
+        assert 'User "alice" cannot list nodes' in res.stderr, res.stderr  # the ClusterRole's part
         res = lim("list", "-A", ns=False)
         assert res.exit_code == 1 and "forbidden" in res.stderr.lower() and len(res.stderr.splitlines()) == 1
+        # suspend and resume are helm upgrades: the Role lets alice patch her job and read its revisions
+        ok(lim("suspend", "mine"))
+        wait_gone(core, LIMITED_NAMESPACE, "training.kubeflow.org/job-name=mine")
+        assert wait_status(lim, "mine", "SUSPENDED")["status"] == "SUSPENDED"
+        ok(lim("resume", "mine"))
+        wait_job_pods(core, LIMITED_NAMESPACE, "mine", count=1)
     finally:
         ok(lim("delete", "mine"))
         wait_gone(core, LIMITED_NAMESPACE, "training.kubeflow.org/job-name=mine")  # GC, then kwok's deletion

@@ -56,6 +56,15 @@ TRAINER_CRDS = (
 )
 # Local quick runs may skip the cluster tests (ARENA_HELM_SKIP_CLUSTER=1); under CI they never skip.
 SKIP_CLUSTER = os.environ.get("ARENA_HELM_SKIP_CLUSTER") == "1" and not os.environ.get("CI")
+RBAC_DOC = REPO / "docs" / "rbac" / "arena-helm-user.yaml"
+
+
+def documented_rbac(kind: str, doc: Path = RBAC_DOC) -> dict:
+    """The object of ``kind`` in the documented RBAC file (the one of its kind there)."""
+    (obj,) = [d for d in yaml.safe_load_all(doc.read_text()) if d and d.get("kind") == kind]
+    return obj
+
+
 LIMITED_USER = "alice"
 LIMITED_NAMESPACE = "team-limited"
 SCHEDULER_USER = "system:kube-scheduler"
@@ -365,23 +374,12 @@ class TestCluster:
         core = client.CoreV1Api(api)
         core.create_namespace(pool_namespace(LIMITED_NAMESPACE))
         rbac = client.RbacAuthorizationV1Api(api)
-        rbac.create_namespaced_role(
-            LIMITED_NAMESPACE,
-            {
-                "metadata": {"name": "trainer"},
-                "rules": [
-                    {"apiGroups": ["", "apps", "kubeflow.org"], "resources": ["*"], "verbs": ["*"]},
-                ],
-            },
-        )
-        rbac.create_namespaced_role_binding(
-            LIMITED_NAMESPACE,
-            {
-                "metadata": {"name": "trainer"},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "trainer"},
-                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": LIMITED_USER}],
-            },
-        )
+        # the limited user gets exactly the documented Role (docs/rbac/arena-helm-user.yaml), in its namespace
+        role, binding = documented_rbac("Role"), documented_rbac("RoleBinding")
+        role["metadata"]["namespace"] = binding["metadata"]["namespace"] = LIMITED_NAMESPACE
+        binding["subjects"] = [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": LIMITED_USER}]
+        rbac.create_namespaced_role(LIMITED_NAMESPACE, role)
+        rbac.create_namespaced_role_binding(LIMITED_NAMESPACE, binding)
         self._wait_service_account("default")
         self._wait_service_account(LIMITED_NAMESPACE)
 

@@ -137,3 +137,24 @@ def test_ruff_is_clean():
     proc = subprocess.run([sys.executable, "-m", "ruff", "check", "arena_helm", "tests", "scripts", "benchmarks"],
                           cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_documented_role_covers_every_job_kind_and_the_setup_guide_names_the_tested_versions():
+    """docs/rbac/arena-helm-user.yaml (which the cluster tests give their limited user) grants every kind of the
+    registry, and docs/cluster-setup.md names the versions scripts/build-cluster.sh builds."""
+    import yaml
+
+    from arena_helm.kinds import KINDS
+
+    docs = [d for d in yaml.safe_load_all((REPO / "docs/rbac/arena-helm-user.yaml").read_text()) if d]
+    assert [d["kind"] for d in docs] == ["Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"]
+    granted = {(g, r) for rule in docs[0]["rules"] for g in rule["apiGroups"] for r in rule["resources"]
+               if "create" in rule["verbs"] and "patch" in rule["verbs"] and "delete" in rule["verbs"]}
+    for k in KINDS:
+        assert (k.group, k.plural) in granted, k.kind
+    guide = (REPO / "docs/cluster-setup.md").read_text()
+    text = (REPO / "scripts/build-cluster.sh").read_text()
+    for name in ("kubernetes", "training-operator", "mpi-operator", "trainer/v2", "jobset", "kueue"):
+        version = re.search(rf"{re.escape(name)}\|(v[0-9.]+)\|", text)
+        assert version, name
+        assert version.group(1) in guide, (name, version.group(1))
