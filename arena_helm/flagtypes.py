@@ -57,6 +57,9 @@ class EnvVar(Strict):
     name: EnvName
     value: str = ""
 
+    def to_values(self) -> dict[str, str]:
+        return {"name": self.name, "value": self.value}
+
 
 class DataVolume(Strict):
     """A PersistentVolumeClaim mounted into every training container (``--data PVC:MOUNT``)."""

@@ -95,9 +95,7 @@ def check_config_key(v: Any, what: str = "key") -> str:
     """A key of a Secret or ConfigMap; not ``.``, ``..`` or ``..``-prefixed (IsConfigMapKey; the schema's
     pattern cannot say that without a lookahead, so the spec is the stricter side)."""
     _check_config_key(v, what)
-    if v.startswith(".."):
-        raise ValueError(f"{_w(what)}{v!r} must not be '.', '..' or start with '..'")
-    if v == ".":
+    if v == "." or v.startswith(".."):
         raise ValueError(f"{_w(what)}{v!r} must not be '.', '..' or start with '..'")
     return v
 

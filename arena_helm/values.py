@@ -200,7 +200,7 @@ def build_values(spec: JobSpec) -> dict[str, Any]:
     kind = kind_module(spec)
     if not getattr(kind, "ARENA_METADATA", True):
         if spec.env or spec.env_from_secret:
-            values["env"] = [{"name": e.name, "value": e.value} for e in spec.env] + secret_env(spec, ())
+            values["env"] = [e.to_values() for e in spec.env] + secret_env(spec, ())
     else:
         env = arena_env(spec)
         values["env"] = env + secret_env(spec, [e["name"] for e in env])
@@ -257,8 +257,7 @@ def tensorboard_values(spec: JobSpec) -> dict[str, Any]:
             {"labelSelector": {"matchExpressions": log_writer_selector(spec)},
              "topologyKey": "kubernetes.io/hostname"}]}}
     if "://" in spec.logdir:
-        env = [{"name": e.name, "value": e.value} for e in spec.env if e.name != "HOME"]
-        env += [e.to_values() for e in spec.env_from_secret if e.name != "HOME"]
+        env = [e.to_values() for e in [*spec.env, *spec.env_from_secret] if e.name != "HOME"]
         if env:
             out["env"] = env
         if spec.env_from:

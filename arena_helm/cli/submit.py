@@ -226,7 +226,7 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
         fields["image_pull_secret"] = list(defaults.image_pull_secrets)
     if fields.get("tensorboard") and not fields.get("tensorboard_image") and defaults.images.get("tensorboard"):
         fields["tensorboard_image"] = defaults.images["tensorboard"]
-    sync_key = "rsync" if str(getattr(fields.get("sync_mode"), "value", fields.get("sync_mode"))) == "rsync" else "sync"
+    sync_key = "rsync" if fields.get("sync_mode") == "rsync" else "sync"  # SyncMode is a str enum
     if fields.get("sync_source") and not fields.get("sync_image") and defaults.images.get(sync_key):
         fields["sync_image"] = defaults.images[sync_key]
     spec = info.spec_class()(**fields)
