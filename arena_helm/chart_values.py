@@ -491,7 +491,9 @@ class JobValues(ValuesModel):
                                          "(Arena's /root; synced code is under <workingDir>/code); \"\" = the "
                                          "image's, as when there is no command (the image's entrypoint runs).")
     env: list[EnvVar] = Field([], description="Environment variables of every training container (a value, or "
-                              "valueFrom a Secret's key: its data never passes through the values).")
+                              "valueFrom a Secret's key: its data never passes through the values). The chart "
+                              "adds Arena's job info, workers and gpus, from the replicas it renders (over an "
+                              "entry of the same name).")
     env_from: list[EnvFromSource] = Field([], description="Secrets and ConfigMaps whose every key becomes an "
                                           "environment variable of every training container.")
     secret_volumes: list[SecretVolume] = Field([], description="Secrets mounted read-only into every training "
@@ -532,7 +534,9 @@ class JobValues(ValuesModel):
     labels: dict[LabelKey, LabelValue] = Field({}, description="Extra labels on the job and on every pod.")
     pod_labels: dict[LabelKey, LabelValue] = Field({}, description="Extra labels on every pod only (e.g. the "
                                                    "coscheduling pod-group labels of --gang).")
-    annotations: dict[LabelKey, str] = Field({}, description="Extra annotations on the job and on every pod.")
+    annotations: dict[LabelKey, str] = Field({}, description="Extra annotations on the job and on every pod. The "
+                                             "chart adds Arena's requestGPUsOfJobOwner, the GPUs of the pods it "
+                                             "renders that train (over an entry of the same name).")
     queue: Empty | QueueName = Field("", description="Kueue LocalQueue; \"\" = none. Sets the label "
                                      "kueue.x-k8s.io/queue-name on the job.")
     run_policy: RunPolicy = Field(default_factory=RunPolicy, description="The job's runPolicy (common to the "

@@ -20,11 +20,13 @@ from .spec import GIT_REF_ENV, JobSpec, Replica, flag_info
 # Arena's keys (kubeflow/arena pkg/apis/types/const.go, training.go; pkg/argsbuilder/const.go)
 USER_ID_LABEL = "arena.kubeflow.org/uid"
 USER_NAME_ANNOTATION = "arena.kubeflow.org/username"
-REQUEST_GPUS_ANNOTATION = "requestGPUsOfJobOwner"
 KUBE_QUEUE_SUSPEND = "scheduling.x-k8s.io/suspend"
 POD_GROUP_NAME = "pod-group.scheduling.sigs.k8s.io/name"
 POD_GROUP_MIN = "pod-group.scheduling.sigs.k8s.io/min-available"
 DISABLE_TF_CONFIG = "arena.kubeflow.org/disable-tf-config"  # submit_tfjob.go disableTFConfigAnnotation
+# Arena's job info env (submit.go setJobInfoToEnv): the job charts set it, with the annotation
+# requestGPUsOfJobOwner, from the values they render ("<chart>.jobInfo", charts/arena-common/templates/_jobinfo.tpl)
+JOB_INFO_ENV = ("workers", "gpus")
 RDMA_RESOURCE = "rdma/hca"
 RSYNC_IMAGE = "registry.cn-zhangjiakou.aliyuncs.com/acs/rsync:v3.1.0-aliyun"  # Arena's charts/*/values.yaml rsyncImage
 
@@ -77,7 +79,7 @@ def kind_module(spec: JobSpec):
     Each has ``kind_values(spec)``, the kind's own values (its replica blocks and kind-only keys); and may
     have ``extra_annotations(spec)`` (Arena's annotations of the kind), ``extra_env(spec)`` (env set over the user's),
     ``log_writer_selector(spec)`` (the pod that writes TensorBoard's logs, when not the first of the main
-    roles) and ``ARENA_METADATA = False`` (no Arena labels, annotations and job-info env)."""
+    roles) and ``ARENA_METADATA = False`` (no Arena labels, annotations and env; its chart sets no job info)."""
     return BY_KEY[spec.kind].module()
 
 
@@ -110,26 +112,18 @@ def declared_values(spec: JobSpec) -> dict[str, Any]:
     return values
 
 
-def requested_gpus(spec: JobSpec) -> int:
-    """Arena's requestGPUsOfJobOwner: the GPUs of the replicas that train (a TF PS's --ps-gpus not counted:
-    submit_tfjob.go addRequestGPUsToAnnotation counts chief, evaluator and workers)."""
-    reps = spec.replicas()
-    return sum(r.replicas * r.gpus for name, r in reps.items() if name != "ps")
-
-
 def arena_env(spec: JobSpec) -> list[dict[str, str]]:
-    """The user's env, then Arena's job info (submit.go setJobInfoToEnv: ``workers`` and ``gpus``, the
-    command-line figures, which Arena sets over the user's)."""
+    """The user's env, then the kind's own (``extra_env``, set over the user's). Arena's job info (``workers``,
+    ``gpus``) is not here: the chart sets it from the values it renders, over a variable of the same name."""
     own = {e.name: e.value for e in spec.env}
-    own["workers"] = str(spec.workers)  # type: ignore[attr-defined]
-    own["gpus"] = str(spec.gpus)  # type: ignore[attr-defined]
     own.update(getattr(kind_module(spec), "extra_env", _none)(spec))
     return [{"name": k, "value": v} for k, v in own.items()]
 
 
 def secret_env(spec: JobSpec, own: Iterable[str]) -> list[dict[str, Any]]:
     """The ``--env-from-secret`` variables (``valueFrom.secretKeyRef``: names only, never a Secret's data); a
-    name arena-helm sets itself (``own``: Arena's job info) is refused."""
+    name arena-helm sets itself (``own``: the values' env, and Arena's job info, which the chart sets) is
+    refused."""
     own = set(own)
     for e in spec.env_from_secret:
         if e.name in own:
@@ -144,16 +138,15 @@ def user_id(user: str) -> str:
 
 
 def arena_metadata(spec: JobSpec) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
-    """The labels and annotations Arena puts on a job and its pods (besides the chart's own), and the labels it
-    puts on the pods only."""
-    # the user's first: Arena sets its own over them (submit.go: setUserNameAndUserId and
-    # addRequestGPUsToAnnotation run after setLabels/setAnnotations)
+    """The labels and annotations Arena puts on a job and its pods (besides the chart's own: requestGPUsOfJobOwner
+    is the chart's, from the values it renders), and the labels it puts on the pods only."""
+    # the user's first: Arena sets its own over them (submit.go: setUserNameAndUserId runs after
+    # setLabels/setAnnotations)
     labels: dict[str, str] = dict(spec.label)
     annotations: dict[str, str] = dict(spec.annotation)
     if spec.user:
         labels[USER_ID_LABEL] = user_id(spec.user)
         annotations[USER_NAME_ANNOTATION] = spec.user
-    annotations[REQUEST_GPUS_ANNOTATION] = str(requested_gpus(spec))
     if spec.queue:
         annotations[KUBE_QUEUE_SUSPEND] = "true"
     pod_labels: dict[str, str] = {}
@@ -203,13 +196,16 @@ def build_values(spec: JobSpec) -> dict[str, Any]:
             values["env"] = [e.to_values() for e in spec.env] + secret_env(spec, ())
     else:
         env = arena_env(spec)
-        values["env"] = env + secret_env(spec, [e["name"] for e in env])
+        env += secret_env(spec, [*(e["name"] for e in env), *JOB_INFO_ENV])
+        if env:
+            values["env"] = env
         labels, annotations, pod_labels = arena_metadata(spec)
         if labels:
             values["labels"] = labels
         if pod_labels:
             values["podLabels"] = pod_labels
-        values["annotations"] = annotations
+        if annotations:
+            values["annotations"] = annotations
     if spec.env_from:
         values["envFrom"] = [e.to_values() for e in spec.env_from]
     if spec.secret:

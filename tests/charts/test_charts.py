@@ -637,7 +637,9 @@ def test_command_env_and_image(helm_bin):
     assert worker["image"] == BASE["image"] and chief["image"] == "chief:2"
     assert worker["imagePullPolicy"] == "Always" and worker["workingDir"] == "/work"
     assert "args" not in worker
+    # the values' env, then Arena's job info (one worker of no GPUs), then the no-GPU guard
     assert worker["env"] == [{"name": "A", "value": "1"}, {"name": "B", "value": "x: y # z"},
+                             {"name": "workers", "value": "1"}, {"name": "gpus", "value": "0"},
                              {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]
     assert worker["ports"] == [{"name": "tfjob-port", "containerPort": 2222, "protocol": "TCP"}]
     assert worker["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["NET_RAW"]}}
@@ -757,11 +759,13 @@ def test_labels_annotations_and_queue(helm_bin, chart):
     job = job_of(render_docs(helm_bin, chart, values, release="mnist"))
     expected = _expected_labels(chart, "mnist") | {"team": "vision", "example.com/tier": "gold"}
     assert job["metadata"]["labels"] == expected | {"kueue.x-k8s.io/queue-name": "team-queue"}
-    assert job["metadata"]["annotations"] == {"example.com/owner": "alice: ops"}
+    # the user's, with Arena's requestGPUsOfJobOwner (the chart's defaults request no GPU)
+    annotations = {"example.com/owner": "alice: ops", "requestGPUsOfJobOwner": "0"}
+    assert job["metadata"]["annotations"] == annotations
     assert job["metadata"]["name"] == "mnist" and job["metadata"]["namespace"] == "team-a"
     for rtype, spec in replica_specs(job).items():
         assert spec["template"]["metadata"]["labels"] == expected, rtype
-        assert spec["template"]["metadata"]["annotations"] == {"example.com/owner": "alice: ops"}, rtype
+        assert spec["template"]["metadata"]["annotations"] == annotations, rtype
     renamed = job_of(render_docs(helm_bin, chart, {**BASE, "nameOverride": "other"}, release="mnist"))
     assert renamed["metadata"]["name"] == "other"
     assert renamed["metadata"]["labels"]["release"] == "mnist"

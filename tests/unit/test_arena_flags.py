@@ -99,8 +99,8 @@ def test_arenas_defaults_reach_the_values():
     assert (v["imagePullPolicy"], v["workingDir"], v["shmSize"]) == ("Always", "/root", "2Gi")
     assert v["runPolicy"] == {"cleanPodPolicy": "Running", "backoffLimit": 0}
     assert (v["master"]["restartPolicy"], v["worker"]["restartPolicy"]) == ("Never", "OnFailure")
-    assert v["env"] == [{"name": "workers", "value": "2"}, {"name": "gpus", "value": "1"}]
-    assert v["annotations"] == {"requestGPUsOfJobOwner": "2"}
+    # Arena's job info (env workers and gpus, requestGPUsOfJobOwner) is the chart's, from the values it renders
+    assert "env" not in v and "annotations" not in v
     assert values("--share-memory", "0", kind="pytorch")["shmSize"] == ""
     assert values("--share-memory", "8Gi", kind="pytorch")["shmSize"] == "8Gi"
     m = values("--workers", "2", "--gpus", "4", kind="mpi")
@@ -128,7 +128,7 @@ def test_tf_layout_follows_arenas_standalone_rule():
     assert (v["chief"]["restartPolicy"], v["worker"]["restartPolicy"]) == ("Never", "OnFailure")
     v = values("--workers", "2", "--ps", "1")
     assert (v["worker"]["restartPolicy"], v["ps"]["restartPolicy"]) == ("Never", "Never")
-    assert v["annotations"]["requestGPUsOfJobOwner"] == "0"
+    assert "annotations" not in v
 
 
 def test_a_role_selector_replaces_the_selector_for_that_role():

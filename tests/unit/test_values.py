@@ -9,19 +9,12 @@ BASE = {"imagePullPolicy": "Always", "command": "python train.py", "shell": "sh"
         "shmSize": "2Gi", "runPolicy": {"cleanPodPolicy": "Running"}}
 
 
-def env(workers: int, gpus: int, *user: tuple[str, str]) -> list[dict[str, str]]:
-    """The user's env, then Arena's workers and gpus."""
-    return [{"name": k, "value": v} for k, v in (*user, ("workers", str(workers)), ("gpus", str(gpus)))]
-
-
 def test_tfjob_values():
     spec = TFJobSpec(name="mnist", image="tf:2", command="python train.py", workers=2, ps=1, gpus=1,
                      device=["amd.com/gpu=1"], cpu="2", worker_memory_limit="8Gi", retry=3, running_timeout="1h",
                      data=["d:/data/"], tensorboard=True, logdir="/data/logs", queue_name="q")
     assert build_values(spec) == {
         **BASE, "image": "tf:2",
-        "env": env(2, 1),
-        "annotations": {"requestGPUsOfJobOwner": "2"},
         "data": [{"claimName": "d", "mountPath": "/data", "readOnly": False}],
         "queue": "q",
         "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 3, "activeDeadlineSeconds": 3600},
@@ -38,15 +31,14 @@ def test_tfjob_values():
 
 def test_pytorchjob_and_mpijob_values():
     py = PyTorchJobSpec(name="p", image="i", command="python train.py", workers=2, nproc_per_node="auto")
-    assert build_values(py) == {**BASE, "image": "i", "env": env(2, 0), "annotations": {"requestGPUsOfJobOwner": "0"},
+    assert build_values(py) == {**BASE, "image": "i",
                                 "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 0},
                                 "master": {"replicas": 1, "gpus": 0, "restartPolicy": "Never"},
                                 "worker": {"replicas": 1, "gpus": 0, "restartPolicy": "OnFailure"},
                                 "nprocPerNode": "auto"}
     mpi = MPIJobSpec(name="m", image="i", command="python train.py", workers=2, gpus=2, launcher_cpu="1",
                      slots_per_worker=2)
-    assert build_values(mpi) == {**BASE, "image": "i", "mpiApiVersion": "auto", "env": env(2, 2),
-                                 "annotations": {"requestGPUsOfJobOwner": "4"},
+    assert build_values(mpi) == {**BASE, "image": "i", "mpiApiVersion": "auto",
                                  "runPolicy": {"cleanPodPolicy": "All", "backoffLimit": 0},
                                  "launcher": {"replicas": 1, "gpus": 0, "restartPolicy": "Never",
                                               "resources": {"requests": {"cpu": "1"}}},
@@ -87,7 +79,7 @@ def test_secrets_reach_the_values_by_name_only():
                           env_from=["s3-env", "configmap:cfg"], secret=["gcs:/var/secrets/gcs"])
     values = build_values(spec)
     assert values["env"] == [
-        *env(1, 0, ("A", "1")),
+        {"name": "A", "value": "1"},
         {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "HF_TOKEN"}}},
         {"name": "AWS_ACCESS_KEY_ID", "valueFrom": {"secretKeyRef": {"name": "s3", "key": "access-key"}}},
     ]

@@ -12,6 +12,7 @@ These templates take a replica context, a dict:
     defaultCommand  exec list used when the replica has no command of its own, instead of the
                     top-level command (MPI workers); unset = the top-level command
     keepToken       true to keep the service-account token mounted (the MPI v1 launcher needs it)
+  jobInfo         the job chart's Arena job info (see _jobinfo.tpl); absent: none
 
 Every user-supplied string is written with toJson: a JSON string is a YAML double-quoted scalar, so
 text with ": ", "#", quotes, braces, "{{ }}", newlines or leading spaces reaches the pod byte for byte.
@@ -70,10 +71,17 @@ valueFrom (a Secret's or ConfigMap's key, a field of the pod: only names, never 
 {{- end -}}
 
 {{/*
-arena-common.env: the training container's env list (may be empty).
+arena-common.env: the training container's env list (may be empty): the values' env, then Arena's job info
+(workers, gpus), which replaces a variable of the values of the same name, as Arena sets its own over the
+user's.
 */}}
 {{- define "arena-common.env" -}}
-{{- include "arena-common.envVars" .root.Values.env }}
+{{- $own := include "arena-common.jobInfoEnv" . | fromJsonArray -}}
+{{- $ownNames := list -}}
+{{- range $own }}{{ $ownNames = append $ownNames .name }}{{ end -}}
+{{- $env := list -}}
+{{- range .root.Values.env }}{{ if not (has .name $ownNames) }}{{ $env = append $env . }}{{ end }}{{ end -}}
+{{- include "arena-common.envVars" (concat $env $own) }}
 {{- with include "arena-common.noGpuEnv" . }}
 {{ . }}
 {{- end }}

@@ -2,7 +2,12 @@
 Names, labels and object metadata of the arena-helm job charts.
 
 Every template here takes the job chart's root context (`.`): it reads .Values, .Release and .Chart of
-the chart that includes it, so `app.kubernetes.io/name` is the job chart's name, not "arena-common".
+the chart that includes it, so `app.kubernetes.io/name` is the job chart's name, not "arena-common". The
+object metadata (arena-common.metadata, arena-common.podMetadata) take a dict:
+  root      the job chart's root context
+  jobInfo   the job chart's Arena job info, `include "<chart>.jobInfo" . | fromJson`: {workers, gpus,
+            requestGPUs} computed from the values being rendered (overrides included); absent for a chart
+            without Arena's job info (trainjob)
 */}}
 
 {{/*
@@ -63,35 +68,49 @@ createdBy: {{ include "arena-common.createdBy" . | quote }}
 {{- end -}}
 
 {{/*
+arena-common.annotations: the user's annotations with Arena's requestGPUsOfJobOwner (jobInfo.requestGPUs, the
+GPUs of the pods that train) set over a user's own of that name, as Arena does (submit.go
+addRequestGPUsToAnnotation runs after setAnnotations). Renders nothing when there are none.
+*/}}
+{{- define "arena-common.annotations" -}}
+{{- $annotations := deepCopy (default dict .root.Values.annotations) -}}
+{{- with .jobInfo -}}
+{{- $_ := set $annotations "requestGPUsOfJobOwner" (toString (int .requestGPUs)) -}}
+{{- end -}}
+{{- with $annotations }}{{ toYaml . }}{{ end -}}
+{{- end -}}
+
+{{/*
 arena-common.metadata: metadata of the job object (name, namespace, labels with the Kueue queue label,
 annotations).
 */}}
 {{- define "arena-common.metadata" -}}
-name: {{ include "arena-common.name" . }}
-namespace: {{ .Release.Namespace | quote }}
+{{- $root := .root -}}
+name: {{ include "arena-common.name" $root }}
+namespace: {{ $root.Release.Namespace | quote }}
 labels:
-  {{- include "arena-common.labels" . | nindent 2 }}
-  {{- with .Values.queue }}
+  {{- include "arena-common.labels" $root | nindent 2 }}
+  {{- with $root.Values.queue }}
   kueue.x-k8s.io/queue-name: {{ . | quote }}
   {{- end }}
-{{- with .Values.annotations }}
+{{- with include "arena-common.annotations" . }}
 annotations:
-  {{- toYaml . | nindent 2 }}
+  {{- . | nindent 2 }}
 {{- end }}
 {{- end -}}
 
 {{/*
 arena-common.podMetadata: metadata of every pod template: the same labels as the job (without the queue
-label, which Kueue reads from the job) and the user's annotations.
+label, which Kueue reads from the job) and the same annotations.
 */}}
 {{- define "arena-common.podMetadata" -}}
 labels:
-  {{- include "arena-common.labels" . | nindent 2 }}
-  {{- with .Values.podLabels }}
+  {{- include "arena-common.labels" .root | nindent 2 }}
+  {{- with .root.Values.podLabels }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
-{{- with .Values.annotations }}
+{{- with include "arena-common.annotations" . }}
 annotations:
-  {{- toYaml . | nindent 2 }}
+  {{- . | nindent 2 }}
 {{- end }}
 {{- end -}}

@@ -149,7 +149,7 @@ arena-common.podTemplate: metadata and spec of a replica's pod template.
 */}}
 {{- define "arena-common.podTemplate" -}}
 metadata:
-  {{- include "arena-common.podMetadata" .root | nindent 2 }}
+  {{- include "arena-common.podMetadata" (dict "root" .root "jobInfo" .jobInfo) | nindent 2 }}
 spec:
   {{- include "arena-common.podSpec" . | trim | nindent 2 }}
 {{- end -}}

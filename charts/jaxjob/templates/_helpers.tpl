@@ -18,3 +18,13 @@ jaxjob.container: what the training-operator expects of a JAXJob container: name
 {{- define "jaxjob.container" -}}
 {{- dict "name" "jax" "portName" "jaxjob-port" | toJson -}}
 {{- end -}}
+
+{{/*
+jaxjob.jobInfo: Arena's job info of the rendered JAXJob as JSON {workers, gpus, requestGPUs} (see
+arena-common's _jobinfo.tpl): the worker block's replicas and gpus; requestGPUs counts every pod.
+*/}}
+{{- define "jaxjob.jobInfo" -}}
+{{- $v := .Values -}}
+{{- $requestGPUs := include "arena-common.requestGPUs" (dict "root" . "keys" (list "worker")) -}}
+{{- dict "workers" (int $v.worker.replicas) "gpus" (int (include "arena-common.gpus" $v.worker)) "requestGPUs" (int $requestGPUs) | toJson -}}
+{{- end -}}

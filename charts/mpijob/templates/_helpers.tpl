@@ -46,3 +46,14 @@ v1
 v2beta1
 {{- end -}}
 {{- end -}}
+
+{{/*
+mpijob.jobInfo: Arena's job info of the rendered MPIJob as JSON {workers, gpus, requestGPUs} (see
+arena-common's _jobinfo.tpl): --workers and --gpus are the worker block's replicas and gpus; requestGPUs
+counts every pod (the launcher's gpus too, 0 unless set).
+*/}}
+{{- define "mpijob.jobInfo" -}}
+{{- $v := .Values -}}
+{{- $requestGPUs := include "arena-common.requestGPUs" (dict "root" . "keys" (list "launcher" "worker")) -}}
+{{- dict "workers" (int $v.worker.replicas) "gpus" (int (include "arena-common.gpus" $v.worker)) "requestGPUs" (int $requestGPUs) | toJson -}}
+{{- end -}}

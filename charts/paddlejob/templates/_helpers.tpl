@@ -19,3 +19,14 @@ named "master" (PADDLE_MASTER's port; training-operator v1.9.3 pkg/apis/kubeflow
 {{- define "paddlejob.container" -}}
 {{- dict "name" "paddle" "portName" "master" | toJson -}}
 {{- end -}}
+
+{{/*
+paddlejob.jobInfo: Arena's job info of the rendered PaddleJob as JSON {workers, gpus, requestGPUs} (see
+arena-common's _jobinfo.tpl): --workers and --gpus are the worker block's (the trainers) replicas and gpus;
+requestGPUs counts every pod, the parameter servers (master) included.
+*/}}
+{{- define "paddlejob.jobInfo" -}}
+{{- $v := .Values -}}
+{{- $requestGPUs := include "arena-common.requestGPUs" (dict "root" . "keys" (list "master" "worker")) -}}
+{{- dict "workers" (int $v.worker.replicas) "gpus" (int (include "arena-common.gpus" $v.worker)) "requestGPUs" (int $requestGPUs) | toJson -}}
+{{- end -}}

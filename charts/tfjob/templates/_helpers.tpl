@@ -37,3 +37,23 @@ the shared ones).
 {{- end -}}
 {{- toJson $problems -}}
 {{- end -}}
+
+{{/*
+tfjob.jobInfo: Arena's job info of the rendered TFJob as JSON {workers, gpus, requestGPUs} (see arena-common's
+_jobinfo.tpl). workers and gpus are Arena's --workers and --gpus: worker.replicas and worker.gpus. Without
+workers, gpus is the chief's, and workers is 0 unless the job is in Arena's standalone mode (the annotation
+arena.kubeflow.org/disable-tf-config "true": the one worker runs as the chief), where it is chief.replicas.
+requestGPUs counts chief, worker and evaluator, not the PS (submit_tfjob.go addRequestGPUsToAnnotation).
+*/}}
+{{- define "tfjob.jobInfo" -}}
+{{- $v := .Values -}}
+{{- $standalone := eq (toString (index (default dict $v.annotations) "arena.kubeflow.org/disable-tf-config")) "true" -}}
+{{- $workers := int $v.worker.replicas -}}
+{{- $block := $v.worker -}}
+{{- if eq $workers 0 -}}
+{{- $block = $v.chief -}}
+{{- if $standalone }}{{ $workers = int $v.chief.replicas }}{{ end -}}
+{{- end -}}
+{{- $requestGPUs := include "arena-common.requestGPUs" (dict "root" . "keys" (list "chief" "worker" "evaluator")) -}}
+{{- dict "workers" $workers "gpus" (int (include "arena-common.gpus" $block)) "requestGPUs" (int $requestGPUs) | toJson -}}
+{{- end -}}

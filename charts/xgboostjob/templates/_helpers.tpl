@@ -18,3 +18,14 @@ port named "xgboostjob-port" (MASTER_PORT; training-operator v1.9.3 pkg/apis/kub
 {{- define "xgboostjob.container" -}}
 {{- dict "name" "xgboost" "portName" "xgboostjob-port" | toJson -}}
 {{- end -}}
+
+{{/*
+xgboostjob.jobInfo: Arena's job info of the rendered XGBoostJob as JSON {workers, gpus, requestGPUs} (see
+arena-common's _jobinfo.tpl), as a PyTorchJob's: --workers counts the master (master.replicas +
+worker.replicas), --gpus is the master's gpus; requestGPUs counts every pod.
+*/}}
+{{- define "xgboostjob.jobInfo" -}}
+{{- $v := .Values -}}
+{{- $requestGPUs := include "arena-common.requestGPUs" (dict "root" . "keys" (list "master" "worker")) -}}
+{{- dict "workers" (add (int $v.master.replicas) (int $v.worker.replicas)) "gpus" (int (include "arena-common.gpus" $v.master)) "requestGPUs" (int $requestGPUs) | toJson -}}
+{{- end -}}
