@@ -9,7 +9,7 @@ The Python API (what the CLI wraps)::
     submit(spec)             # helm install into the current kubeconfig context
 
 A spec's fields are the flags of ``arena-helm submit`` (``data_dir`` is ``--data-dir``); a bad value raises
-``UsageError`` naming the flag.
+``UsageError`` naming the parameter (``data_dir=``; the CLI's messages name the flag).
 
 Heavy modules load on first use, so ``import arena_helm`` stays cheap.
 """
@@ -19,7 +19,7 @@ from .__about__ import __version__
 _LAZY = {
     "JobSpec": "spec",
     "render": "submission", "submit": "submission", "job_values": "submission", "wait_for": "submission",
-    "SubmitResult": "submission", "Helm": "helm", "KubeTarget": "helm", "ValueSources": "helm", "Kube": "kube",
+    "SubmitResult": "submission", "Helm": "helm", "KubeTarget": "helm", "ValueSources": "helm", "Kube": "kube", "KubeReader": "kube",
     "ArenaHelmError": "errors", "UsageError": "errors", "KINDS": "kinds",
 }
 

@@ -2,11 +2,58 @@
 
 from __future__ import annotations
 
+import contextvars
+import re
+
+# Who reads the messages: "cli" while a command of the arena-helm CLI runs (it names flags), "python" for a
+# caller of the Python API (the same messages name its parameters instead: ``workers=``, ``Helm(PATH)``)
+SURFACE: contextvars.ContextVar[str] = contextvars.ContextVar("arena_helm_surface", default="python")
+
 
 class ArenaHelmError(Exception):
-    """Base of every error arena-helm reports to a user. ``str(err)`` is the one-line message."""
+    """Base of every error arena-helm reports to a user. ``str(err)`` is the one-line message, in the words
+    of its reader (``SURFACE``): the CLI's flags, or the Python API's parameters."""
 
     exit_code = 1
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        return text if SURFACE.get() == "cli" else for_python(text)
+
+
+# the options of the adapters and the CLI's words, as a Python caller spells them
+_PYTHON_WORDS = {
+    "--kubeconfig": "KubeReader(kubeconfig=FILE)", "--context": "KubeReader(context=NAME)",
+    "--kube-context": "KubeReader(context=NAME)", "--helm-binary": "Helm(PATH)", "--dry-run": "render()",
+}
+_FLAG = re.compile(r"(?<![\w-])(?:-n/)?--([a-z][a-z0-9-]*)(?: (?:FILE|PATH|NAME)\b)?(?P<value> (?=[0-9'\"/]))?")
+
+
+def _spec_fields() -> set[str]:
+    from .kinds import KINDS
+
+    return {name for k in KINDS for name in k.spec_class().model_fields}
+
+
+def for_python(text: str) -> str:
+    """A message that names CLI flags, with the Python API's names: a spec field's flag ``--data-dir`` is
+    ``data_dir=``; ``--kubeconfig FILE`` is ``KubeReader(kubeconfig=FILE)``; ``--helm-binary PATH`` is
+    ``Helm(PATH)``; ``--dry-run`` is ``render()``. Other flags stay as they are."""
+    if "--" not in text:
+        return text
+    fields: set[str] | None = None
+
+    def word(m: re.Match) -> str:
+        nonlocal fields
+        flag = f"--{m.group(1)}"
+        if flag in _PYTHON_WORDS:
+            return _PYTHON_WORDS[flag]
+        if fields is None:
+            fields = _spec_fields()
+        name = m.group(1).replace("-", "_")
+        return f"{name}=" if name in fields else m.group(0)  # "--workers 1" -> "workers=1"
+
+    return _FLAG.sub(word, text)
 
 
 class UsageError(ArenaHelmError):

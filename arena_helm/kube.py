@@ -138,6 +138,50 @@ class Kube:
                         out.setdefault(res["kind"], []).append(version)
         return out
 
+    def served_groups(self) -> dict[str, list[str]]:
+        """API group -> the versions the server serves of it (preferred first): ``/apis`` discovery."""
+        groups = self.get_json("/apis", "reading the API discovery").get("groups") or []
+        out = {}
+        for g in groups:
+            versions = [v["version"] for v in g.get("versions") or []]
+            preferred = (g.get("preferredVersion") or {}).get("version")
+            if preferred in versions:
+                versions.remove(preferred)
+                versions.insert(0, preferred)
+            out[g.get("name", "")] = versions
+        return out
+
+    def server_version(self) -> dict:
+        """The API server's ``/version`` (gitVersion, major, minor)."""
+        return self.get_json("/version", "reading the API server's version")
+
+    def access_allowed(self, namespace: str | None, verb: str, group: str, resource: str,
+                       subresource: str = "") -> tuple[bool, str]:
+        """A SelfSubjectAccessReview: may the current user ``verb`` the resource (in ``namespace``; None:
+        cluster-wide)? (allowed, the authorizer's reason)."""
+        attrs = {"verb": verb, "group": group, "resource": resource}
+        if subresource:
+            attrs["subresource"] = subresource
+        if namespace:
+            attrs["namespace"] = namespace
+        body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                "spec": {"resourceAttributes": attrs}}
+        review = json.loads(self.raw("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+                                     "reviewing the user's permissions", body=body,
+                                     content_type="application/json"))
+        status = review.get("status") or {}
+        return bool(status.get("allowed")), status.get("reason", "") or status.get("evaluationError", "")
+
+    def dry_run_create(self, doc: dict, namespace: str) -> dict:
+        """A server-side dry-run create of a job object (``dryRun=All``, strict field validation): what the
+        server would keep; its schema, admission webhooks and RBAC all answer, nothing is written."""
+        info = BY_KIND[doc["kind"]]
+        version = doc["apiVersion"].rpartition("/")[2]
+        path = f"/apis/{info.group}/{version}/namespaces/{namespace}/{info.plural}"
+        return json.loads(self.raw("POST", path, f"a dry-run create of {doc['kind']}",
+                                   query=[("dryRun", "All"), ("fieldValidation", "Strict")], body=doc,
+                                   content_type="application/json"))
+
     # ---- objects -------------------------------------------------------------------------------
     def get_job(self, kind: str, version: str, namespace: str, name: str) -> dict | None:
         from kubernetes import client
@@ -278,6 +322,21 @@ class KubeReader(Kube):
             return json.loads(resp.data)
         finally:
             resp.release_conn()
+
+    def list_leases(self, name: str) -> list[dict]:
+        """The Leases named ``name`` in every namespace (controllers' leader election)."""
+        return self.list_path("/apis/coordination.k8s.io/v1/leases", f"listing leases {name}",
+                              fieldSelector=f"metadata.name={name}")
+
+    def list_validating_webhooks(self) -> list[dict]:
+        """The ValidatingWebhookConfigurations of the cluster (admissionregistration.k8s.io/v1)."""
+        return self.list_path("/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+                              "listing validating webhook configurations")
+
+    def list_local_queues(self, namespace: str) -> list[dict]:
+        """Kueue's LocalQueues in ``namespace`` (kueue.x-k8s.io/v1beta1)."""
+        return self.list_path(f"/apis/kueue.x-k8s.io/v1beta1/namespaces/{namespace}/localqueues",
+                              "listing Kueue local queues")
 
     def list_kueue_workloads(self, namespace: str) -> list[dict]:
         """Kueue's Workloads in ``namespace`` (kueue.x-k8s.io/v1beta1, served by every Kueue release from 0.5

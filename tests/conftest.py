@@ -63,6 +63,19 @@ def kubelet(cluster):
     return cluster.kwok
 
 
+@pytest.fixture(scope="module")
+def prometheus(cluster):
+    """Debian's Prometheus scraping the GPU exporter stand-in (tests/support/promsim.py), for one module only:
+    nothing scrapes in the background of the other tests."""
+    from promsim import PrometheusServer
+
+    p = PrometheusServer()
+    try:
+        yield p
+    finally:
+        p.stop()
+
+
 @pytest.fixture
 def gpu_node(kubelet, namespace):
     """A kwok node with 8 GPUs (``nvidia.com/gpu``) for the test's namespace only (its pods go there)."""

@@ -31,6 +31,9 @@ class ArenaGroup(TyperGroup):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         STATE["debug"] = False
         STATE["globals"] = {}
+        from ..errors import SURFACE
+
+        surface = SURFACE.set("cli")  # the messages name flags while a command runs
         # pydantic scans every installed distribution for plugins on first use (~20 ms+); the CLI has none
         os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
         try:
@@ -57,6 +60,7 @@ class ArenaGroup(TyperGroup):
         else:
             code = rv if isinstance(rv, int) else 0
         finally:
+            SURFACE.reset(surface)
             if STATE["debug"]:  # --debug's log handler belongs to this invocation only
                 import logging
 
@@ -287,6 +291,8 @@ COMMANDS: dict[str, Entry] = {
     "attach": ("lifecycle", "attach_cmd", "Open a shell (or run a command) in a job's pod.", False, {}),
     "data": ("data", "app", "Data volumes (PVCs) jobs can mount: data list.", False, {}),
     "tensorboard": ("tensorboard", "app", "Standalone TensorBoards (start, stop, list, open).", False, {}),
+    "doctor": ("doctor", "doctor", "Check that the cluster and your permissions are ready for arena-helm.", False,
+               {}),
     "version": ("version", "version", "Print the arena-helm version and the helm version it uses.", False, {}),
 }
 

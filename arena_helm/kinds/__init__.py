@@ -44,6 +44,8 @@ class JobKindInfo:
     runtime_key:     the key of the reference to a training runtime in the spec (``runtimeRef``)
     suspend_key:     the dotted path of the job's suspend switch in its spec, also its chart's value
                      (``runPolicy.suspend``; a TrainJob's ``suspend``)
+    webhook:         the name of the operator's own validating webhook for the kind ("" when it has none):
+                     ``doctor`` takes it, registered and answering a dry run, as the operator running
     """
 
     key: str
@@ -68,6 +70,7 @@ class JobKindInfo:
     nodes_key: str = ""
     runtime_key: str = ""
     suspend_key: str = "runPolicy.suspend"
+    webhook: str = ""
 
     @property
     def chart(self) -> str:
@@ -112,6 +115,9 @@ def _load(ref: str):
 
 
 TRAINING_OPERATOR = "the Kubeflow training operator (v1.7+)"
+# The operators' webhook names: training-operator v1.9.3 manifests/base/webhook/manifests.yaml
+# (validator.<kind>.training-operator.kubeflow.org; MPIJob v1 has none), Trainer v2.3.0
+# manifests/base/webhook/manifests.yaml (validator.trainjob.trainer.kubeflow.org); mpi-operator v0.8.0 has none.
 
 KINDS: tuple[JobKindInfo, ...] = (
     JobKindInfo(
@@ -120,6 +126,7 @@ KINDS: tuple[JobKindInfo, ...] = (
         main_types=("chief", "master", "worker"), operator=TRAINING_OPERATOR, spec="arena_helm.kinds.tfjob:TFJobSpec",
         values="arena_helm.kinds.tfjob:TFJobValues",
         summary="a TFJob (one worker and no PS runs as a single Chief)",
+        webhook="validator.tfjob.training-operator.kubeflow.org"
     ),
     JobKindInfo(
         key="pytorchjob", aliases=("pytorch", "py"), kind="PyTorchJob", group="kubeflow.org", versions=("v1",),
@@ -127,6 +134,7 @@ KINDS: tuple[JobKindInfo, ...] = (
         main_types=("master", "worker"), operator=TRAINING_OPERATOR, spec="arena_helm.kinds.pytorchjob:PyTorchJobSpec",
         values="arena_helm.kinds.pytorchjob:PyTorchJobValues",
         summary="a PyTorchJob (Master + --workers - 1 Workers)",
+        webhook="validator.pytorchjob.training-operator.kubeflow.org"
     ),
     JobKindInfo(
         key="mpijob", aliases=("mpi",), kind="MPIJob", group="kubeflow.org", versions=("v2beta1", "v1"),
@@ -143,6 +151,7 @@ KINDS: tuple[JobKindInfo, ...] = (
         operator="the Kubeflow training operator (v1.9+, with its JAXJob scheme enabled)",
         spec="arena_helm.kinds.jaxjob:JAXJobSpec", values="arena_helm.kinds.jaxjob:JAXJobValues",
         summary="a JAXJob (--workers workers; worker 0 is the coordinator)",
+        webhook="validator.jaxjob.training-operator.kubeflow.org"
     ),
     # training-operator v1.9.3 pkg/apis/kubeflow.org/v1/xgboost_types.go: xgbReplicaSpecs, Master and Worker
     JobKindInfo(
@@ -152,6 +161,7 @@ KINDS: tuple[JobKindInfo, ...] = (
         "enabled)", spec="arena_helm.kinds.xgboostjob:XGBoostJobSpec",
         values="arena_helm.kinds.xgboostjob:XGBoostJobValues",
         summary="an XGBoostJob (Master + --workers - 1 Workers)",
+        webhook="validator.xgboostjob.training-operator.kubeflow.org"
     ),
     # training-operator v1.9.3 pkg/apis/kubeflow.org/v1/paddlepaddle_types.go: paddleReplicaSpecs, Master (the
     # parameter servers, optional) and Worker; the workers' logs are the training's (worker 0 in either mode)
@@ -161,6 +171,7 @@ KINDS: tuple[JobKindInfo, ...] = (
         main_types=("worker",), operator="the Kubeflow training operator (v1.9+, with its PaddleJob scheme enabled)",
         spec="arena_helm.kinds.paddlejob:PaddleJobSpec", values="arena_helm.kinds.paddlejob:PaddleJobValues",
         summary="a PaddleJob (--workers trainers, --servers parameter servers)",
+        webhook="validator.paddlejob.training-operator.kubeflow.org"
     ),
     # Kubeflow Trainer v2: the TrainJob runs as a JobSet (kubeflow/trainer v2.3.0, pkg/constants/constants.go:
     # the trainer's replicated job and container are "node", an MPI runtime's launcher is "launcher"); the
@@ -177,6 +188,7 @@ KINDS: tuple[JobKindInfo, ...] = (
         pod_index_label="batch.kubernetes.io/job-completion-index",
         conditions=(("Complete", "Succeeded"), ("Failed", "Failed"), ("Suspended", "Suspended")),
         nodes_key="trainer", runtime_key="runtimeRef", suspend_key="suspend",
+        webhook="validator.trainjob.trainer.kubeflow.org"
     ),
 )
 

@@ -29,7 +29,7 @@ import time
 import pytest
 from helmtools import HELM_VERSIONS, helm_path
 from kubernetes import client
-from promsim import Gpu, PodUsage, PrometheusServer
+from promsim import Gpu, PodUsage
 from typer.testing import CliRunner
 from waits import wait_for, wait_job_pods
 
@@ -45,16 +45,6 @@ _monitoring = itertools.count()
 
 def norm(text: str) -> str:
     return "\n".join(re.sub(r" +", " ", line).strip() for line in text.splitlines())
-
-
-@pytest.fixture(scope="module")
-def prometheus(cluster):
-    """Started for this module only: nothing scrapes in the background of the other tests."""
-    p = PrometheusServer()
-    try:
-        yield p
-    finally:
-        p.stop()
 
 
 @pytest.fixture

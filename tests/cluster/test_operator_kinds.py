@@ -7,14 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from clictx import cli
 from kubernetes import client
-from typer.testing import CliRunner
 from waits import wait_for, wait_gone, wait_job_pods
 
-from arena_helm.cli import app
-
 pytestmark = pytest.mark.cluster
-runner = CliRunner()
 JOB_NAME = "training.kubeflow.org/job-name"
 
 
@@ -26,15 +23,7 @@ def ok(res):
 @pytest.fixture
 def ctx(helm_bin, cluster, namespace, controllers):
     controllers.require("training-operator")
-    base = ["--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "-n", namespace]
-
-    def run(*args):
-        cmd = list(args)
-        if "--" in cmd:  # options go before a submit's command words
-            i = cmd.index("--")
-            return runner.invoke(app, cmd[:i] + base + cmd[i:])
-        return runner.invoke(app, cmd + base)
-    return run
+    return cli(helm_bin, cluster, namespace)
 
 
 def view(ctx, name: str) -> dict:

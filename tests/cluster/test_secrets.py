@@ -9,6 +9,7 @@ import json
 import subprocess
 
 import pytest
+from clictx import cli
 from kubernetes import client
 from typer.testing import CliRunner
 from waits import wait_for, wait_gone, wait_job_pods
@@ -24,15 +25,7 @@ TOKEN = "hf_s3cr3t-token-value"  # the Secret's data: it must appear nowhere but
 @pytest.fixture
 def ctx(helm_bin, cluster, namespace, controllers):
     controllers.require("training-operator")
-    base = ["--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "-n", namespace]
-
-    def run(*args):
-        cmd = list(args)
-        i = cmd.index("--") if "--" in cmd else len(cmd)
-        res = runner.invoke(app, cmd[:i] + base + cmd[i:])
-        assert res.exit_code == 0, res.output
-        return res.stdout
-    return run
+    return cli(helm_bin, cluster, namespace, check=True)
 
 
 @pytest.fixture

@@ -158,3 +158,22 @@ def test_the_documented_role_covers_every_job_kind_and_the_setup_guide_names_the
         version = re.search(rf"{re.escape(name)}\|(v[0-9.]+)\|", text)
         assert version, name
         assert version.group(1) in guide, (name, version.group(1))
+
+
+def test_the_documented_rbac_is_exactly_what_doctor_checks():
+    """One source of truth: the Role and ClusterRole of docs/rbac/arena-helm-user.yaml grant exactly the
+    (group, resource, verb) triples of arena_helm.doctor.PERMISSIONS, namespaced and cluster-wide."""
+    import yaml
+
+    from arena_helm.doctor import PERMISSIONS
+
+    docs = {d["kind"]: d for d in yaml.safe_load_all((REPO / "docs/rbac/arena-helm-user.yaml").read_text()) if d}
+
+    def triples(rules):
+        return {(g, r, v) for rule in rules for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]}
+
+    def wanted(cluster: bool):
+        return {(p.group, r, v) for p in PERMISSIONS if p.cluster is cluster for r in p.resources for v in p.verbs}
+
+    assert triples(docs["Role"]["rules"]) == wanted(False)
+    assert triples(docs["ClusterRole"]["rules"]) == wanted(True)

@@ -1,0 +1,47 @@
+"""``doctor``: one screen that says whether the cluster (and this user) is ready for arena-helm."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..kinds import names_hint
+from .common import Globals, with_globals
+from .jobs import DetailFormat, PrometheusService, PrometheusUrl
+
+
+@with_globals
+def doctor(
+    g: Globals,
+    type_: Annotated[list[str] | None, typer.Option(
+        "--type", "-T", show_default=False,
+        help=f"Only these job kinds (repeatable; default: every one): {names_hint()}.")] = None,
+    output: Annotated[DetailFormat, typer.Option("--output", "-o", help="table, json or yaml.")] = DetailFormat.table,
+    prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
+) -> None:
+    """Check the cluster against docs/cluster-setup.md: API server, your permissions, each job kind's CRD and
+    controller (a server-side dry run), GPUs, Prometheus and DCGM, Kueue. Exit 0 when all that the commands
+    need is there, 1 otherwise."""
+    from ..config import load_defaults, resolve_namespace
+    from ..doctor import run, table
+    from ..helm import Helm, KubeTarget
+    from ..kinds import lookup
+    from ..kube import KubeReader
+    from ..kubeconfig import lenient_view
+    from ..metrics import MetricsOptions
+    from ..output import as_json, as_yaml
+
+    kinds = list(dict.fromkeys(lookup(t).key for t in type_)) if type_ else None
+    defaults = load_defaults()
+    opts = MetricsOptions.resolve(prometheus_url, prometheus_service, defaults.prometheus)
+    ns = resolve_namespace(g.namespace, g.kubeconfig, g.context, defaults)
+    view = lenient_view(g.kubeconfig, g.context)
+    report = run(KubeReader(g.kubeconfig, g.context), lambda: Helm(g.helm_binary, KubeTarget(g.kubeconfig, g.context)),
+                 ns, kinds, metrics_options=opts, context=view.context if view else None)
+    if output is DetailFormat.table:
+        typer.echo(table(report))
+    else:
+        data = report.to_json()
+        typer.echo(as_json(data) if output is DetailFormat.json else as_yaml(data))
+    raise typer.Exit(0 if report.ready else 1)
