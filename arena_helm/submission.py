@@ -88,11 +88,14 @@ def submit(spec: JobSpec, helm: Helm | None = None, kube: KubeReader | None = No
     """
     import uuid
 
-    helm = helm or Helm()
     from .kube import KubeReader
     from .releases import SUBMIT_LABEL
 
     kube = kube or KubeReader()
+    if helm is None:  # helm reaches the cluster ``kube`` reaches
+        from .helm import KubeTarget
+
+        helm = Helm(target=KubeTarget(kube.kubeconfig, kube.context))
     info = BY_KEY[spec.kind]
     kind = info.kind
     if values is None:

@@ -38,3 +38,23 @@ def test_the_same_error_names_the_flag_on_the_command_line_and_the_parameter_in_
     assert "workers=" not in res.stderr
     # after the command, the Python API reads parameters again
     assert str(UsageError("--data-dir X")) == "data_dir= X"
+
+
+def test_the_python_api_hands_the_kube_adapters_kubeconfig_to_helm(monkeypatch):
+    """``submit(spec, kube=KubeReader(kubeconfig=F, context=C))``: helm reaches the same cluster."""
+    from arena_helm import KubeReader, submission
+
+    seen = {}
+
+    class FakeHelm:
+        def __init__(self, binary=None, target=None):
+            seen["target"] = (target.kubeconfig, target.context)
+
+        def install(self, *args, **kwargs):
+            raise UsageError("stop here")
+
+    monkeypatch.setattr(submission, "Helm", FakeHelm)
+    with pytest.raises(UsageError):
+        submission.submit(TFJobSpec(name="a", image="busybox:1.36", command="true"),
+                          kube=KubeReader(kubeconfig="/k/config", context="prod"))
+    assert seen["target"] == ("/k/config", "prod")
