@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -254,6 +255,64 @@ def _record_metadata(item: dict) -> dict:
                          if k in meta}}
 
 
+_SCAN = json.JSONDecoder().scan_once
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def parse_list_page(data: bytes, slim: Callable[[dict], Any] | None, into: list) -> dict:
+    """One LIST answer (a JSON object with ``items``), its items decoded one at a time, each cut down by
+    ``slim`` (None: dropped) and appended to ``into`` before the next is decoded: the page's memory is its
+    text plus one item, not every item's dicts at once. Returns the other top-level fields (``metadata``
+    with the continue token, ``kind``, ...). ValueError for an answer that is not such an object."""
+    text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
+    rest: dict = {}
+
+    def space(i: int) -> int:
+        return _SPACE.match(text, i).end()
+
+    def value(i: int) -> tuple[Any, int]:
+        try:
+            return _SCAN(text, i)
+        except StopIteration:
+            raise ValueError(f"no JSON value at character {i}") from None
+
+    def expect(i: int, char: str) -> int:
+        if text[i:i + 1] != char:
+            raise ValueError(f"{char!r} expected at character {i}")
+        return space(i + 1)
+
+    i = expect(space(0), "{")
+    while text[i:i + 1] != "}":
+        key, i = value(i)
+        if not isinstance(key, str):
+            raise ValueError(f"a key expected at character {i}")
+        i = expect(space(i), ":")
+        if key == "items" and text[i:i + 1] == "[":
+            i = space(i + 1)
+            while text[i:i + 1] != "]":
+                item, i = value(i)
+                kept = slim(item) if slim else item
+                del item
+                if kept is not None:
+                    into.append(kept)
+                i = space(i)
+                if text[i:i + 1] == ",":
+                    i = space(i + 1)
+                elif text[i:i + 1] != "]":
+                    raise ValueError(f"',' or ']' expected at character {i}")
+            i = space(i + 1)
+        else:
+            rest[key], i = value(i)
+            i = space(i)
+        if text[i:i + 1] == ",":
+            i = space(i + 1)
+        elif text[i:i + 1] != "}":
+            raise ValueError(f"',' or '}}' expected at character {i}")
+    if text[space(i + 1):]:
+        raise ValueError(f"extra data at character {space(i + 1)}")
+    return rest
+
+
 def ns_path(namespace: str | None) -> str:
     return f"/namespaces/{namespace}" if namespace else ""
 
@@ -291,18 +350,17 @@ class KubeReader(Kube):
             params = [*query.items(), ("limit", str(PAGE_SIZE))]
             if token:
                 params.append(("continue", token))
-            page = self._get_page(path, params, accept, action)
+            data = self._get_page(path, params, accept, action)
             stats.count("list_pages")
-            for item in page.get("items") or []:
-                kept = slim(item) if slim else item
-                if kept is not None:
-                    items.append(kept)
-            token = (page.get("metadata") or {}).get("continue") or ""
-            del page
+            try:
+                token = (parse_list_page(data, slim, items).get("metadata") or {}).get("continue") or ""
+            except ValueError as exc:
+                raise ClusterError(f"{action}: the API server's answer is not a JSON list: {exc}") from None
+            del data
             if not token:
                 return items
 
-    def _get_page(self, path: str, params: list[tuple[str, str]], accept: str | None, action: str) -> dict:
+    def _get_page(self, path: str, params: list[tuple[str, str]], accept: str | None, action: str) -> bytes:
         from kubernetes.client.rest import ApiException
 
         headers = {"Accept": accept} if accept else None
@@ -319,7 +377,7 @@ class KubeReader(Kube):
 
         resp = self.call(get, action=action, _request_timeout=60)
         try:
-            return json.loads(resp.data)
+            return resp.data
         finally:
             resp.release_conn()
 
@@ -404,8 +462,9 @@ class KubeReader(Kube):
 
     def stream_log(self, namespace: str, pod: str, *, container: str | None = None, follow: bool = False,
                    tail: int | None = None, since_seconds: int | None = None, since_time: str | None = None,
-                   timestamps: bool = False):
-        """Yield the pod's log in chunks (bytes), through the API server's pod log endpoint."""
+                   timestamps: bool = False, previous: bool = False):
+        """Yield the pod's log in chunks (bytes), through the API server's pod log endpoint (``previous``: of
+        the container before its last restart)."""
         query: list[tuple[str, str]] = []
         for key, value in (("container", container), ("tailLines", tail), ("sinceSeconds", since_seconds),
                            ("sinceTime", since_time)):
@@ -415,6 +474,8 @@ class KubeReader(Kube):
             query.append(("follow", "true"))
         if timestamps:
             query.append(("timestamps", "true"))
+        if previous:
+            query.append(("previous", "true"))
         resp = self.call(
             self.api.call_api, f"/api/v1/namespaces/{namespace}/pods/{pod}/log", "GET", query_params=query,
             auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True,

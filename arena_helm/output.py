@@ -10,6 +10,7 @@ from .views import JobView, arena_yaml_form, fmt_cpu, fmt_mem
 
 if TYPE_CHECKING:
     from .usage import Metrics
+    from .waiting import Failure
 
 
 def table(headers: list[str], rows: list[list[Any]]) -> str:
@@ -87,7 +88,8 @@ def job_name(v: JobView) -> str:
 
 
 def job_detail(v: JobView, *, pending: str, events: list[dict], show_events: bool = False,
-               wide: bool = False, instances: str | None = None) -> str:
+               wide: bool = False, instances: str | None = None, failure: Failure | None = None,
+               log_tail: list[str] | None = None) -> str:
     rel = v.release
     lines = [
         f"Name:        {v.name}",
@@ -95,6 +97,8 @@ def job_detail(v: JobView, *, pending: str, events: list[dict], show_events: boo
     ]
     if v.reason:
         lines.append(f"Reason:      {v.reason}")
+    if failure is not None:
+        lines.append(f"Failure:     {failure.text()}")
     lines += [
         f"Namespace:   {v.namespace}",
         f"Trainer:     {v.trainer.upper()}",
@@ -133,6 +137,10 @@ def job_detail(v: JobView, *, pending: str, events: list[dict], show_events: boo
         lines.append("Instances:   none (the job's pods are gone)")
     else:
         lines.append("Instances:   none yet (the operator has not created the pods)")
+    if failure is not None and log_tail is not None:
+        run = "before its last restart" if failure.previous else "its last lines"
+        lines += ["", f"Log of pod {failure.pod} container {failure.container} ({run}):"]
+        lines += [f"  {line}" for line in log_tail] or ["  (empty)"]
     if show_events and not events:
         lines += ["", "Events:      none"]
     if events:

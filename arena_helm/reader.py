@@ -14,7 +14,7 @@ import dataclasses
 import datetime as dt
 import functools
 import logging
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -42,7 +42,7 @@ from .releases import (
 from .slim import slim_job, slim_pod
 from .tensorboard_urls import tensorboard_urls
 from .views import JobView, chart_kind, job_view, pod_job_name, pod_job_selector
-from .waiting import QUEUE_LABEL, kueue_workload, pending_reason, state_reason
+from .waiting import QUEUE_LABEL, Failure, failure_of, kueue_workload, pending_reason, state_reason
 
 if TYPE_CHECKING:
     from .helm import Helm
@@ -216,15 +216,23 @@ def list_jobs(c: Cluster, namespace: str, all_namespaces: bool = False, kind: st
     tb = extra["tensorboards"]
     now = now_utc()
     views = []
-    for r in rows:
-        meta = (r.job or {}).get("metadata") or {}
-        rns = meta.get("namespace") or r.release.namespace
-        name = meta.get("name") or r.release.name
-        rname = r.release.name if r.release else name
-        views.append(job_view(release=r.release.item() if r.release else None, job=r.job,
-                              pods=pods.get((rns, name), []), now=now, kind=r.kind,
-                              tensorboard=tb.get((rns, rname), "")))
+    keys = [_row_key(r) for r in rows]
+    uses = Counter(keys)
+    for i, r in enumerate(rows):
+        rows[i] = None  # each row's objects go once its view is built: the views and the rows are not all held
+        key = keys[i]
+        uses[key] -= 1
+        job_pods = pods.get(key, []) if uses[key] else pods.pop(key, [])  # a job's pods, kept for its last row
+        rname = r.release.name if r.release else key[1]
+        views.append(job_view(release=r.release.item() if r.release else None, job=r.job, pods=job_pods, now=now,
+                              kind=r.kind, tensorboard=tb.get((key[0], rname), "")))
     return views
+
+
+def _row_key(r: Row) -> tuple[str, str]:
+    """(namespace, name) of a row's job: its pods' key."""
+    meta = (r.job or {}).get("metadata") or {}
+    return meta.get("namespace") or r.release.namespace, meta.get("name") or r.release.name
 
 
 def job_names(c: Cluster, namespace: str) -> list[str]:
@@ -243,6 +251,8 @@ class JobDetail:
     pods: list[dict]
     events: list[dict]
     pending: str
+    failure: Failure | None = None  # why it failed or restarts, from its pods
+    log_tail: list[str] | None = None  # the last lines of the failing container's log (None: not read)
 
 
 def jobs_named(c: Cluster, namespace: str, name: str, kind: str | None = None) -> dict[str, tuple[str, dict]]:
@@ -289,7 +299,10 @@ def find_job(c: Cluster, namespace: str, name: str, kind: str | None = None) -> 
     raise NotFoundError(f"no {what}named {name} in namespace {namespace} (see arena-helm list)")
 
 
-def get_job(c: Cluster, namespace: str, name: str, kind: str | None = None, events: bool = False) -> JobDetail:
+def get_job(c: Cluster, namespace: str, name: str, kind: str | None = None, events: bool = False,
+            tail: int = 0) -> JobDetail:
+    """One job in full; for a failed or restarting one, the failing container (``failure_of``) and the last
+    ``tail`` lines of its log (one more request)."""
     k, version, job, release = find_job(c, namespace, name, kind)
     pods = c.kube.list_pods(namespace, selector=pod_job_selector(k, name))
     tb = tensorboard_urls(c.kube, namespace).get((namespace, name), "")
@@ -305,7 +318,28 @@ def get_job(c: Cluster, namespace: str, name: str, kind: str | None = None, even
             evs = []
         evs.sort(key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "")
     pending = pending_reason(pods, evs) if view.status == "PENDING" else ""
-    return JobDetail(view, k, version, job, pods, evs if events else [], pending)
+    failure, log_tail = None, None
+    if view.status in ("FAILED", "RESTARTING"):
+        order = {inst.name: n for n, inst in enumerate(view.instances)}  # the chief first
+        failure = failure_of(sorted(pods, key=lambda p: order.get(p["metadata"]["name"], len(order))))
+        if failure is not None and failure.container and failure.reason != "Evicted" and failure.exit_code is not None \
+                and tail > 0:
+            log_tail = _log_tail(c, namespace, failure, tail)
+    return JobDetail(view, k, version, job, pods, evs if events else [], pending, failure, log_tail)
+
+
+def _log_tail(c: Cluster, namespace: str, failure: Failure, tail: int) -> list[str] | None:
+    """The last ``tail`` lines of the failing container's log (of the run that failed); None if the log is
+    gone or not readable (get still shows the rest)."""
+    from .errors import ArenaHelmError
+
+    try:
+        data = b"".join(c.kube.stream_log(namespace, failure.pod, container=failure.container, tail=tail,
+                                          previous=failure.previous))
+    except ArenaHelmError as exc:
+        log.debug("get: the log of %s/%s: %s", failure.pod, failure.container, exc)
+        return None
+    return data.decode(errors="replace").splitlines()
 
 
 def explain_state(c: Cluster, view: JobView, job: dict | None, kind: str, release: dict | None) -> None:

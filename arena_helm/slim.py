@@ -11,36 +11,53 @@ from __future__ import annotations
 import sys
 
 from .kinds import KINDS
-from .releases import RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION
-from .views import REPLICA_KEYS
+from .releases import CHART_LABEL, RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION
+from .views import MODEL_NAME_LABEL, MODEL_VERSION_LABEL, POD_LABELS, REPLICA_KEYS
+from .waiting import QUEUE_LABEL
 
 NODES_KEYS = tuple(dict.fromkeys(k.nodes_key for k in KINDS if k.nodes_key))
 RUNTIME_KEYS = tuple(dict.fromkeys(k.runtime_key for k in KINDS if k.runtime_key))
 
 _intern = sys.intern
 _KEEP_ANNOTATIONS = (RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION, "modelSource")  # views' model source
+# the labels the views read: of a job its chart, Kueue queue and Arena's model labels; of a pod its job, role
+# and index (a job's or pod's other labels, often a dozen, are left out)
+JOB_LABELS = frozenset((CHART_LABEL, QUEUE_LABEL, MODEL_NAME_LABEL, MODEL_VERSION_LABEL))
 
 
-def _labels(labels: dict | None) -> dict:
+def _labels(labels: dict | None, keep: frozenset[str]) -> dict:
     # keys and values repeat across thousands of objects: share one string object for each
-    return {_intern(k): _intern(v) for k, v in (labels or {}).items()}
+    return {_intern(k): _intern(v) for k, v in (labels or {}).items() if k in keep}
 
 
-def _meta(meta: dict, *, annotations: bool) -> dict:
+def _shared(value):
+    """A small block (runPolicy, a condition) with its strings shared: the same few keys and values (policy
+    names, condition types, a scheduler's message) recur in every object."""
+    if isinstance(value, str):
+        return _intern(value)
+    if isinstance(value, dict):
+        return {_intern(k): _shared(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shared(v) for v in value]
+    return value
+
+
+def _meta(meta: dict, *, job: bool) -> dict:
     out = {
         "name": meta.get("name", ""),
         "namespace": _intern(meta.get("namespace", "")),
-        "labels": _labels(meta.get("labels")),
+        "labels": _labels(meta.get("labels"), JOB_LABELS if job else POD_LABELS),
         "creationTimestamp": meta.get("creationTimestamp", ""),
     }
-    if meta.get("uid"):  # Arena's ``uuid`` of a job
+    if job and meta.get("uid"):  # Arena's ``uuid`` of a job
         out["uid"] = meta["uid"]
-    if meta.get("resourceVersion"):
+    if job and meta.get("resourceVersion"):  # the order of jobs made in the same second
         out["resourceVersion"] = meta["resourceVersion"]
     if meta.get("deletionTimestamp"):
         out["deletionTimestamp"] = meta["deletionTimestamp"]
-    if annotations:
-        ann = {k: v for k, v in (meta.get("annotations") or {}).items() if k in _KEEP_ANNOTATIONS}
+    if job:
+        given = meta.get("annotations") or {}
+        ann = {k: given[k] for k in _KEEP_ANNOTATIONS if k in given}
         if ann:
             out["annotations"] = ann
     return out
@@ -52,7 +69,7 @@ def _containers(containers: list | None) -> list[dict]:
         kept = {"name": _intern(c.get("name", ""))}
         res = c.get("resources")
         if res:
-            kept["resources"] = {k: res[k] for k in ("requests", "limits") if res.get(k)}
+            kept["resources"] = {k: _shared(res[k]) for k in ("requests", "limits") if res.get(k)}
         out.append(kept)
     return out
 
@@ -80,12 +97,12 @@ def slim_job(job: dict) -> dict:
         out_spec[key] = replicas
     for key in ("runPolicy", "slotsPerWorker", "suspend", *RUNTIME_KEYS):  # small: what says a job is held
         if key in spec:
-            out_spec[key] = spec[key]
+            out_spec[key] = _shared(spec[key])
     for key in NODES_KEYS:  # a TrainJob's trainer block: what it requests
         if key in spec:
             out_spec[key] = {k: v for k, v in (spec[key] or {}).items()
                              if k in ("numNodes", "numProcPerNode", "resourcesPerNode")}
-    out = {"metadata": _meta(job.get("metadata") or {}, annotations=True), "spec": out_spec,
+    out = {"metadata": _meta(job.get("metadata") or {}, job=True), "spec": out_spec,
            "status": job.get("status") or {}}
     for key in ("apiVersion", "kind"):
         if key in job:
@@ -128,10 +145,10 @@ def slim_pod(pod: dict) -> dict:
         if status.get(key):
             out_status[key] = status[key]
     if status.get("conditions"):
-        out_status["conditions"] = [{k: c[k] for k in ("type", "status", "reason", "message") if k in c}
+        out_status["conditions"] = [{k: _shared(c[k]) for k in ("type", "status", "reason", "message") if k in c}
                                     for c in status["conditions"]]
     for key in ("initContainerStatuses", "containerStatuses"):
         if status.get(key):
             out_status[key] = [_container_status(cs) for cs in status[key]]
-    return {"metadata": _meta(pod.get("metadata") or {}, annotations=False), "spec": out_spec,
+    return {"metadata": _meta(pod.get("metadata") or {}, job=False), "spec": out_spec,
             "status": out_status}

@@ -27,6 +27,7 @@ REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
 JOB_ROLE_LABEL = "training.kubeflow.org/job-role"
 ROLE_LABELS = tuple(dict.fromkeys(k.pod_role_label for k in KINDS))  # the replica type (role) of a pod
 INDEX_LABELS = tuple(dict.fromkeys(k.pod_index_label for k in KINDS))  # its index within the role
+POD_LABELS = frozenset((*POD_JOB_LABELS, *ROLE_LABELS, JOB_ROLE_LABEL, *INDEX_LABELS))  # every pod label a view reads
 
 
 def pod_job_name(pod: dict) -> str:

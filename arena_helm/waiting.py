@@ -1,8 +1,11 @@
 """Why a job waits or stopped, in one line: the scheduler's verdict on its pods, image pulls, a missing PVC
 (``pending_reason``), and the reason of a state that does not explain itself: failed, restarting, suspended
-or held by Kueue, a missing job object, a failed release (``state_reason``). Pure (no I/O)."""
+or held by Kueue, a missing job object, a failed release (``state_reason``), and why a job failed or restarts in
+its pods' own words: the failing container's exit code and reason (``failure_of``). Pure (no I/O)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 
 def job_condition(job: dict | None, ctype: str) -> dict:
@@ -115,3 +118,88 @@ def pending_reason(pods: list[dict], events: list[dict]) -> str:
                 return f"{obj}: a PVC is missing: {msg}"
             return f"{obj}: {ev.get('reason', '')}: {msg}"
     return ""
+
+
+# ---- why a job failed or restarts: its pods' own word ----------------------------------------------------------
+@dataclass
+class Failure:
+    """The first failing container of a job's pods (chief first), from the pod's status: an eviction, a
+    container that exited non-zero (now, or before its last restart), or one that cannot start."""
+
+    pod: str
+    container: str = ""
+    reason: str = ""  # OOMKilled, Error, ContainerCannotRun, Evicted, ImagePullBackOff, ...
+    exit_code: int | None = None
+    message: str = ""
+    memory_limit: str = ""  # of the container, for OOMKilled
+    image: str = ""  # of the container, for a pull that fails
+    restarts: int = 0
+    previous: bool = False  # what failed is the container before its last restart (its log: previous=true)
+
+    def text(self) -> str:
+        where = f"pod {self.pod}" + (f" container {self.container}" if self.container else "")
+        if self.reason == "Evicted":
+            return f"{where}: evicted by its node: {self.message}" if self.message else f"{where}: evicted by its node"
+        if self.exit_code is None:  # cannot start
+            text = f"{where}: {self.reason}" + (f" of image {self.image}" if self.image else "")
+            return text + (f": {self.message}" if self.message else "")
+        text = f"{where}: {self.reason or 'exited'} (exit code {self.exit_code})"
+        if self.reason == "OOMKilled":
+            text += f", memory limit {self.memory_limit}" if self.memory_limit else ", no memory limit (the node ran out)"
+        if self.restarts:
+            text += f", restarted {self.restarts} time{'s' if self.restarts != 1 else ''}"
+        return text + (f": {self.message}" if self.message else "")
+
+    def to_json(self) -> dict:
+        return {"instance": self.pod, "container": self.container, "reason": self.reason, "exitCode": self.exit_code,
+                "message": self.message, "memoryLimit": self.memory_limit, "image": self.image,
+                "restarts": self.restarts}
+
+
+CANNOT_START = ("ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError",
+                "CreateContainerError", "RunContainerError")
+
+
+def failure_of(pods: list[dict]) -> Failure | None:
+    """Why the job's pods failed, from the first pod (in the given order) that says so; None if none does."""
+    for pod in pods:
+        found = _pod_failure(pod)
+        if found is not None:
+            return found
+    return None
+
+
+def _pod_failure(pod: dict) -> Failure | None:
+    name = pod["metadata"]["name"]
+    status = pod.get("status") or {}
+    if status.get("reason") == "Evicted":
+        return Failure(name, reason="Evicted", message=" ".join(str(status.get("message") or "").split()))
+    spec = {c.get("name"): c for c in ((pod.get("spec") or {}).get("initContainers") or [])
+            + ((pod.get("spec") or {}).get("containers") or [])}
+    statuses = (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or [])
+    found = None
+    for cs in statuses:
+        cname = cs.get("name", "")
+        restarts = int(cs.get("restartCount") or 0)
+        state, last = cs.get("state") or {}, (cs.get("lastState") or {}).get("terminated") or {}
+        ended = state.get("terminated") or {}
+        waiting = state.get("waiting") or {}
+        if ended and int(ended.get("exitCode") or 0) != 0:
+            found = _ended(name, cname, ended, spec.get(cname) or {}, restarts, previous=False)
+        elif last and int(last.get("exitCode") or 0) != 0:  # restarted (CrashLoopBackOff, or running again)
+            found = _ended(name, cname, last, spec.get(cname) or {}, restarts, previous=True)
+        elif waiting.get("reason") in CANNOT_START:
+            found = Failure(name, cname, waiting["reason"], message=" ".join(str(waiting.get("message") or "").split()),
+                            image=(spec.get(cname) or {}).get("image", ""))
+        if found is not None:
+            return found
+    return None
+
+
+def _ended(pod: str, container: str, ended: dict, spec: dict, restarts: int, *, previous: bool) -> Failure:
+    limits = (spec.get("resources") or {}).get("limits") or {}
+    reason = ended.get("reason") or ""
+    return Failure(pod, container, reason, int(ended.get("exitCode") or 0),
+                   " ".join(str(ended.get("message") or "").split()),
+                   memory_limit=str(limits.get("memory", "")) if reason == "OOMKilled" else "",
+                   restarts=restarts, previous=previous)

@@ -212,3 +212,53 @@ def stop_test_cluster(cluster) -> None:
         cluster.stop()
     finally:
         shutil.rmtree(cluster.workdir, ignore_errors=True)
+
+
+# ---- peak memory of a child, measured honestly ----------------------------------------------------------------
+_LAUNCHER = r"""
+import json, os, subprocess, sys, time
+for line in sys.stdin:
+    job = json.loads(line)
+    with open(job["stdout"], "wb") as out, open(job["stderr"], "wb") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(job["argv"], stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=job["env"])
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+    print(json.dumps({"code": os.waitstatus_to_exitcode(status), "seconds": seconds,
+                      "maxrss_kb": usage.ru_maxrss}), flush=True)
+"""
+
+
+class Launcher:
+    """Runs commands from a small process of its own, for their peak RSS.
+
+    The ``ru_maxrss`` that ``wait4()`` reports for a child is at least the RSS of the process that spawned it:
+    Linux carries the parent's resident set (the address space the child had until its ``exec``) into the
+    child's high-water mark. A benchmark that has read a few thousand objects itself would report that
+    size for every command it runs (``/bin/true`` measures 313 MB from a 300 MB parent). This launcher is
+    started before the benchmark grows (about 10 MB of RSS) and spawns the measured commands instead."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen([sys.executable, "-S", "-c", _LAUNCHER], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        self.floor_mb = self.run(["/bin/true"], dict(os.environ))[1]
+
+    def run(self, argv: Sequence[str | os.PathLike], env: dict[str, str]) -> tuple[float, float, int, bytes, bytes]:
+        """(wall seconds, max RSS MB of the command and the children it waited for, exit code, stdout, stderr)."""
+        import json
+        import tempfile
+
+        with tempfile.NamedTemporaryFile() as out, tempfile.NamedTemporaryFile() as err:
+            self.proc.stdin.write(json.dumps({"argv": [str(a) for a in argv], "env": env, "stdout": out.name,
+                                              "stderr": err.name}) + "\n")
+            self.proc.stdin.flush()
+            answer = self.proc.stdout.readline()
+            if not answer:
+                raise BenchError("the measuring launcher process died")
+            result = json.loads(answer)
+            return (result["seconds"], result["maxrss_kb"] / 1024.0, result["code"], Path(out.name).read_bytes(),
+                    Path(err.name).read_bytes())
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=10)

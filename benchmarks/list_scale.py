@@ -17,13 +17,20 @@
    Prints arena-helm's ``stats:`` line (ARENA_HELM_STATS=1) at both sizes, with the number of LIST pages
    the data takes (``kube.PAGE_SIZE`` items a page): the requests beyond the pages must be the same at both
    sizes. Peak memory is that of the whole process tree (max RSS of arena-helm and any child, from
-   wait4(); ``list`` starts no helm any more).
+   wait4(); ``list`` starts no helm any more), every command spawned by a small launcher process started
+   before this script grows (``_benchlib.Launcher``: Linux counts the spawning process's resident set in a
+   child's peak, so a command run from this script would measure at least this script's own size).
+6. At each size, runs once each the other commands that read every job as ``list`` does: ``top job -A``,
+   ``prune --dry-run -A --since 1h`` (the seeded jobs never finish: it finds none) and the shell completion of
+   ``get`` (one namespace), with their time, peak RSS and requests; with ``--profile``, ``list -A`` once more
+   under memray: the allocation sites live at the heap's peak.
 
-Goals at the full size: time ratio arena-helm / baseline <= 0.5, peak RSS <= 250 MB, requests growing
-only with the number of pages.
+Goals at the full size: time ratio arena-helm / baseline <= 0.5, peak RSS <= 250 MB (list at both sizes, and
+the other commands), requests growing only with the number of pages.
 
     python benchmarks/list_scale.py             # 1,000 then 10,000 jobs, 3 runs each (~15 min on 2 cores)
     python benchmarks/list_scale.py --quick     # 50 then 500 jobs, 2 runs each
+    python benchmarks/list_scale.py --profile   # and where list's memory goes (needs: pip install memray)
 """
 
 from __future__ import annotations
@@ -36,9 +43,7 @@ import datetime as dt
 import gzip
 import json
 import math
-import os
 import re
-import subprocess
 import tempfile
 import threading
 import time
@@ -76,6 +81,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="50 then 500 jobs, 2 runs each")
     p.add_argument("--arena-helm", help="the arena-helm console script (default: beside this Python, "
                    "else on PATH)")
+    p.add_argument("--profile", action="store_true",
+                   help="also run 'list -A' once per size under memray (pip install memray) and print the "
+                   "allocation sites live at its peak of heap memory, by line and by arena-helm's own frame")
     args = p.parse_args(argv)
     if args.quick:
         args.jobs, args.first, args.runs = 500, 50, 2
@@ -310,26 +318,116 @@ class BaselineFailed(bl.BenchError):
         self.seconds = seconds
 
 
+LAUNCHER: list[bl.Launcher] = []  # started first thing in main(), while this process is small
+
+
 def run_measured(argv: list[str], env: dict[str, str], what: str) -> tuple[float, float, bytes, bytes]:
-    """Run ``argv``; returns (wall seconds, max RSS MB of it and its reaped children, stdout, stderr)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
-        seconds = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read(), err.read()
-    if proc.returncode != 0:
+    """Run ``argv`` from the launcher (``_benchlib.Launcher``: this process's own size would otherwise count
+    in the child's peak); returns (wall seconds, max RSS MB of it and its reaped children, stdout, stderr)."""
+    seconds, rss, code, stdout, stderr = LAUNCHER[0].run(argv, env)
+    if code != 0:
         text = stderr.decode(errors="replace")[-2000:]
         if what.startswith("helm list"):
-            raise BaselineFailed(f"{what} failed (exit {proc.returncode}) after {seconds:.1f} s: {text.strip()}", seconds)
-        raise bl.BenchError(f"{what} failed (exit {proc.returncode}): {text}")
-    return seconds, usage.ru_maxrss / 1024.0, stdout, stderr  # ru_maxrss is in KiB on Linux
+            raise BaselineFailed(f"{what} failed (exit {code}) after {seconds:.1f} s: {text.strip()}", seconds)
+        raise bl.BenchError(f"{what} failed (exit {code}): {text}")
+    return seconds, rss, stdout, stderr
 
 
 PAGES_RE = re.compile(r"list_pages=(\d+)")
+
+
+def other_commands(size: int, arena: Path, helm: Path, kc: str, namespaces: int) -> list[tuple[str, list[str], dict]]:
+    """The other commands that read every job the way ``list`` does: (label, argv, extra environment).
+    Completion answers for one namespace (``get`` takes no -A): its size/namespaces jobs."""
+    common = ["--kubeconfig", kc, "--helm-binary", str(helm)]
+    words = f"arena-helm get -n bench-00 --kubeconfig {kc} --helm-binary {helm} job-"
+    return [
+        ("top job -A", [str(arena), "top", "job", "-A", *common], {}),
+        ("prune --dry-run -A", [str(arena), "prune", "--dry-run", "-A", "--since", "1h", *common], {}),
+        (f"completion of get (namespace bench-00, {math.ceil(size / namespaces)} jobs)", [str(arena)],
+         {"_ARENA_HELM_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1)}),
+    ]
+
+
+def measure_others(size: int, arena: Path, helm: Path, kc: str, namespaces: int, env: dict[str, str]) -> list[dict]:
+    """One run of each of ``other_commands`` (after list's runs: the same warm caches): seconds, peak RSS of
+    its process tree, requests; each must print what it read (rows, names)."""
+    out = []
+    for label, argv, extra in other_commands(size, arena, helm, kc, namespaces):
+        seconds, rss, stdout, stderr = run_measured(argv, {**env, **extra}, f"arena-helm {label}")
+        lines = stdout.decode(errors="replace").splitlines()
+        if label.startswith("top"):
+            printed = sum(1 for line in lines if line.startswith("bench-"))
+            expected = size
+        elif label.startswith("prune"):
+            printed = 1 if lines and lines[0].startswith("nothing to prune") else -1
+            expected = 1  # the seeded jobs never finish: it finds none and says so
+        else:
+            printed = len(lines)
+            expected = math.ceil(size / namespaces)
+        if printed != expected:
+            raise bl.BenchError(f"arena-helm {label} at {size} jobs printed {printed} of {expected} expected lines: "
+                                f"{stdout[:300]!r}")
+        stats = bl.parse_stats(stderr)
+        out.append({"label": label, "seconds": seconds, "rss": rss, "stats": stats})
+        print(f"  [{size} jobs] arena-helm {label}: {seconds:.3f} s, peak RSS {rss:.0f} MB, "
+              f"{stats[1] if stats else '-'} API requests", flush=True)
+    return out
+
+
+def profile(size: int, arena: Path, arena_args: list[str], env: dict[str, str]) -> None:
+    """``arena-helm list -A`` once under memray: the heap's peak and the allocation sites live at that
+    moment (the leaf line; the innermost arena-helm frame), largest first."""
+    import collections
+
+    try:
+        import memray
+    except ImportError:
+        raise bl.BenchError("--profile needs memray in this Python (pip install memray)") from None
+    with tempfile.TemporaryDirectory(prefix="arena-helm-memray-") as folder:
+        out = Path(folder) / "list.bin"
+        python = bl.script_interpreter(arena)
+        argv = [python, "-m", "memray", "run", "--quiet", "--force", "--trace-python-allocators", "-o", str(out),
+                "-m", "arena_helm", *arena_args]
+        seconds, rss, _, _ = run_measured(argv, env, "arena-helm list -A under memray")
+        reader = memray.FileReader(str(out))
+        peak = reader.metadata.peak_memory
+        by_leaf: collections.Counter = collections.Counter()
+        by_ours: collections.Counter = collections.Counter()
+        by_phase: collections.Counter = collections.Counter()
+        for rec in reader.get_high_watermark_allocation_records(merge_threads=True):
+            stack = rec.stack_trace()  # innermost frame first
+            leaf = _site(stack[0]) if stack else "(no Python frame: interpreter, imports of C code)"
+            ours = [f for f in stack if "arena_helm/" in f[1]]
+            by_leaf[leaf] += rec.size
+            by_ours[_site(ours[0]) if ours else "(no arena_helm frame: start-up)"] += rec.size
+            # the outermost frame below the CLI: the LIST or step of the read the memory belongs to
+            steps = [f for f in ours if "/cli/" not in f[1] and not f[1].endswith("__main__.py")]
+            by_phase[_site(steps[-1]) if steps else "(the CLI itself: imports, start-up, output)"] += rec.size
+        reader.close()
+    print(f"  [{size} jobs] memray: heap peak {peak / 2**20:.0f} MB (RSS under memray {rss:.0f} MB, {seconds:.1f} s); "
+          "live at the peak, by line:", flush=True)
+    for site, size_b in by_leaf.most_common(12):
+        print(f"      {size_b / 2**20:7.1f} MB  {site}")
+    print(f"  [{size} jobs] ... by the innermost arena_helm frame:")
+    for site, size_b in by_ours.most_common(12):
+        print(f"      {size_b / 2**20:7.1f} MB  {site}")
+    print(f"  [{size} jobs] ... by the step of the read (the outermost arena_helm frame below the CLI):")
+    for site, size_b in by_phase.most_common(8):
+        print(f"      {size_b / 2**20:7.1f} MB  {site}")
+
+
+def _site(frame: tuple[str, str, int]) -> str:
+    """A stack frame as ``package/module.py:line function`` (no folder of this machine)."""
+    function, filename, line = frame
+    parts = filename.replace("\\", "/").split("/")
+    for anchor in ("site-packages", "lib"):
+        if anchor in parts:
+            parts = parts[len(parts) - parts[::-1].index(anchor):]
+            break
+    else:
+        parts = parts[-2:]
+    return f"{'/'.join(parts)}:{line} {function}"
 
 
 def arena_list_available(arena: Path, env: dict[str, str]) -> bool:
@@ -383,10 +481,13 @@ def measure(size: int, pods: int, args, arena: Path | None, helm: Path, kubectl:
                 arena_rss.append(a_rss)
     if arena_argv and rows != size:
         raise bl.BenchError(f"arena-helm list -A printed {rows} rows; seeded {size} jobs")
+    others = measure_others(size, arena, helm, kc, args.namespaces, stats_env) if arena_argv else []
+    if arena_argv and args.profile:
+        profile(size, arena, arena_argv[1:], stats_env)
 
     r = {"size": size, "pods": pods, "base": bl.median(base_t), "helm": bl.median(helm_t), "helm_failed": helm_failed,
          "kubectl": bl.median(kubectl_t), "base_rss": max(base_rss), "arena": None, "stats": stats, "pages": pages,
-         "rss": None}
+         "rss": None, "others": others}
     if helm_failed:
         print(f"  [{size} jobs] helm list -A failed in {len(helm_failed)} of {args.runs + 1} runs: the baseline "
               "times below count those runs up to their failure (lower bounds)", flush=True)
@@ -412,6 +513,7 @@ def measure(size: int, pods: int, args, arena: Path | None, helm: Path, kubectl:
 
 def main() -> int:
     args = parse_args()
+    LAUNCHER.append(bl.Launcher())  # before this process reads anything big
     arena = bl.find_arena_helm(args.arena_helm)
     version = args.helm or bl.helm_versions()[0]
     helm = bl.helm_binary(version)
@@ -425,7 +527,8 @@ def main() -> int:
         raise bl.BenchError(f"arena_helm.kube.PAGE_SIZE is {kube.PAGE_SIZE}; this script expects {PAGE_SIZE}")
 
     print(f"list_scale: {args.first} then {args.jobs} TFJob releases over {args.namespaces} namespaces, "
-          f"{args.runs} runs each; arena-helm and baseline with helm {version}")
+          f"{args.runs} runs each; arena-helm and baseline with helm {version}; commands run from a launcher "
+          f"process of {LAUNCHER[0].floor_mb:.0f} MB (the floor of every peak RSS below)")
     have_list = arena_list_available(arena, env)
     if not have_list:
         print("SKIP: arena-helm list not available yet ('arena-helm list --help' failed); measuring the "
@@ -467,14 +570,16 @@ def main() -> int:
         r["pages"] <= r["min_pages"] + 3 for r in results) else "NOT constant"
     stats_text = " -> ".join(f"{r['size']}: {r['stats'][1]} requests, {r['pages']} of them pages" if r["stats"] else
                              f"{r['size']}: none" for r in results)
-    ok = (full["ratio"] <= GOAL_RATIO and full["rss"] <= GOAL_RSS_MB and constant == "constant"
-          and full["stats"][0] == 0)
+    others_rss = max((o["rss"] for r in results for o in r["others"]), default=0.0)
+    ok = (full["ratio"] <= GOAL_RATIO and all(r["rss"] <= GOAL_RSS_MB for r in results) and constant == "constant"
+          and full["stats"][0] == 0 and others_rss <= GOAL_RSS_MB)
     if full["helm_failed"]:
         print(f"  note: the baseline's helm list -A failed {len(full['helm_failed'])} time(s) at {full['size']} jobs; "
               "its time counts up to the failure, so the ratio is an upper bound")
     print(bl.verdict(ok, f"at {full['size']} jobs ratio {full['ratio']:.2f} (goal <= {GOAL_RATIO}), peak RSS of "
                      f"arena-helm's process tree {full['rss']:.0f} MB (goal <= {GOAL_RSS_MB:.0f} MB; helm alone "
-                     f"in the baseline {full['base_rss']:.0f} MB); helm processes {full['stats'][0]}; "
+                     f"in the baseline {full['base_rss']:.0f} MB); top job -A, prune --dry-run -A and completion at "
+                     f"most {others_rss:.0f} MB; helm processes {full['stats'][0]}; "
                      f"{stats_text} (requests beyond the pages: {extra}, {constant})"))
     return 0
 

@@ -175,15 +175,20 @@ def get_cmd(
                                        "GPUs (from Prometheus).")] = False,
     output: Annotated[GetFormat, typer.Option("--output", "-o", help="table, wide, name, json or yaml.")] =
     GetFormat.table,
+    tail: Annotated[int, typer.Option("--tail", "-t", help="Of a failed or restarting job: the last N lines of "
+                                      "the failing container's log (0: none).")] = 10,
     prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
 ) -> None:
-    """Show one job: status (and why), instances, TensorBoard, and why it is pending; -g: its GPUs' use."""
+    """Show one job: status (and why), instances, TensorBoard, and why it is pending or failed; -g: its GPUs' use."""
+    from ..errors import UsageError
     from ..output import job_detail, job_document, job_gpus_detail, job_name
     from ..reader import get_job, kind_of_type
 
+    if tail < 0:
+        raise UsageError(f"--tail {tail}: give a number of lines, 0 or more")
     ns, c = cluster_for(g)
     coll = collector_for(c, ns, prometheus_url, prometheus_service) if gpus else None
-    d = get_job(c, ns, name, kind_of_type(type_), events)
+    d = get_job(c, ns, name, kind_of_type(type_), events, tail=0 if output is GetFormat.name else tail)
     metrics = None
     if coll is not None:
         metrics = coll.collect(gpus=True, usage=False, namespace=ns)
@@ -199,6 +204,7 @@ def get_cmd(
 
             add_job_json(metrics, d.view, data)
         data["pendingReason"] = d.pending
+        data["failure"] = None if d.failure is None else {**d.failure.to_json(), "log": d.log_tail}
         if events:
             data["events"] = [{"type": e.get("type"), "reason": e.get("reason"), "message": e.get("message"),
                                "object": (e.get("involvedObject") or {}).get("name"),
@@ -209,7 +215,7 @@ def get_cmd(
         typer.echo(job_gpus_detail(d.view, metrics, pending=d.pending, events=d.events))
         return
     typer.echo(job_detail(d.view, pending=d.pending, events=d.events, show_events=events,
-                          wide=output is GetFormat.wide))
+                          wide=output is GetFormat.wide, failure=d.failure, log_tail=d.log_tail))
 
 
 @with_globals
@@ -227,6 +233,8 @@ def logs_cmd(
     since_time: Annotated[str | None, typer.Option("--since-time", help="Only lines after this RFC3339 time.",
                                                    show_default=False)] = None,
     timestamps: Annotated[bool, typer.Option("--timestamps", help="Prefix each line with its time.")] = False,
+    all_instances: Annotated[bool, typer.Option("--all", "-a", help="Every instance's log, the lines interleaved by "
+                                                "time, each prefixed [pod/NAME/CONTAINER].")] = False,
     type_: TypeO = None,
 ) -> None:
     """Print a job's log: the chief/master/launcher pod by default."""
@@ -253,9 +261,22 @@ def logs_cmd(
             parse_time(since_time)
         except ValueError:
             raise UsageError(f"--since-time {since_time!r} is not an RFC3339 time (e.g. 2026-01-02T15:04:05Z)") from None
+    if all_instances and instance:
+        raise UsageError("--all and -i/--instance: give only one of them")
     ns, c = cluster_for(g)
     job_kind, *_ = find_job(c, ns, name, kind_of_type(type_))
     pods = c.kube.list_pods(ns, selector=pod_job_selector(job_kind, name))
+    if all_instances:
+        import os
+
+        from ..logmerge import all_logs
+
+        out = sys.stdout.buffer
+        all_logs(c.kube, ns, name, pods, job_kind, container=container, follow=follow, tail=tail,
+                 since_seconds=since_seconds, since_time=since_time, timestamps=timestamps, out=out,
+                 note=lambda text: typer.echo(f"note: {text}", err=True),
+                 colour=out.isatty() and not os.environ.get("NO_COLOR"))
+        return
     pod = pick_pod(pods, name, ns, instance, dt.datetime.now(dt.UTC), job_kind)
     pod_name = pod["metadata"]["name"]
     if container:
@@ -315,6 +336,8 @@ def prune_cmd(
                                        "(e.g. 24h, 7d as 168h).", show_default=False)],
     all_namespaces: AllNamespaces = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list the jobs that would be removed; "
+                                          "remove nothing.")] = False,
 ) -> None:
     """Uninstall the releases of jobs that finished (succeeded or failed) before --since ago."""
     import datetime as dt
@@ -343,6 +366,9 @@ def prune_cmd(
         return
     for v in doomed:
         typer.echo(f"{v.namespace}/{v.name}  {v.status}  ended {v.ended}")
+    if dry_run:
+        typer.echo(f"dry run: {len(doomed)} job(s) would be deleted; nothing deleted")
+        return
     if not yes and not typer.confirm(f"Delete these {len(doomed)} jobs?", default=False):
         typer.echo("nothing deleted")
         raise typer.Exit(1)

@@ -286,6 +286,70 @@ def test_logs_default_to_the_chief_and_take_kubectl_options(ctx, kubelet, gpu_no
     assert kubelet.strip_close_marker(out) == "step 3 loss 0.5\nstep 4 loss 0.3\n"
 
 
+def test_logs_all_interleaves_every_instance_by_time_and_follows_them_all(ctx, kubelet, gpu_node, cluster, namespace,
+                                                                         monkeypatch):
+    ns = namespace
+    ok(ctx("submit", "py", "--name", "ddp", "--image", "pt:2", "--workers", "3", "--", "python", "x.py"))
+    pods = wait_job_pods(core_api(cluster), ns, "ddp", ["ddp-master-0", "ddp-worker-0", "ddp-worker-1"])
+    for pod in pods:
+        kubelet.run_pod(ns, pod, gpu_node)
+    kubelet.set_pod_state(ns, "ddp-worker-1", "Pending", waiting_reason="ImagePullBackOff")  # no log: left out
+    for pod, text in (("ddp-master-0", "rank 0 up"), ("ddp-worker-0", "rank 1 up"), ("ddp-master-0", "epoch 1"),
+                      ("ddp-worker-0", "epoch 1 done")):  # each write stamped later than the one before
+        kubelet.write_log(ns, pod, "pytorch", text)
+    res = ctx("logs", "ddp", "--all")
+    assert res.exit_code == 0, res.output
+    assert res.stdout == ("[pod/ddp-master-0/pytorch] rank 0 up\n[pod/ddp-worker-0/pytorch] rank 1 up\n"
+                          "[pod/ddp-master-0/pytorch] epoch 1\n[pod/ddp-worker-0/pytorch] epoch 1 done\n")
+    assert "note: pod ddp-worker-1 has not started its container pytorch yet: no log" in res.stderr
+    stamped = ok(ctx("logs", "ddp", "-a", "--timestamps", "--tail", "1")).splitlines()
+    assert [re.sub(r" \d{4}-\d\d-\d\dT[\d:.]+Z ", " T ", line) for line in stamped] == [
+        "[pod/ddp-master-0/pytorch] T epoch 1", "[pod/ddp-worker-0/pytorch] T epoch 1 done"]
+    res = ctx("logs", "ddp", "--all", "-i", "ddp-worker-0")
+    assert res.exit_code == 2 and res.stderr == "error: --all and -i/--instance: give only one of them\n"
+
+    # follow: both streams, each line as it comes, until both containers' output ends
+    streamed: dict[str, list[bytes]] = {"ddp-master-0": [], "ddp-worker-0": []}
+    original = kube_mod.KubeReader.stream_log
+
+    def stream_log(self, namespace, pod, **kwargs):
+        for chunk in original(self, namespace, pod, **kwargs):
+            streamed[pod].append(chunk)
+            yield chunk
+
+    monkeypatch.setattr(kube_mod.KubeReader, "stream_log", stream_log)
+    failures: list[BaseException] = []
+
+    def later():
+        try:
+            for pod, last in (("ddp-master-0", b"epoch 1\n"), ("ddp-worker-0", b"epoch 1 done\n")):
+                wait_for(lambda p=pod, t=last: b"".join(streamed[p]).endswith(t), f"{pod}'s stream open", 30, 0.05)
+            kubelet.write_log(ns, "ddp-worker-0", "pytorch", "epoch 2 done")
+            kubelet.write_log(ns, "ddp-master-0", "pytorch", "saved")
+            wait_for(lambda: b"saved\n" in b"".join(streamed["ddp-master-0"]), "the new lines streamed", 30, 0.05)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+        finally:
+            for pod in ("ddp-master-0", "ddp-worker-0"):
+                kubelet.close_log(ns, pod, "pytorch")
+
+    t = threading.Thread(target=later, daemon=True)
+    t.start()
+    out = ok(ctx("logs", "ddp", "--all", "-f", "--tail", "1"))
+    t.join(30)
+    assert not failures, failures
+    lines = [kubelet.strip_close_marker(line) for line in out.splitlines()]
+    # each stream ends with kwok's close marker (no newline): its own prefixed line, empty once it is stripped
+    assert sorted(line for line in lines if line.endswith("] ")) == ["[pod/ddp-master-0/pytorch] ",
+                                                                     "[pod/ddp-worker-0/pytorch] "]
+    lines = [line for line in lines if not line.endswith("] ")]
+    # the two streams' lines arrive as they come (no order between the instances), each instance's in order
+    for pod, own in (("ddp-master-0", ["epoch 1", "saved"]), ("ddp-worker-0", ["epoch 1 done", "epoch 2 done"])):
+        head = f"[pod/{pod}/pytorch] "
+        assert [line.removeprefix(head) for line in lines if line.startswith(head)] == own
+    assert len(lines) == 4, lines
+
+
 def test_logs_of_an_initialising_pod_show_the_git_sync_container(ctx, kubelet, gpu_node, cluster, namespace):
     ns = namespace
     # kwok holds the pod where a kubelet is while the init container runs: Pending, PodInitializing
@@ -349,11 +413,44 @@ def test_prune_removes_only_jobs_finished_long_enough_ago(ctx, kubelet, gpu_node
     res = ctx("prune", "--since", "1h", "-y")
     assert res.exit_code == 0 and "nothing to prune" in res.stdout
     time.sleep(1.1)  # the jobs' age, not a synchronisation: prune --since 1s needs them finished over 1 s ago
+    res = ctx("prune", "--since", "1s", "--dry-run")  # lists, asks nothing, deletes nothing
+    assert res.exit_code == 0, res.output
+    assert sorted(line.split()[:2] for line in res.stdout.splitlines()[:-1]) == [
+        [f"{ns}/old-bad", "FAILED"], [f"{ns}/old-ok", "SUCCEEDED"]]
+    assert res.stdout.splitlines()[-1] == "dry run: 2 job(s) would be deleted; nothing deleted"
+    assert len(json.loads(ok(ctx("list", "-o", "json")))) == 3
     res = ctx("prune", "--since", "1s", "-y")
     assert res.exit_code == 0, res.output
     assert sorted(line.split()[0] for line in res.stdout.splitlines() if "deleted" in line) == [
         "tfjob/old-bad", "tfjob/old-ok"]
     assert [j["name"] for j in json.loads(ok(ctx("list", "-o", "json")))] == ["running"]
+
+
+def test_get_says_which_instance_failed_why_and_its_last_log_lines(ctx, kubelet, gpu_node, cluster, namespace):
+    ns = namespace
+    ok(ctx("submit", "tf", "--name", "oom", "--image", "tf:2", "--memory", "2Gi", "--", "python", "x.py"))
+    (pod,) = wait_job_pods(core_api(cluster), ns, "oom", ["oom-chief-0"])
+    kubelet.run_pod(ns, pod, gpu_node)
+    kubelet.write_log(ns, pod, "tensorflow", "\n".join(f"step {i}" for i in range(1, 13)))
+    kubelet.finish_pod(ns, pod, 137, reason="OOMKilled")
+    wait_status(ctx, "oom", "FAILED")
+    out = ok(ctx("get", "oom", "--tail", "3"))
+    assert "Failure:     pod oom-chief-0 container tensorflow: OOMKilled (exit code 137), memory limit 2Gi" in out
+    assert out.split("Log of pod oom-chief-0 container tensorflow (its last lines):\n", 1)[1].startswith(
+        "  step 10\n  step 11\n  step 12\n")
+    data = json.loads(ok(ctx("get", "oom", "-o", "json")))  # the default: 10 lines
+    assert data["failure"] == {"instance": "oom-chief-0", "container": "tensorflow", "reason": "OOMKilled",
+                               "exitCode": 137, "message": "", "memoryLimit": "2Gi", "image": "", "restarts": 0,
+                               "log": [f"step {i}" for i in range(3, 13)]}
+    assert "Log of pod" not in ok(ctx("get", "oom", "--tail", "0"))
+    assert ctx("get", "oom", "--tail", "-1").exit_code == 2
+    # a running job has no failure
+    ok(ctx("submit", "tf", "--name", "fine", "--image", "tf:2", "--", "python", "x.py"))
+    (pod,) = wait_job_pods(core_api(cluster), ns, "fine", ["fine-chief-0"])
+    kubelet.run_pod(ns, pod, gpu_node)
+    wait_status(ctx, "fine", "RUNNING")
+    assert "Failure:" not in ok(ctx("get", "fine"))
+    assert json.loads(ok(ctx("get", "fine", "-o", "json")))["failure"] is None
 
 
 def test_top_node_shows_gpus_cpu_memory_roles_and_unhealthy(ctx, kubelet, cluster, namespace):

@@ -182,8 +182,9 @@ def test_newest_first_by_revision_time_then_by_resource_version():
 def full_pod(name: str, job_name: str, node: str | None, phase: str, gpus: int = 1) -> dict:
     return {
         "metadata": {"name": name, "namespace": "team", "creationTimestamp": "2026-01-02T03:04:05Z",
-                     "uid": f"uid-{name}",
-                     "labels": {"training.kubeflow.org/job-name": job_name,
+                     "uid": f"uid-{name}", "resourceVersion": "7",
+                     "labels": {"app.kubernetes.io/part-of": "arena-helm", "release": job_name,
+                                "training.kubeflow.org/job-name": job_name,
                                 "training.kubeflow.org/replica-type": "worker",
                                 "training.kubeflow.org/replica-index": name[-1]},
                      "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{" + "x" * 2000 + "}"},
@@ -209,7 +210,7 @@ def test_a_view_of_slim_objects_equals_the_view_of_the_full_objects():
     j["status"] = {"conditions": [{"type": "Running", "status": "True"}], "startTime": "2026-01-02T03:04:07Z"}
     j["metadata"]["managedFields"] = [{"manager": "helm"}]
     j["metadata"]["uid"] = "6f1c0e2a-0000-4000-8000-000000000001"
-    j["metadata"]["labels"]["modelName"] = "resnet"
+    j["metadata"]["labels"].update({"modelName": "resnet", "modelVersion": "3", "app.kubernetes.io/part-of": "arena-helm"})
     j["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] = "{}"
     pods = [full_pod("a-worker-0", "a", "node-1", "Running"), full_pod("a-worker-1", "a", None, "Pending")]
     now = dt.datetime(2026, 1, 2, 4, 0, tzinfo=dt.UTC)
@@ -225,6 +226,17 @@ def test_a_view_of_slim_objects_equals_the_view_of_the_full_objects():
     assert node_view(node, [slim_pod(p) for p in pods]) == node_view(node, pods)
 
 
+def test_a_suspended_queued_job_views_the_same_slim_and_full():
+    j = job("q", release="q")
+    j["spec"]["runPolicy"] = {"suspend": True}
+    j["metadata"]["labels"].update({"kueue.x-k8s.io/queue-name": "team-queue", "heritage": "Helm"})
+    now = dt.datetime(2026, 1, 2, 4, 0, tzinfo=dt.UTC)
+    full = job_view(release=None, job=copy.deepcopy(j), pods=[], now=now)
+    slim = job_view(release=None, job=slim_job(j), pods=[], now=now)
+    assert slim == full and full.status == "SUSPENDED" and "team-queue" in full.reason
+    assert slim_job(j)["metadata"]["labels"] == {"helm.sh/chart": "tfjob-0.1.0", "kueue.x-k8s.io/queue-name": "team-queue"}
+
+
 def test_slim_objects_drop_what_no_view_reads():
     j = job("a", release="a")
     j["metadata"]["managedFields"] = [{"manager": "helm"}]
@@ -233,7 +245,9 @@ def test_slim_objects_drop_what_no_view_reads():
     assert "managedFields" not in s["metadata"]
     assert s["metadata"]["annotations"] == {"meta.helm.sh/release-name": "a", "meta.helm.sh/release-namespace": "team"}
     p = slim_pod(full_pod("a-worker-0", "a", "node-1", "Running"))
-    assert set(p["metadata"]) == {"name", "namespace", "labels", "creationTimestamp", "uid"}
+    assert set(p["metadata"]) == {"name", "namespace", "labels", "creationTimestamp"}
+    assert p["metadata"]["labels"] == {"training.kubeflow.org/job-name": "a", "training.kubeflow.org/replica-type": "worker",
+                                       "training.kubeflow.org/replica-index": "0"}  # not app.kubernetes.io/*
     assert (p["status"]["podIP"], p["status"]["startTime"]) == ("10.1.0.7", "2026-01-02T03:04:08Z")
     assert p["spec"] == {"nodeName": "node-1", "containers": [{"name": "tensorflow", "resources": {
         "limits": {"nvidia.com/gpu": "1", "cpu": "2"}, "requests": {"cpu": "1", "memory": "1Gi"}}}]}

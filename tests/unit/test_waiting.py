@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from arena_helm.views import pod_replica_type
-from arena_helm.waiting import pending_reason, scheduler_verdict
+from arena_helm.waiting import failure_of, pending_reason, scheduler_verdict
 
 MESSAGES = [  # kube-scheduler 1.20's FitError wording, then 1.37's
     ("0/1 nodes are available: 1 Insufficient nvidia.com/gpu.", "not enough GPUs"),
@@ -53,3 +53,56 @@ def test_replica_type_from_the_mpi_operator_job_role():
     assert pod_replica_type(_pod("w", {role: "worker"})) == "worker"
     assert pod_replica_type(_pod("m", {role: "master", "training.kubeflow.org/replica-type": "chief"})) == "chief"
     assert pod_replica_type(_pod("x", {role: "master"})) == ""
+
+
+# ---- failure_of: why a job failed or restarts, from its pods ------------------------------------------------------
+def failing_pod(name: str, *, state: dict | None = None, last: dict | None = None, restarts: int = 0,
+                limits: dict | None = None, status: dict | None = None, image: str = "pt:2") -> dict:
+    cs = {"name": "pytorch", "restartCount": restarts, "state": state or {"running": {}}}
+    if last:
+        cs["lastState"] = {"terminated": last}
+    return {"metadata": {"name": name},
+            "spec": {"containers": [{"name": "pytorch", "image": image, "resources": {"limits": limits or {}}}]},
+            "status": {"phase": "Running", "containerStatuses": [cs], **(status or {})}}
+
+
+def test_an_oom_killed_worker_is_named_with_its_memory_limit():
+    pods = [failing_pod("lm-master-0"),
+            failing_pod("lm-worker-1", state={"terminated": {"exitCode": 137, "reason": "OOMKilled"}},
+                        limits={"memory": "2Gi", "nvidia.com/gpu": "1"})]
+    f = failure_of(pods)
+    assert (f.pod, f.container, f.reason, f.exit_code, f.memory_limit, f.previous) == (
+        "lm-worker-1", "pytorch", "OOMKilled", 137, "2Gi", False)
+    assert f.text() == "pod lm-worker-1 container pytorch: OOMKilled (exit code 137), memory limit 2Gi"
+    no_limit = failure_of([failing_pod("a", state={"terminated": {"exitCode": 137, "reason": "OOMKilled"}})])
+    assert no_limit.text() == "pod a container pytorch: OOMKilled (exit code 137), no memory limit (the node ran out)"
+
+
+def test_a_restarting_container_is_read_from_its_last_state_and_its_message_kept():
+    pod = failing_pod("w-0", state={"waiting": {"reason": "CrashLoopBackOff"}}, restarts=3,
+                      last={"exitCode": 1, "reason": "Error", "message": "Traceback ...\n  KeyError: 'x'"})
+    f = failure_of([pod])
+    assert (f.previous, f.restarts) == (True, 3)
+    assert f.text() == "pod w-0 container pytorch: Error (exit code 1), restarted 3 times: Traceback ... KeyError: 'x'"
+    assert f.to_json() == {"instance": "w-0", "container": "pytorch", "reason": "Error", "exitCode": 1,
+                           "message": "Traceback ... KeyError: 'x'", "memoryLimit": "", "image": "", "restarts": 3}
+
+
+def test_an_eviction_a_failed_pull_and_a_container_that_cannot_run():
+    evicted = failing_pod("e-0", state={"terminated": {"exitCode": 137, "reason": "Error"}},
+                          status={"phase": "Failed", "reason": "Evicted",
+                                  "message": "The node was low on resource: memory."})
+    assert failure_of([evicted]).text() == "pod e-0: evicted by its node: The node was low on resource: memory."
+    pull = failing_pod("p-0", state={"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling"}},
+                       image="tf:nope")
+    assert failure_of([pull]).text() == "pod p-0 container pytorch: ImagePullBackOff of image tf:nope: Back-off pulling"
+    cannot = failing_pod("c-0", state={"terminated": {"exitCode": 128, "reason": "ContainerCannotRun",
+                                                      "message": 'exec: "pyhton": executable file not found'}})
+    assert failure_of([cannot]).text() == ('pod c-0 container pytorch: ContainerCannotRun (exit code 128): exec: '
+                                           '"pyhton": executable file not found')
+
+
+def test_no_failure_in_pods_that_ran_well_or_are_gone():
+    done = failing_pod("ok-0", state={"terminated": {"exitCode": 0, "reason": "Completed"}})
+    assert failure_of([done, failing_pod("r-0")]) is None
+    assert failure_of([]) is None
