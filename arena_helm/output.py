@@ -63,6 +63,9 @@ def jobs_table(views: list[JobView], *, all_namespaces: bool, wide: bool) -> str
         headers.append("RELEASE")
     if runtimes:
         headers += ["RUNTIME"]
+    failures = wide and any(v.failure for v in views)  # why a job failed, when the list has one
+    if failures:
+        headers += ["FAILURE"]
     if all_namespaces:
         headers = ["NAMESPACE", *headers]
     rows = []
@@ -76,6 +79,8 @@ def jobs_table(views: list[JobView], *, all_namespaces: bool, wide: bool) -> str
             row.append(release_cell(v))
         if runtimes:
             row += [v.runtime or "N/A"]
+        if failures:
+            row += [v.failure or "-"]
         if all_namespaces:
             row = [v.namespace, *row]
         rows.append(row)

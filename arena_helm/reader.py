@@ -41,8 +41,8 @@ from .releases import (
 )
 from .slim import slim_job, slim_pod
 from .tensorboard_urls import tensorboard_urls
-from .views import JobView, chart_kind, job_view, pod_job_name, pod_job_selector
-from .waiting import QUEUE_LABEL, Failure, failure_of, kueue_workload, pending_reason, state_reason
+from .views import JobView, chart_kind, job_failure, job_view, pod_job_name, pod_job_selector
+from .waiting import QUEUE_LABEL, Failure, kueue_workload, pending_reason, state_reason
 
 if TYPE_CHECKING:
     from .helm import Helm
@@ -318,13 +318,10 @@ def get_job(c: Cluster, namespace: str, name: str, kind: str | None = None, even
             evs = []
         evs.sort(key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "")
     pending = pending_reason(pods, evs) if view.status == "PENDING" else ""
-    failure, log_tail = None, None
-    if view.status in ("FAILED", "RESTARTING"):
-        order = {inst.name: n for n, inst in enumerate(view.instances)}  # the chief first
-        failure = failure_of(sorted(pods, key=lambda p: order.get(p["metadata"]["name"], len(order))))
-        if failure is not None and failure.container and failure.reason != "Evicted" and failure.exit_code is not None \
-                and tail > 0:
-            log_tail = _log_tail(c, namespace, failure, tail)
+    log_tail = None
+    failure = job_failure(view.status, view.instances, pods)
+    if failure is not None and failure.container and failure.exit_code is not None and tail > 0:
+        log_tail = _log_tail(c, namespace, failure, tail)
     return JobDetail(view, k, version, job, pods, evs if events else [], pending, failure, log_tail)
 
 

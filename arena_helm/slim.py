@@ -67,6 +67,8 @@ def _containers(containers: list | None) -> list[dict]:
     out = []
     for c in containers or []:
         kept = {"name": _intern(c.get("name", ""))}
+        if c.get("image"):  # what a failing pull names
+            kept["image"] = _intern(c["image"])
         res = c.get("resources")
         if res:
             kept["resources"] = {k: _shared(res[k]) for k in ("requests", "limits") if res.get(k)}
@@ -110,16 +112,27 @@ def slim_job(job: dict) -> dict:
     return out
 
 
+def _state(state: dict) -> dict:
+    """A container state: reason, exit code, times; the message only where it says why it failed (a non-zero
+    exit, a container that cannot start: what ``waiting.failure_of`` reads)."""
+    slim_state = {}
+    for phase, detail in state.items():
+        detail = detail or {}
+        kept = {k: detail[k] for k in ("reason", "exitCode", "startedAt", "finishedAt") if k in detail}
+        if detail.get("message") and (detail.get("exitCode") or phase == "waiting"):
+            kept["message"] = _intern(detail["message"])
+        slim_state[phase] = kept
+    return slim_state
+
+
 def _container_status(cs: dict) -> dict:
     kept = {"name": _intern(cs.get("name", ""))}
     state = cs.get("state") or {}
     if state:
-        slim_state = {}
-        for phase, detail in state.items():
-            detail = detail or {}
-            slim_state[phase] = {k: detail[k] for k in ("reason", "exitCode", "startedAt", "finishedAt")
-                                 if k in detail}
-        kept["state"] = slim_state
+        kept["state"] = _state(state)
+    last = (cs.get("lastState") or {}).get("terminated") or {}
+    if last.get("exitCode"):  # a restart after a failure: why it failed
+        kept["lastState"] = _state({"terminated": last})
     for key in ("ready", "restartCount"):
         if key in cs:
             kept[key] = cs[key]
@@ -144,6 +157,8 @@ def slim_pod(pod: dict) -> dict:
     for key in ("podIP", "startTime"):  # Arena's instance ``ip`` and the start of its ``age``
         if status.get(key):
             out_status[key] = status[key]
+    if status.get("reason") == "Evicted" and status.get("message"):  # the node's reason
+        out_status["message"] = _intern(status["message"])
     if status.get("conditions"):
         out_status["conditions"] = [{k: _shared(c[k]) for k in ("type", "status", "reason", "message") if k in c}
                                     for c in status["conditions"]]

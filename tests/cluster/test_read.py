@@ -451,6 +451,13 @@ def test_get_says_which_instance_failed_why_and_its_last_log_lines(ctx, kubelet,
     wait_status(ctx, "fine", "RUNNING")
     assert "Failure:" not in ok(ctx("get", "fine"))
     assert json.loads(ok(ctx("get", "fine", "-o", "json")))["failure"] is None
+    # list -o wide: a FAILURE column when a listed job failed ("-" for the others); the plain list has none
+    wide = ok(ctx("list", "-o", "wide")).splitlines()
+    assert wide[0].split()[-1] == "FAILURE"
+    rows = {line.split()[0]: line for line in wide[1:]}
+    assert rows["oom"].endswith("pod oom-chief-0 container tensorflow: OOMKilled (exit code 137), memory limit 2Gi")
+    assert rows["fine"].endswith(" -")
+    assert "FAILURE" not in ok(ctx("list")).splitlines()[0]
 
 
 def test_top_node_shows_gpus_cpu_memory_roles_and_unhealthy(ctx, kubelet, cluster, namespace):

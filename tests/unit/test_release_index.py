@@ -226,6 +226,31 @@ def test_a_view_of_slim_objects_equals_the_view_of_the_full_objects():
     assert node_view(node, [slim_pod(p) for p in pods]) == node_view(node, pods)
 
 
+@pytest.mark.parametrize("how", ["oom", "restarted", "evicted", "pull"])
+def test_a_failing_jobs_failure_reads_the_same_from_slim_and_full_pods(how):
+    j = job("f", release="f")
+    j["status"] = {"conditions": [{"type": "Failed" if how != "restarted" else "Restarting", "status": "True"}]}
+    pod = full_pod("f-worker-0", "f", "node-1", "Running")
+    cs = pod["status"]["containerStatuses"][0]
+    pod["spec"]["containers"][0]["resources"]["limits"]["memory"] = "2Gi"
+    if how == "oom":
+        cs["state"] = {"terminated": {"exitCode": 137, "reason": "OOMKilled", "message": "killed"}}
+    elif how == "restarted":
+        cs["restartCount"] = 2
+        cs["lastState"] = {"terminated": {"exitCode": 1, "reason": "Error", "message": "KeyError: 'x'"}}
+    elif how == "evicted":
+        pod["status"].update({"phase": "Failed", "reason": "Evicted", "message": "The node was low on memory."})
+    else:
+        cs["state"] = {"waiting": {"reason": "ErrImagePull", "message": "not found"}}
+    now = dt.datetime(2026, 1, 2, 4, 0, tzinfo=dt.UTC)
+    full = job_view(release=None, job=copy.deepcopy(j), pods=[copy.deepcopy(pod)], now=now)
+    slim = job_view(release=None, job=slim_job(j), pods=[slim_pod(pod)], now=now)
+    assert slim == full and full.failure.startswith("pod f-worker-0")
+    assert {"oom": "memory limit 2Gi", "restarted": "restarted 2 times: KeyError: 'x'",
+            "evicted": "evicted by its node: The node was low on memory.", "pull": "ErrImagePull of image tf:2"}[how] \
+        in full.failure
+
+
 def test_a_suspended_queued_job_views_the_same_slim_and_full():
     j = job("q", release="q")
     j["spec"]["runPolicy"] = {"suspend": True}
@@ -249,7 +274,7 @@ def test_slim_objects_drop_what_no_view_reads():
     assert p["metadata"]["labels"] == {"training.kubeflow.org/job-name": "a", "training.kubeflow.org/replica-type": "worker",
                                        "training.kubeflow.org/replica-index": "0"}  # not app.kubernetes.io/*
     assert (p["status"]["podIP"], p["status"]["startTime"]) == ("10.1.0.7", "2026-01-02T03:04:08Z")
-    assert p["spec"] == {"nodeName": "node-1", "containers": [{"name": "tensorflow", "resources": {
+    assert p["spec"] == {"nodeName": "node-1", "containers": [{"name": "tensorflow", "image": "tf:2", "resources": {
         "limits": {"nvidia.com/gpu": "1", "cpu": "2"}, "requests": {"cpu": "1", "memory": "1Gi"}}}]}
     assert p["status"]["containerStatuses"] == [{"name": "tensorflow", "state": {"running": {
         "startedAt": "2026-01-02T03:04:09Z"}}, "ready": True, "restartCount": 0}]
