@@ -93,7 +93,7 @@ def all_logs(kube, namespace: str, job: str, pods: list[dict], kind: str | None,
     instance that has not started yet is named in a note and left out; one whose log cannot be read too,
     unless none can be read."""
     from .errors import ArenaHelmError, NotFoundError
-    from .pods import initialising_container, pick_container
+    from .pods import log_container
     from .views import chief_first, instance_of
 
     now = dt.datetime.now(dt.UTC)
@@ -101,10 +101,7 @@ def all_logs(kube, namespace: str, job: str, pods: list[dict], kind: str | None,
     targets: list[tuple[str, str, bytes]] = []
     for inst in chief_first([instance_of(p, now) for p in pods], pods, kind):
         pod = by_name[inst.name]
-        if container:
-            name = pick_container(pod, container, init=True)
-        else:
-            name = initialising_container(pod) or pick_container(pod, None)
+        name, _ = log_container(pod, container)
         if not started(pod, name):
             note(f"pod {inst.name} has not started its container {name} yet: no log")
             continue

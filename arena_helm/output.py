@@ -10,7 +10,6 @@ from .views import JobView, arena_yaml_form, fmt_cpu, fmt_mem
 
 if TYPE_CHECKING:
     from .usage import Metrics
-    from .waiting import Failure
 
 
 def table(headers: list[str], rows: list[list[Any]]) -> str:
@@ -80,7 +79,7 @@ def jobs_table(views: list[JobView], *, all_namespaces: bool, wide: bool) -> str
         if runtimes:
             row += [v.runtime or "N/A"]
         if failures:
-            row += [v.failure or "-"]
+            row += [v.failure.text() if v.failure else "-"]
         if all_namespaces:
             row = [v.namespace, *row]
         rows.append(row)
@@ -93,9 +92,9 @@ def job_name(v: JobView) -> str:
 
 
 def job_detail(v: JobView, *, pending: str, events: list[dict], show_events: bool = False,
-               wide: bool = False, instances: str | None = None, failure: Failure | None = None,
-               log_tail: list[str] | None = None) -> str:
+               wide: bool = False, instances: str | None = None, log_tail: list[str] | None = None) -> str:
     rel = v.release
+    failure = v.failure
     lines = [
         f"Name:        {v.name}",
         f"Status:      {v.status}",

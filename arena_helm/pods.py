@@ -41,6 +41,15 @@ def pick_container(pod: dict, container: str | None, *, init: bool = False) -> s
     return container or containers[0]
 
 
+def log_container(pod: dict, container: str | None) -> tuple[str, bool]:
+    """The container whose log ``logs`` reads: ``container`` (an init container too), else the init container
+    a pod still initialising runs, else the pod's first; and whether it is that initialising one."""
+    if container:
+        return pick_container(pod, container, init=True), False
+    init = initialising_container(pod)
+    return (init, True) if init is not None else (pick_container(pod, None), False)
+
+
 def initialising_container(pod: dict) -> str | None:
     """The init container a scheduled pod still runs (its first), or None once its init containers are done."""
     spec, status = pod.get("spec") or {}, pod.get("status") or {}

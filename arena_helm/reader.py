@@ -41,7 +41,7 @@ from .releases import (
 )
 from .slim import slim_job, slim_pod
 from .tensorboard_urls import tensorboard_urls
-from .views import JobView, chart_kind, job_failure, job_view, pod_job_name, pod_job_selector
+from .views import JobView, chart_kind, job_view, pod_job_name, pod_job_selector
 from .waiting import QUEUE_LABEL, Failure, kueue_workload, pending_reason, state_reason
 
 if TYPE_CHECKING:
@@ -251,8 +251,7 @@ class JobDetail:
     pods: list[dict]
     events: list[dict]
     pending: str
-    failure: Failure | None = None  # why it failed or restarts, from its pods
-    log_tail: list[str] | None = None  # the last lines of the failing container's log (None: not read)
+    log_tail: list[str] | None = None  # the last lines of view.failure's container's log (None: not read)
 
 
 def jobs_named(c: Cluster, namespace: str, name: str, kind: str | None = None) -> dict[str, tuple[str, dict]]:
@@ -301,8 +300,8 @@ def find_job(c: Cluster, namespace: str, name: str, kind: str | None = None) -> 
 
 def get_job(c: Cluster, namespace: str, name: str, kind: str | None = None, events: bool = False,
             tail: int = 0) -> JobDetail:
-    """One job in full; for a failed or restarting one, the failing container (``failure_of``) and the last
-    ``tail`` lines of its log (one more request)."""
+    """One job in full; for a failed or restarting one (``view.failure``) the last ``tail`` lines of the
+    failing container's log (one more request)."""
     k, version, job, release = find_job(c, namespace, name, kind)
     pods = c.kube.list_pods(namespace, selector=pod_job_selector(k, name))
     tb = tensorboard_urls(c.kube, namespace).get((namespace, name), "")
@@ -319,10 +318,10 @@ def get_job(c: Cluster, namespace: str, name: str, kind: str | None = None, even
         evs.sort(key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "")
     pending = pending_reason(pods, evs) if view.status == "PENDING" else ""
     log_tail = None
-    failure = job_failure(view.status, view.instances, pods)
+    failure = view.failure
     if failure is not None and failure.container and failure.exit_code is not None and tail > 0:
         log_tail = _log_tail(c, namespace, failure, tail)
-    return JobDetail(view, k, version, job, pods, evs if events else [], pending, failure, log_tail)
+    return JobDetail(view, k, version, job, pods, evs if events else [], pending, log_tail)
 
 
 def _log_tail(c: Cluster, namespace: str, failure: Failure, tail: int) -> list[str] | None:

@@ -376,7 +376,7 @@ class JobView:
     model_name: str = ""  # the job's modelName label (Arena's --model-name)
     model_version: str = ""  # the job's modelVersion label (Arena sets it after registering the model)
     model_source: str = ""  # the job's modelSource annotation (arena-helm's --model-source)
-    failure: str = ""  # of a FAILED or RESTARTING job: its failing container in its pods' words (waiting.failure_of)
+    failure: Failure | None = None  # of a FAILED or RESTARTING job: its failing container (waiting.failure_of)
 
     @property
     def finished(self) -> bool:
@@ -453,14 +453,6 @@ def chart_kind(release: dict) -> str | None:
     return info.kind if info else None
 
 
-def job_failure(status: str, instances: list[Instance], pods: list[dict]) -> Failure | None:
-    """Of a FAILED or RESTARTING job: the failing container of its pods, the chief's first."""
-    if status not in ("FAILED", "RESTARTING"):
-        return None
-    order = {inst.name: n for n, inst in enumerate(instances)}
-    return failure_of(sorted(pods, key=lambda p: order.get(p["metadata"]["name"], len(order))))
-
-
 def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: dt.datetime,
              kind: str | None = None, tensorboard: str = "") -> JobView:
     """Join a release, its job object and its pods. Either of release and job may be missing."""
@@ -502,7 +494,10 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
     allocated = None if finished else sum(pod_gpus(p) for p in pods if pod_allocates(p))
     reason = state_reason(status, job=job, kind=(job or {}).get("kind") or kind or "job", name=name,
                           namespace=namespace)
-    failure = job_failure(status, instances, pods)
+    failure = None
+    if status in ("FAILED", "RESTARTING"):  # the failing container of its pods, the chief's first
+        order = {inst.name: n for n, inst in enumerate(instances)}
+        failure = failure_of(sorted(pods, key=lambda p: order.get(p["metadata"]["name"], len(order))))
     return JobView(
         name=name,
         namespace=namespace,
@@ -530,5 +525,5 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
         model_name=labels.get(MODEL_NAME_LABEL, ""),
         model_version=labels.get(MODEL_VERSION_LABEL, ""),
         model_source=(meta.get("annotations") or {}).get(MODEL_SOURCE_ANNOTATION, ""),
-        failure=failure.text() if failure else "",
+        failure=failure,
     )

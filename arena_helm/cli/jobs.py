@@ -204,7 +204,7 @@ def get_cmd(
 
             add_job_json(metrics, d.view, data)
         data["pendingReason"] = d.pending
-        data["failure"] = None if d.failure is None else {**d.failure.to_json(), "log": d.log_tail}
+        data["failure"] = None if d.view.failure is None else {**d.view.failure.to_json(), "log": d.log_tail}
         if events:
             data["events"] = [{"type": e.get("type"), "reason": e.get("reason"), "message": e.get("message"),
                                "object": (e.get("involvedObject") or {}).get("name"),
@@ -215,7 +215,7 @@ def get_cmd(
         typer.echo(job_gpus_detail(d.view, metrics, pending=d.pending, events=d.events))
         return
     typer.echo(job_detail(d.view, pending=d.pending, events=d.events, show_events=events,
-                          wide=output is GetFormat.wide, failure=d.failure, log_tail=d.log_tail))
+                          wide=output is GetFormat.wide, log_tail=d.log_tail))
 
 
 @with_globals
@@ -242,7 +242,7 @@ def logs_cmd(
 
     from ..errors import UsageError
     from ..k8s import parse_duration, parse_time
-    from ..pods import initialising_container, pick_container, pick_pod
+    from ..pods import log_container, pick_pod
     from ..reader import find_job, kind_of_type
     from ..views import pod_job_selector
 
@@ -279,13 +279,9 @@ def logs_cmd(
         return
     pod = pick_pod(pods, name, ns, instance, dt.datetime.now(dt.UTC), job_kind)
     pod_name = pod["metadata"]["name"]
-    if container:
-        pick_container(pod, container, init=True)
-    elif (init := initialising_container(pod)) is not None:
-        container = init
+    container, initialising = log_container(pod, container)
+    if initialising:
         typer.echo(f"note: pod {pod_name} is still initialising; showing its init container {container}", err=True)
-    else:
-        container = pick_container(pod, None)
     out = sys.stdout.buffer
     for chunk in c.kube.stream_log(ns, pod_name, container=container, follow=follow, tail=tail,
                                    since_seconds=since_seconds, since_time=since_time, timestamps=timestamps):

@@ -245,10 +245,10 @@ def test_a_failing_jobs_failure_reads_the_same_from_slim_and_full_pods(how):
     now = dt.datetime(2026, 1, 2, 4, 0, tzinfo=dt.UTC)
     full = job_view(release=None, job=copy.deepcopy(j), pods=[copy.deepcopy(pod)], now=now)
     slim = job_view(release=None, job=slim_job(j), pods=[slim_pod(pod)], now=now)
-    assert slim == full and full.failure.startswith("pod f-worker-0")
+    assert slim == full and full.failure.text().startswith("pod f-worker-0")
     assert {"oom": "memory limit 2Gi", "restarted": "restarted 2 times: KeyError: 'x'",
             "evicted": "evicted by its node: The node was low on memory.", "pull": "ErrImagePull of image tf:2"}[how] \
-        in full.failure
+        in full.failure.text()
 
 
 def test_a_suspended_queued_job_views_the_same_slim_and_full():
