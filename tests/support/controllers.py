@@ -705,6 +705,35 @@ class Kueue(Controller):
                                       "ValidatingWebhookConfiguration": "kueue-validating-webhook-configuration"},
                                keep=lambda w: webhook_resources(w) <= kinds)
 
+    def after_ready(self) -> None:
+        """Wait until the API server calls Kueue's webhooks: it learns a new webhook configuration from an
+        informer, a moment after it is written (a TFJob created in that moment is admitted without Kueue).
+        The probe: a server-side dry-run create of a TFJob with a wrongly typed field, which Kueue's mutating
+        webhook refuses (400, it decodes the object first) and the schema alone answers with 422."""
+        from kubernetes import client
+        from kubernetes.client.rest import ApiException
+
+        if "kubeflow.org/tfjob" not in self.frameworks() or not self.ctl.crd_exists("tfjobs.kubeflow.org"):
+            return
+        custom = client.CustomObjectsApi(self.ctl.api)
+        probe = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "kueue-webhook-probe"},
+                 "spec": {"runPolicy": {"backoffLimit": "x"}, "tfReplicaSpecs": {"Worker": {"template": {
+                     "spec": {"containers": [{"name": "tensorflow", "image": "busybox"}]}}}}}}
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                custom.create_namespaced_custom_object("kubeflow.org", "v1", "default", "tfjobs", probe,
+                                                       dry_run="All")
+                answer = "admitted"
+            except ApiException as exc:
+                if exc.status == 400 and "mtfjob.kb.io" in (exc.body or ""):
+                    return
+                answer = f"{exc.status}"
+            if time.monotonic() > deadline:
+                raise ControllerError(f"the API server does not call Kueue's TFJob webhook 30 s after its "
+                                      f"configuration was applied (the probe was answered {answer})")
+            time.sleep(0.2)
+
     def after_stop(self) -> None:
         """Nothing removes Kueue's finalizers any more: strip them, and serve v1beta1 without conversion."""
         from kubernetes import client
