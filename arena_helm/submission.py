@@ -227,28 +227,35 @@ TERMINAL = ("Succeeded", "Failed")
 
 def wait_for(kube: KubeReader, result: SubmitResult, timeout: float, poll: float = 2.0,
              progress: Callable[[str], None] | None = None) -> str:
-    """Follow the job until it succeeds or fails; returns the final phase or raises WaitTimeoutError."""
+    """Follow the submitted job until it succeeds or fails; returns the final phase or raises WaitTimeoutError."""
+    return wait_job(kube, result.kind, result.api_version.split("/")[-1], result.namespace, result.name, timeout,
+                    poll, progress)
+
+
+def wait_job(kube: KubeReader, kind: str, version: str, namespace: str, name: str, timeout: float,
+             poll: float = 2.0, progress: Callable[[str], None] | None = None) -> str:
+    """Follow a job object until it succeeds or fails (its operator's word: ``views.job_phase``); returns the
+    final phase, or raises WaitTimeoutError (the job keeps running) or NotFoundError (it was deleted)."""
     from .views import job_phase
 
-    version = result.api_version.split("/")[1]
     deadline = time.monotonic() + timeout
     last = None
     while True:
-        job = kube.get_job(result.kind, version, result.namespace, result.name)
+        job = kube.get_job(kind, version, namespace, name)
         if job is None:
-            raise NotFoundError(f"{result.kind} {result.name} disappeared from namespace {result.namespace}")
+            raise NotFoundError(f"{kind} {name} disappeared from namespace {namespace}")
         phase = job_phase(job)
         if phase != last and progress:
-            progress(f"{result.kind.lower()}/{result.name}: {phase}")
+            progress(f"{kind.lower()}/{name}: {phase}")
         last = phase
         if phase in TERMINAL:
             return phase
         if time.monotonic() >= deadline:
             raise WaitTimeoutError(
-                f"{result.kind.lower()}/{result.name} still {phase} after --timeout {int(timeout)}s "
+                f"{kind.lower()}/{name} still {phase} after --timeout {int(timeout)}s "
                 "(the job keeps running; follow it with arena-helm get)"
             )
         time.sleep(poll)
 
 
-__all__ = ["SubmitResult", "job_values", "render", "submit", "wait_for"]
+__all__ = ["SubmitResult", "job_values", "render", "submit", "wait_for", "wait_job"]

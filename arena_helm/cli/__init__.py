@@ -289,6 +289,8 @@ COMMANDS: dict[str, Entry] = {
     "suspend": ("lifecycle", "suspend_cmd", "Suspend a job (its pods are deleted) through a helm upgrade of its release.",
                 False, {}),
     "resume": ("lifecycle", "resume_cmd", "Resume a suspended job (its pods are recreated).", False, {}),
+    "wait": ("lifecycle", "wait_cmd", "Wait until a job succeeds or fails (exit 0, 1; 3 on --timeout); --notify URL.",
+             False, {}),
     "attach": ("lifecycle", "attach_cmd", "Open a shell (or run a command) in a job's pod.", False, {}),
     "data": ("data", "app", "Data volumes (PVCs) jobs can mount: data list.", False, {}),
     "tensorboard": ("tensorboard", "app", "Standalone TensorBoards (start, stop, list, open).", False, {}),

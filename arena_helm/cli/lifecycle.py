@@ -1,4 +1,5 @@
-"""``suspend``, ``resume`` and ``attach``: pause a job (through its release), open a shell in one of its pods."""
+"""``suspend``, ``resume``, ``wait`` and ``attach``: pause a job (through its release), follow it to its end,
+open a shell in one of its pods."""
 
 from __future__ import annotations
 
@@ -39,6 +40,48 @@ def resume_cmd(
 ) -> None:
     """Resume a suspended job: a helm upgrade with runPolicy.suspend=false (the operator recreates its pods)."""
     _set_suspend(name, False, type_, g)
+
+
+@with_globals
+def wait_cmd(
+    g: Globals,
+    name: JobName,
+    timeout: Annotated[str, typer.Option("--timeout", help="How long to wait (e.g. 90s, 30m, 2h).")] = "30m",
+    notify: Annotated[str | None, typer.Option("--notify", metavar="URL", show_default=False,
+                                               help="POST a JSON notice (job, status, duration, GPUs, failure) to "
+                                               "URL when the job ends.")] = None,
+    type_: TypeO = None,
+) -> None:
+    """Wait until a job succeeds or fails: exit 0 succeeded, 1 failed, 3 still running after --timeout."""
+    from ..errors import UsageError
+    from ..k8s import parse_duration
+    from ..reader import find_job, kind_of_type
+    from ..submission import wait_job
+
+    try:
+        seconds = parse_duration(timeout)
+    except ValueError as exc:
+        raise UsageError(f"--timeout: {exc}") from None
+    if notify is not None:
+        from ..notify import check_url
+
+        check_url(notify)
+    ns, c = cluster_for(g)
+    kind, version, job, _ = find_job(c, ns, name, kind_of_type(type_))
+    if job is None:
+        from ..errors import NotFoundError
+
+        raise NotFoundError(f"release {name} in namespace {ns} has no {kind} object to wait for "
+                            f"(see arena-helm get {name} -n {ns})")
+    phase = wait_job(c.kube, kind, version, ns, name, seconds, progress=lambda m: typer.echo(m, err=True))
+    if notify is not None:
+        from ..notify import send
+
+        warning = send(c, ns, name, kind, notify)
+        if warning:
+            typer.echo(f"warning: {warning}", err=True)
+    if phase != "Succeeded":
+        raise typer.Exit(1)
 
 
 @with_globals

@@ -53,6 +53,8 @@ RUN_OPTIONS: list[tuple[str, Any, Any]] = [
     ("wait", Annotated[bool, Opt("--wait", help="Follow the job to its end; exit 0 succeeded, 1 failed, "
                                  "3 timed out.")], False),
     ("timeout", Annotated[str | None, Opt("--timeout", help="With --wait: how long to wait. [default: 30m]")], None),
+    ("notify", Annotated[str | None, Opt("--notify", metavar="URL", help="With --wait: POST a JSON notice (job, "
+                                         "status, duration, GPUs, failure) to URL when the job ends.")], None),
     # Arena's global flags, also after the command name as cobra allows (hidden)
     ("loglevel", loglevel_option(hidden=True), None),
     ("arena_namespace", ArenaNamespace, None),
@@ -210,6 +212,12 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
         raise UsageError("--timeout needs --wait")
     if run["wait"] and dry_run:
         raise UsageError("--wait cannot be used with --dry-run: a dry run installs nothing to wait for")
+    if run["notify"] is not None:
+        from ..notify import check_url
+
+        if not run["wait"]:
+            raise UsageError("--notify needs --wait (the notice is sent when the waited-for job ends)")
+        check_url(run["notify"])
     try:
         wait_seconds = parse_duration(run["timeout"] or "30m")
     except ValueError as exc:
@@ -282,6 +290,13 @@ def _install(spec, sources, run: dict[str, Any], wait_seconds: int, g: Globals) 
     typer.echo(f"Follow it: arena-helm get {result.name}{ns}; logs: arena-helm logs -f {result.name}{ns}")
     if run["wait"]:
         phase = wait_for(kube, result, wait_seconds, progress=lambda m: typer.echo(m, err=True))
+        if run["notify"] is not None:
+            from ..notify import send
+            from ..reader import Cluster
+
+            warning = send(Cluster(helm, kube), result.namespace, result.name, result.kind, run["notify"])
+            if warning:
+                typer.echo(f"warning: {warning}", err=True)
         if phase != "Succeeded":
             raise typer.Exit(1)
 
