@@ -464,6 +464,22 @@ class Replica(ValuesModel):
                                "the top-level affinity for them.")
 
 
+class Provenance(ValuesModel):
+    """What made the job (arena_helm.provenance): read back by rerun and export."""
+
+    version: str = Field("", description="The arena-helm version that submitted the job (the job's annotation "
+                         "arena-helm.kubeflow.org/version); \"\" = not submitted by arena-helm.")
+    command_line: list[str] = Field([], description="The submit's command line, word by word (the job's annotation "
+                                    "arena-helm.kubeflow.org/command-line, as JSON); a --notify URL is masked.")
+    spec: dict[str, Any] = Field({}, description="The submit's spec fields that were set (JSON), without name "
+                                 "and namespace: what arena-helm rerun starts from.")
+
+
+def provenance_field() -> Any:
+    return Field(default_factory=Provenance, description="What made the job: arena-helm's version, command line "
+                 "and spec (set by arena-helm submit; rerun and export read it).")
+
+
 class ArenaCommonValues(ValuesModel):
     global_: dict[str, Any] = global_field()
 
@@ -539,6 +555,7 @@ class JobValues(ValuesModel):
                                              "renders that train (over an entry of the same name).")
     queue: Empty | QueueName = Field("", description="Kueue LocalQueue; \"\" = none. Sets the label "
                                      "kueue.x-k8s.io/queue-name on the job.")
+    provenance: Provenance = provenance_field()
     run_policy: RunPolicy = Field(default_factory=RunPolicy, description="The job's runPolicy (common to the "
                                   "Kubeflow training operators).")
     tensorboard: TensorBoardValues = Field(

@@ -384,6 +384,14 @@ class Helm:
         out = self._run(self.command.run(argv), "listing releases")
         return json.loads(out or b"[]")
 
+    def get_values(self, release: str, namespace: str) -> dict[str, Any]:
+        """``helm get values``: the values the release's latest revision was installed with (the user-supplied
+        ones: arena-helm's generated values with the user's -f/--set* merged), through helm's own storage driver."""
+        self.version()  # a missing or too old helm fails here, with one clear line
+        out = self._run(self.command.run(["get", "values", release, "--namespace", namespace, "--output", "json"]),
+                        f"reading the values of release {release}")
+        return json.loads(out or b"{}") or {}
+
     def merged_values(self, values: dict[str, Any], sources: ValueSources) -> dict[str, Any]:
         """The values a release would record (``helm get values``): ``values`` with the user's -f/--set*
         items merged by helm itself, rendered through a one-template chart that prints ``.Values``."""

@@ -32,14 +32,18 @@ if TYPE_CHECKING:  # the install path imports these on use: render (--dry-run) n
     from .spec import JobSpec
 
 
-def job_values(spec: JobSpec) -> dict[str, Any]:
+def job_values(spec: JobSpec, provenance: dict[str, Any] | None = None) -> dict[str, Any]:
     """The chart values generated from the spec (the user's -f/--set* go to helm on top of them). Pure.
 
     They are not validated through the chart's values model here: helm checks them against the chart's
     values.schema.json (generated from that model) on every render and install, and the tests check that
     what every kind builds is valid for its model. Building a values model's validators would cost every
-    submit (and --dry-run) more than the rest of the command."""
-    return build_values(spec)
+    submit (and --dry-run) more than the rest of the command. ``provenance`` (``provenance.record``) is
+    kept as the values block of that name."""
+    values = build_values(spec)
+    if provenance:
+        values["provenance"] = provenance
+    return values
 
 
 def render(spec: JobSpec, helm: Helm | None = None, *, values: dict[str, Any] | None = None,
@@ -99,7 +103,9 @@ def submit(spec: JobSpec, helm: Helm | None = None, kube: KubeReader | None = No
     info = BY_KEY[spec.kind]
     kind = info.kind
     if values is None:
-        values = job_values(spec)
+        from .provenance import record
+
+        values = job_values(spec, record(spec))
     values = _with_runtime(spec, kube, values)
     token = uuid.uuid4().hex
     from .preflight import check_priority_class

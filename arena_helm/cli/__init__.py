@@ -31,6 +31,7 @@ class ArenaGroup(TyperGroup):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         STATE["debug"] = False
         STATE["globals"] = {}
+        STATE["argv"] = list(sys.argv[1:] if args is None else args)  # what provenance records of a submit
         from ..errors import SURFACE
 
         surface = SURFACE.set("cli")  # the messages name flags while a command runs
@@ -291,6 +292,10 @@ COMMANDS: dict[str, Entry] = {
     "resume": ("lifecycle", "resume_cmd", "Resume a suspended job (its pods are recreated).", False, {}),
     "wait": ("lifecycle", "wait_cmd", "Wait until a job succeeds or fails (exit 0, 1; 3 on --timeout); --notify URL.",
              False, {}),
+    "rerun": ("rerun", "rerun_cmd", "Submit a job again from its release's values, with the flags given changed.",
+              False, {"allow_extra_args": True, "ignore_unknown_options": True}),
+    "export": ("rerun", "export_cmd", "Print what reproduces a job: its submit command line or its values.", False,
+               {}),
     "attach": ("lifecycle", "attach_cmd", "Open a shell (or run a command) in a job's pod.", False, {}),
     "data": ("data", "app", "Data volumes (PVCs) jobs can mount: data list.", False, {}),
     "tensorboard": ("tensorboard", "app", "Standalone TensorBoards (start, stop, list, open).", False, {}),

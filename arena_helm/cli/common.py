@@ -78,7 +78,7 @@ class OutputFormat(str, enum.Enum):
     yaml = "yaml"
 
 
-STATE: dict = {"debug": False, "globals": {}}  # --debug of the running invocation (reset by the root group each time)
+STATE: dict = {"debug": False, "globals": {}, "argv": []}  # --debug of the running invocation (reset by the root group each time)
 
 
 @dataclass

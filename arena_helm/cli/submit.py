@@ -252,14 +252,23 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
         _install(spec, sources, run, wait_seconds, g)
 
 
-def _render(spec, sources, output, g: Globals) -> None:
+def provenance_of(spec) -> dict[str, Any]:
+    """What the release keeps of this submit: arena-helm's version, the command line, the spec."""
+    from ..provenance import record
+    from .common import STATE
+
+    return record(spec, ["arena-helm", *STATE.get("argv", [])])
+
+
+def _render(spec, sources, output, g: Globals, values=None) -> None:
     """``--dry-run``: the values (``-o values``, merged by helm with the user's own) or the manifests."""
     import yaml
 
     from ..helm import Helm
     from ..submission import job_values, render
 
-    values = job_values(spec)
+    if values is None:
+        values = job_values(spec, provenance_of(spec))
     if output is DryRunOutput.values:  # helm merges only when there is something to merge
         merged = Helm(g.helm_binary).merged_values(values, sources) if sources else values
         typer.echo(yaml.safe_dump(merged, sort_keys=False, allow_unicode=True), nl=False)
@@ -267,8 +276,9 @@ def _render(spec, sources, output, g: Globals) -> None:
     typer.echo(render(spec, Helm(g.helm_binary), values=values, sources=sources), nl=False)
 
 
-def _install(spec, sources, run: dict[str, Any], wait_seconds: int, g: Globals) -> None:
-    """Install the job's release (and maybe wait for it to end)."""
+def _install(spec, sources, run: dict[str, Any], wait_seconds: int, g: Globals, make_values=None) -> None:
+    """Install the job's release (and maybe wait for it to end). ``make_values(spec)``: the values of the spec
+    once its submitting user is known (default: its generated values and provenance)."""
     from ..helm import Helm, KubeTarget
     from ..identity import submitting_user
     from ..kube import KubeReader
@@ -279,7 +289,7 @@ def _install(spec, sources, run: dict[str, Any], wait_seconds: int, g: Globals) 
     kube = KubeReader(g.kubeconfig, g.context)
     spec = spec.model_copy(update={"user": submitting_user(view, kube)})
 
-    values = job_values(spec)
+    values = make_values(spec) if make_values is not None else job_values(spec, provenance_of(spec))
     helm = Helm(g.helm_binary, KubeTarget(kubeconfig=g.kubeconfig, context=g.context))
     result = submit(spec, helm, kube, values=values, sources=sources,
                     notify=lambda m: typer.echo(f"note: {m}", err=True))

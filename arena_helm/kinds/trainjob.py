@@ -21,12 +21,14 @@ from ..chart_values import (
     Empty,
     EnvVar,
     HostPathVolume,
+    Provenance,
     Resources,
     SecretNames,
     SecretVolume,
     Toleration,
     ValuesModel,
     global_field,
+    provenance_field,
 )
 from ..enums import (
     CleanPodPolicy,
@@ -189,6 +191,7 @@ class TrainJobValues(ValuesModel):
                                              "pod.")
     queue: Empty | QueueName = Field("", description="Kueue LocalQueue; \"\" = none. Sets the label "
                                      "kueue.x-k8s.io/queue-name on the TrainJob.")
+    provenance: Provenance = provenance_field()
     suspend: bool = Field(False, description="Create the TrainJob suspended (spec.suspend): no pods until it is "
                           "resumed.")
     active_deadline_seconds: int | None = Field(None, ge=1, description="Fail the TrainJob after this many "

@@ -35,7 +35,11 @@ def run(*args: str, kind: str = "tf") -> tuple[int, str]:
 def values(*args: str, kind: str = "tf") -> dict:
     code, out = run(*args, kind=kind)
     assert code == 0, out
-    return yaml.safe_load(out)
+    data = yaml.safe_load(out)
+    # the command line is recorded as typed (provenance); what the words mean is the rest, spec included
+    assert data["provenance"].pop("commandLine") == ["arena-helm", "submit", kind, "--name", "job", *KIND_ARGS[kind],
+                                                     *args, "--dry-run", "-o", "values", "python", "train.py"]
+    return data
 
 
 def error(*args: str, kind: str = "tf") -> str:

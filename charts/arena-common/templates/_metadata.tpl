@@ -82,7 +82,8 @@ addRequestGPUsToAnnotation runs after setAnnotations). Renders nothing when ther
 
 {{/*
 arena-common.metadata: metadata of the job object (name, namespace, labels with the Kueue queue label,
-annotations).
+annotations: the pods' ones and, on the job only, what made it: provenance.version as
+arena-helm.kubeflow.org/version and provenance.commandLine, as JSON, as arena-helm.kubeflow.org/command-line).
 */}}
 {{- define "arena-common.metadata" -}}
 {{- $root := .root -}}
@@ -93,9 +94,14 @@ labels:
   {{- with $root.Values.queue }}
   kueue.x-k8s.io/queue-name: {{ . | quote }}
   {{- end }}
-{{- with include "arena-common.annotations" . }}
+{{- $annotations := include "arena-common.annotations" . | fromYaml -}}
+{{- with $root.Values.provenance }}
+{{- with .version }}{{ $_ := set $annotations "arena-helm.kubeflow.org/version" (toString .) }}{{ end }}
+{{- with .commandLine }}{{ $_ := set $annotations "arena-helm.kubeflow.org/command-line" (toJson .) }}{{ end }}
+{{- end }}
+{{- with $annotations }}
 annotations:
-  {{- . | nindent 2 }}
+  {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end -}}
 

@@ -1,0 +1,165 @@
+"""``rerun`` and ``export``: a job made again from its release's values and recorded spec."""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated, Any
+
+import typer
+
+from ..enums import DryRunOutput
+from .common import Globals, with_globals
+from .jobs import JobName, TypeO, cluster_for
+
+RERUN_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True,
+                  "help_option_names": ["-h", "--help"]}
+
+
+def _given_fields(kind_key: str, args: list[str]) -> dict[str, Any]:
+    """The spec fields the words ``args`` give, parsed by the kind's own submit command (its flags, its
+    checks); the training command after ``--`` is the field ``command``."""
+    from typer._click.core import ParameterSource
+
+    from ..errors import UsageError
+    from ..kinds import BY_KEY
+    from . import new_app
+    from .submit import CMD_SETTINGS, SubmitCommand, _fields_from, make_command, spec_options
+
+    if not args:
+        return {}
+    single = new_app()
+    single.command(kind_key, cls=SubmitCommand, context_settings=CMD_SETTINGS)(make_command(kind_key))
+    cmd = typer.main.get_command(single)
+    try:
+        ctx = cmd.make_context(f"arena-helm rerun ({kind_key} flags)", list(args))
+    except typer._click.exceptions.UsageError as exc:  # noqa: SLF001 - Typer's click
+        raise UsageError(exc.format_message()) from None
+    _, options = spec_options(BY_KEY[kind_key].spec_class())
+    given = {n for n in ctx.params if ctx.get_parameter_source(n) is ParameterSource.COMMANDLINE}
+    run_given = sorted(n for n in given if n not in {o.param for o in options} and n != "command")
+    if run_given:
+        flag = "--" + run_given[0].replace("_", "-")
+        raise UsageError(f"{flag} is not a job flag rerun passes on (rerun takes --name, -T, --dry-run, -o, --wait, "
+                         "--timeout, --notify itself; -f/--set* values: submit anew)")
+    kwargs = {o.param: ctx.params[o.param] if o.param in given else None for o in options}
+    fields = _fields_from(kwargs, options)
+    for o in options:  # a switch given as --no-X sets it off
+        if o.flag and o.param in given:
+            fields[o.field] = bool(ctx.params[o.param])
+    if "command" in given and ctx.params["command"]:
+        fields["command"] = " ".join(ctx.params["command"])
+    return fields
+
+
+@with_globals
+def rerun_cmd(
+    g: Globals,
+    ctx: typer.Context,
+    name: JobName,
+    new_name: Annotated[str | None, typer.Option("--name", help="Name of the new job (default: NAME-2, or the "
+                                                 "next free NAME-N).", show_default=False)] = None,
+    type_: TypeO = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the new job's manifests; install nothing.")] = False,
+    output: Annotated[DryRunOutput | None, typer.Option("--output", "-o", help="With --dry-run: manifests "
+                                                        "(default) or values.", show_default=False)] = None,
+    wait: Annotated[bool, typer.Option("--wait", help="Follow the new job to its end; exit 0 succeeded, 1 failed, "
+                                       "3 timed out.")] = False,
+    timeout: Annotated[str | None, typer.Option("--timeout", help="With --wait: how long to wait. [default: 30m]",
+                                                show_default=False)] = None,
+    notify: Annotated[str | None, typer.Option("--notify", metavar="URL", help="With --wait: POST a JSON notice "
+                                               "when the job ends.", show_default=False)] = None,
+) -> None:
+    """Submit a job again from its release's values: NAME first, then any submit flags of its kind (and a new
+    training command after --), which replace what was recorded; everything else stays as it was."""
+    from ..errors import UsageError
+    from ..helm import NO_SOURCES
+    from ..k8s import parse_duration
+    from ..kinds import BY_KIND
+    from ..provenance import record, rerun_values
+    from ..reader import kind_of_type, release_index
+    from ..rerun import new_spec, next_name, read
+    from ..submission import job_values
+    from .common import STATE
+    from .submit import _install, _render
+
+    if output is not None and not dry_run:
+        raise UsageError(f"-o/--output {output.value} needs --dry-run")
+    if (timeout is not None or notify is not None) and not wait:
+        raise UsageError(f"{'--timeout' if timeout is not None else '--notify'} needs --wait")
+    if wait and dry_run:
+        raise UsageError("--wait cannot be used with --dry-run: a dry run installs nothing to wait for")
+    if notify is not None:
+        from ..notify import check_url
+
+        check_url(notify)
+    try:
+        wait_seconds = parse_duration(timeout or "30m")
+    except ValueError as exc:
+        raise UsageError(f"--timeout: {exc}") from None
+    ns, c = cluster_for(g)
+    rec = read(c, ns, name, kind_of_type(type_))
+    key = BY_KIND[rec.kind].key
+    given = _given_fields(key, list(ctx.args))
+    if new_name is None:
+        new_name = next_name(name, {n for (rns, n) in release_index(c, ns) if rns == ns})
+    spec = new_spec(rec, new_name, given)
+    old_generated = job_values(rec.old_spec())
+    words = ["arena-helm", *STATE.get("argv", [])]
+
+    def make_values(s):
+        return rerun_values(rec.values, old_generated, job_values(s), record(s, words))
+
+    if dry_run:
+        from ..identity import submitting_user
+        from ..kubeconfig import load
+
+        # a rerun reads the cluster anyway: its dry run names the user the API server names, as its install would
+        spec = spec.model_copy(update={"user": submitting_user(load(g.kubeconfig, g.context), c.kube)})
+        _render(spec, NO_SOURCES, output, g, values=make_values(spec))
+        return
+    run = {"wait": wait, "notify": notify}
+    _install(spec, NO_SOURCES, run, wait_seconds, g, make_values=make_values)
+
+
+class ExportFormat(str, enum.Enum):
+    command = "command"
+    values = "values"
+    json = "json"
+    yaml = "yaml"
+
+
+@with_globals
+def export_cmd(
+    g: Globals,
+    name: JobName,
+    type_: TypeO = None,
+    output: Annotated[ExportFormat, typer.Option("--output", "-o", help="command: the submit command line; values: "
+                                                 "the release's values (helm install CHART -f FILE makes the same "
+                                                 "job); json or yaml: both, with the recorded spec.")] =
+    ExportFormat.command,
+) -> None:
+    """Print what reproduces a job: the command line it was submitted with, or its release's values."""
+    from ..output import as_json, as_yaml
+    from ..reader import kind_of_type
+    from ..rerun import command_line, read
+
+    ns, c = cluster_for(g)
+    rec = read(c, ns, name, kind_of_type(type_))
+    values = {k: v for k, v in rec.values.items() if k != "provenance"}
+    if output is ExportFormat.values:
+        typer.echo(as_yaml(values), nl=False)
+        return
+    if output is ExportFormat.command:
+        line = command_line(rec)
+        if not line:
+            from ..errors import UsageError
+
+            raise UsageError(f"release {name} in namespace {ns} recorded no command line (submitted through the "
+                             "Python API): use -o values or -o yaml")
+        typer.echo(f"# {rec.kind} {name} in namespace {ns}, submitted with arena-helm "
+                   f"{rec.provenance.get('version', '?')}:")
+        typer.echo(line)
+        return
+    doc = {"kind": rec.kind, "name": name, "namespace": ns, "version": rec.provenance.get("version", ""),
+           "commandLine": rec.provenance.get("commandLine") or [], "spec": rec.spec_fields, "values": values}
+    typer.echo(as_json(doc) if output is ExportFormat.json else as_yaml(doc), nl=output is ExportFormat.json)
