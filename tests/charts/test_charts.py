@@ -509,7 +509,7 @@ COMMON_JOB_KEYS = {
     "secretVolumes", "shmSize", "configFiles", "data", "hostPaths", "codeSync", "nodeSelector", "tolerations",
     "affinity", "priorityClassName",
     "schedulerName", "serviceAccountName", "podSecurityContext", "securityContext", "hostNetwork", "hostPID",
-    "hostIPC", "labels", "podLabels", "annotations", "queue", "runPolicy", "tensorboard",
+    "hostIPC", "labels", "podLabels", "annotations", "queue", "provenance", "runPolicy", "tensorboard",
 }
 CONTRACT = {
     "tfjob": (COMMON_JOB_KEYS | {"chief", "worker", "ps", "evaluator", "successPolicy"},

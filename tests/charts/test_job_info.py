@@ -125,6 +125,9 @@ def test_a_trainjob_carries_no_job_info(helm_bin):
                                    "--workers", "2", "--gpus", "1", "--dry-run", "--", "torchrun", "t.py"])
     assert res.exit_code == 0, res.output
     (job,) = [d for d in yaml.safe_load_all(res.stdout) if d and d["kind"] == "TrainJob"]
-    assert "annotations" not in job["metadata"]
+    # only what made it (provenance), on the TrainJob alone; none of Arena's job info
+    assert set(job["metadata"]["annotations"]) == {"arena-helm.kubeflow.org/version",
+                                                   "arena-helm.kubeflow.org/command-line"}
+    assert "annotations" not in job["spec"]["trainer"] and res.stdout.count("arena-helm.kubeflow.org/version") == 1
     assert "requestGPUsOfJobOwner" not in res.stdout
     assert not {"workers", "gpus"} & {e["name"] for e in job["spec"]["trainer"].get("env", [])}
