@@ -14,10 +14,10 @@ Where Prometheus is, first match wins:
    Two LISTs (set-based selectors), whatever the number of candidates.
 
 Requests are constant in the size of the view: one instant query for the GPU series (every metric name
-in one ``__name__=~`` selector, like Arena's ``POD_METRIC_TMP``), one for the CPU rate and one for the
-working set; never one per pod or node. Every query has a timeout (10 s, Arena's; ``prometheus.timeout``
-in the defaults file). Nothing here raises when metrics are missing: the view gets ``None`` (shown as
-N/A) and one note for stderr.
+in one ``__name__=~`` selector, like Arena's ``POD_METRIC_TMP``), one for the idle GPUs (``idle_query``:
+``top`` and ``list --idle``), one for the CPU rate and one for the working set; never one per pod or node.
+Every query has a timeout (10 s, Arena's; ``prometheus.timeout`` in the defaults file). Nothing here raises
+when metrics are missing: the view gets ``None`` (shown as N/A) and one note for stderr.
 """
 
 from __future__ import annotations
@@ -31,7 +31,20 @@ from typing import Any
 
 from . import stats
 from .errors import ArenaHelmError, NotFoundError, UsageError
-from .usage import GPU_METRICS, Metrics, gpus_from_series, usage_from_cadvisor, usage_from_node_metrics, usage_from_pod_metrics, vector
+from .usage import (
+    DCGM_UTIL,
+    GPU_METRICS,
+    OLD_UTIL,
+    IdleSpec,
+    Metrics,
+    gpus_from_series,
+    idle_from_series,
+    target_pods,
+    usage_from_cadvisor,
+    usage_from_node_metrics,
+    usage_from_pod_metrics,
+    vector,
+)
 
 log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 10.0
@@ -49,6 +62,48 @@ GPU_QUERY = "{__name__=~\"" + "|".join(GPU_METRICS) + "\"}"
 _CONTAINERS = '{image!="",container!="POD",container_name!="POD"}'
 CPU_QUERY = f"sum by (namespace, pod, namespace_name, pod_name) (irate(container_cpu_usage_seconds_total{_CONTAINERS}[5m]))"
 MEM_QUERY = f"sum by (namespace, pod, namespace_name, pod_name) (container_memory_working_set_bytes{_CONTAINERS})"
+
+
+def idle_query(seconds: int) -> str:
+    """One instant query for the idle GPUs over the last ``seconds``: each utilisation series' average over the
+    window, kept only if the series is there now and was there ``seconds`` ago (``offset``, within the
+    server's lookback), i.e. the same pod (the series' labels) held the GPU for the whole window. ``and``
+    matches the label sets without the metric name; the two exporters' names are averaged apart, so that no
+    two series can meet without their names."""
+    w = f"{int(seconds)}s"
+    return " or ".join(f"(avg_over_time({name}[{w}]) and {name} offset {w} and {name})" for name in (DCGM_UTIL, OLD_UTIL))
+
+
+def parse_idle_below(text: str, flag: str = "--idle-below") -> float:
+    """``5%``, ``5`` or ``0.5%`` -> 5.0: a percentage above 0 and at most 100."""
+    raw = str(text).strip()
+    body = raw[:-1].strip() if raw.endswith("%") else raw
+    try:
+        value = float(body)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 100:  # NaN fails too
+        raise UsageError(f"{flag} {raw!r}: give a utilisation percentage above 0 and at most 100, e.g. 5%")
+    return value
+
+
+def parse_idle_for(text: str, flag: str = "--idle-for") -> int:
+    """A Go duration (``30m``, ``1h30m``) of at least one second -> seconds."""
+    from .k8s import parse_duration
+
+    try:
+        seconds = parse_duration(text)
+    except ValueError as exc:
+        raise UsageError(f"{flag}: {exc}") from None
+    if seconds < 1:
+        raise UsageError(f"{flag} {text!r}: give a duration of at least 1s, e.g. 30m")
+    return seconds
+
+
+def idle_spec(below: str, for_: str) -> IdleSpec:
+    return IdleSpec(parse_idle_below(below), parse_idle_for(for_))
+
+
 _SERVICE_RE = re.compile(r"^(?:(?P<ns>[a-z0-9][-a-z0-9]*)/)?(?P<name>[a-z0-9][-a-z0-9]*)(?::(?P<port>[0-9]+|[a-z][-a-z0-9]*))?$")
 
 
@@ -223,6 +278,7 @@ class Collector:
         self.kube, self.opts, self.namespace = kube, opts, namespace
         self._prom: Prometheus | None = None
         self._unavailable: str | None = None
+        self.reason = ""  # why the last round lacked metrics (the note's reason)
 
     def prometheus(self) -> Prometheus | None:
         """The Prometheus found before, else a new search (each --refresh round retries after a failure)."""
@@ -234,10 +290,11 @@ class Collector:
         return self._prom
 
     def collect(self, *, gpus: bool = True, usage: bool = True, nodes: bool = False,
-                namespace: str | None = None) -> Metrics:
+                namespace: str | None = None, idle: IdleSpec | None = None) -> Metrics:
         """GPU series and/or CPU/memory usage for pods of ``namespace`` (None: every namespace); with
-        ``nodes``, NodeMetrics too. At most 3 Prometheus queries and 2 metrics.k8s.io LISTs."""
-        m = Metrics()
+        ``nodes``, NodeMetrics too; with ``idle``, the idle GPUs (one more query). At most 4 Prometheus
+        queries and 2 metrics.k8s.io LISTs."""
+        m = Metrics(idle_spec=idle)
         reasons: list[str] = []
         prom = self.prometheus()
         if prom is None and self._unavailable:
@@ -251,16 +308,27 @@ class Collector:
                     node_items = _metrics_api(self.kube, "/nodes")
                     m.nodes = usage_from_node_metrics(node_items) if node_items is not None else None
         try:
-            if prom is not None and gpus:
-                m.gpus = gpus_from_series(prom.query(GPU_QUERY))
+            gpu_series = prom.query(GPU_QUERY) if prom is not None and gpus else None
+            if gpu_series is not None:
+                m.gpus = gpus_from_series(gpu_series)
+            if prom is not None and idle is not None:
+                idle_series = prom.query(idle_query(idle.seconds))
+                # the exporters' own pods, as either answer shows them (a series beside its exported_pod)
+                exporters = target_pods((gpu_series or []) + idle_series)
+                if gpu_series is not None:
+                    m.gpus = gpus_from_series(gpu_series, exporters)
+                m.idle_avgs = idle_from_series(idle_series, exporters)
+                m.apply_idle()
             if prom is not None and usage and m.pods is None:
                 cpu, mem = prom.query(CPU_QUERY), prom.query(MEM_QUERY)
                 m.pods, m.usage_source = usage_from_cadvisor(cpu, mem), "prometheus"
         except PrometheusUnavailable as exc:
             reasons.append(str(exc))
             self._prom, self._unavailable = None, str(exc)
+        self.reason = reasons[-1] if reasons else ""
         if reasons:
             parts = (["GPU utilisation and memory"] if gpus and m.gpus is None else []) + (
+                ["idle GPUs"] if idle is not None and m.idle_avgs is None and not (gpus and m.gpus is None) else []) + (
                 ["CPU/memory usage"] if usage and m.pods is None else [])
             what = " and ".join(parts)
             m.notes.append(f"note: {reasons[-1]}; {what} read N/A" if what else f"note: {reasons[-1]}")

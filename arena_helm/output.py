@@ -52,8 +52,13 @@ def release_cell(v: JobView) -> str:
     return (v.release.get("name") or "-") if v.release else "-"
 
 
-def jobs_table(views: list[JobView], *, all_namespaces: bool, wide: bool) -> str:
-    headers = ["NAME", "STATUS", "TRAINER", "DURATION", "GPU(Requested)", "GPU(Allocated)", "NODE"]
+def jobs_table(views: list[JobView], *, all_namespaces: bool, wide: bool, metrics: Metrics | None = None) -> str:
+    """``list``; with ``metrics`` that know the idle GPUs (``list --idle``), a GPU(Idle) column."""
+    from .usage import fmt_count, job_idle_gpus
+
+    idle = metrics is not None and metrics.idle_known
+    headers = ["NAME", "STATUS", "TRAINER", "DURATION", "GPU(Requested)", "GPU(Allocated)",
+               *(["GPU(Idle)"] if idle else []), "NODE"]
     runtimes = wide and any(v.runtime for v in views)  # a TrainJob's runtime, when the list has one
     if wide:
         headers += ["CPU(Requested)", "MEMORY(Requested)", "REVISION", "CHART"]
@@ -69,7 +74,8 @@ def jobs_table(views: list[JobView], *, all_namespaces: bool, wide: bool) -> str
         headers = ["NAMESPACE", *headers]
     rows = []
     for v in views:
-        row = [v.name, v.status, v.trainer.upper(), v.duration, str(v.requested_gpus), gpu_alloc(v), v.node]
+        row = [v.name, v.status, v.trainer.upper(), v.duration, str(v.requested_gpus), gpu_alloc(v),
+               *([fmt_count(job_idle_gpus(metrics, v))] if idle else []), v.node]
         if wide:
             chart = f"{v.release.get('chart', '')}-{v.release.get('chartVersion', '')}" if v.release else "N/A"
             row += [fmt_cpu(v.requested_cpu), fmt_mem(v.requested_memory), str(v.release.get("revision", "N/A")),
@@ -161,10 +167,12 @@ def gpu_alloc_text(v: JobView) -> str:
 
 
 def top_jobs_table(views: list[JobView], *, all_namespaces: bool, metrics: Metrics | None = None) -> str:
-    from .usage import NO_METRICS, job_metric_cells
+    from .usage import NO_METRICS, fmt_count, job_idle_gpus, job_metric_cells, jobs_idle_summary
 
     m = metrics or NO_METRICS
-    headers = ["NAME", "STATUS", "TRAINER", "GPU(Requested)", "GPU(Allocated)", "GPU(Util)",
+    idle = m.idle_known  # a GPU(Idle) column and the idle summary when the view knows the idle GPUs
+    headers = ["NAME", "STATUS", "TRAINER", "GPU(Requested)", "GPU(Allocated)", *(["GPU(Idle)"] if idle else []),
+               "GPU(Util)",
                "GPU_MEMORY(Used/Total)", "CPU(Requested)", "CPU(Usage)", "MEMORY(Requested)", "MEMORY(Usage)",
                "NODE"]
     with_release = release_column(views)
@@ -175,13 +183,16 @@ def top_jobs_table(views: list[JobView], *, all_namespaces: bool, metrics: Metri
     rows = []
     for v in top_jobs_order(views):
         util, gmem, cpu, mem = job_metric_cells(m, v)
-        row = [v.name, v.status, v.trainer.upper(), str(v.requested_gpus), gpu_alloc(v), util, gmem,
+        row = [v.name, v.status, v.trainer.upper(), str(v.requested_gpus), gpu_alloc(v),
+               *([fmt_count(job_idle_gpus(m, v))] if idle else []), util, gmem,
                fmt_cpu(v.requested_cpu), cpu, fmt_mem(v.requested_memory), mem, v.node]
         if with_release:
             row.append(release_cell(v))
         rows.append([v.namespace, *row] if all_namespaces else row)
     alloc, req = top_jobs_total(views)
-    return table(headers, rows) + f"\n\nTotal Allocated/Requested GPUs of Training Jobs: {alloc}/{req}"
+    out = table(headers, rows) + f"\n\nTotal Allocated/Requested GPUs of Training Jobs: {alloc}/{req}"
+    summary = jobs_idle_summary(m, views, all_namespaces=all_namespaces)
+    return out + f"\n{summary}" if summary else out
 
 
 def top_jobs_order(views: list[JobView]) -> list[JobView]:
@@ -213,7 +224,8 @@ def top_job_instances(v: JobView, metrics: Metrics | None = None) -> str:
 
     rows = instance_gpu_rows(m, v, cells)
     return table(["INSTANCE", "STATUS", "TYPE", "IS_CHIEF", "GPU(Requested)", "NODE", "NODE_IP", "CPU(Usage)",
-                  "MEMORY(Usage)", "GPU(DeviceIndex)", "GPU(DutyCycle)", "GPU_MEMORY(Used/Total)"], rows)
+                  "MEMORY(Usage)", "GPU(DeviceIndex)", "GPU(DutyCycle)", "GPU_MEMORY(Used/Total)",
+                  *(["IDLE"] if m.idle_known else [])], rows)
 
 
 def job_gpus_detail(v: JobView, metrics: Metrics | None, *, pending: str, events: list[dict]) -> str:
@@ -231,14 +243,26 @@ def job_gpus_detail(v: JobView, metrics: Metrics | None, *, pending: str, events
 
 
 def top_nodes_table(nodes: list[NodeView], *, details: bool, metrics: Metrics | None = None,
-                    pods_on: dict[str, list[tuple[str, str]]] | None = None) -> str:
-    from .usage import NO_METRICS, fmt_gpu_mem, fmt_util, node_metric_cells
+                    pods_on: dict[str, list[tuple[str, str]]] | None = None, pods: list[dict] | None = None) -> str:
+    from .usage import (
+        NO_METRICS,
+        fmt_count,
+        fmt_gpu_mem,
+        fmt_util,
+        idle_marker,
+        node_idle_gpus,
+        node_metric_cells,
+        nodes_idle_summary,
+    )
 
     m = metrics or NO_METRICS
+    idle = m.idle_known
     unhealthy = any(n.unhealthy_gpus for n in nodes)
     headers = ["NAME", "IPADDRESS", "ROLE", "STATUS", "GPU(Total)", "GPU(Allocated)"]
     if unhealthy:
         headers.append("UNHEALTHY")
+    if idle:
+        headers.append("GPU(Idle)")
     headers += ["GPU(Util)", "GPU_MEMORY(Used/Total)", "CPU(Requested/Allocatable)", "CPU(Usage)",
                 "MEMORY(Requested/Allocatable)", "MEMORY(Usage)"]
     rows = []
@@ -247,6 +271,8 @@ def top_nodes_table(nodes: list[NodeView], *, details: bool, metrics: Metrics | 
         row = [n.name, n.ip, n.role, n.status, str(n.gpu_total), str(n.gpu_allocated)]
         if unhealthy:
             row.append(str(n.unhealthy_gpus))
+        if idle:
+            row.append(fmt_count(node_idle_gpus(m, n)))
         row += [util, gmem, f"{fmt_cpu(n.cpu_requested)}/{fmt_cpu(n.cpu_allocatable)}", cpu,
                 f"{fmt_mem(n.mem_requested)}/{fmt_mem(n.mem_allocatable)}", mem]
         rows.append(row)
@@ -264,9 +290,11 @@ def top_nodes_table(nodes: list[NodeView], *, details: bool, metrics: Metrics | 
                 continue
             out += f"\n\n{n.name} GPUs:"
             if gpus:
-                out += "\n" + table(["GPU(DeviceIndex)", "GPU(DutyCycle)", "GPU_MEMORY(Used/Total)", "POD"], [
+                out += "\n" + table(["GPU(DeviceIndex)", "GPU(DutyCycle)", "GPU_MEMORY(Used/Total)", "POD",
+                                     *(["IDLE"] if idle else [])], [
                     [g.device, fmt_util(g.util), fmt_gpu_mem(g.mem_used, g.mem_total),
-                     f"{g.namespace}/{g.pod}" if g.pod else "N/A"] for g in gpus])
+                     f"{g.namespace}/{g.pod}" if g.pod else "<none>", *([idle_marker(g)] if idle else [])]
+                    for g in gpus])
             else:
                 out += " N/A (no GPU series for this node)"
     total = sum(n.gpu_total for n in nodes)
@@ -275,4 +303,5 @@ def top_nodes_table(nodes: list[NodeView], *, details: bool, metrics: Metrics | 
     out += f"\n\nAllocated/Total GPUs In Cluster: {alloc}/{total} ({pct:.1f}%)"
     if unhealthy:
         out += f"\nUnhealthy/Total GPUs In Cluster: {sum(n.unhealthy_gpus for n in nodes)}/{total}"
-    return out
+    summary = nodes_idle_summary(m, nodes, pods or [])
+    return out + f"\n{summary}" if summary else out

@@ -12,14 +12,15 @@ import sys
 
 from .kinds import KINDS
 from .releases import CHART_LABEL, RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION
-from .views import MODEL_NAME_LABEL, MODEL_VERSION_LABEL, POD_LABELS, REPLICA_KEYS
+from .views import MODEL_NAME_LABEL, MODEL_VERSION_LABEL, POD_LABELS, REPLICA_KEYS, USER_NAME_ANNOTATION
 from .waiting import QUEUE_LABEL
 
 NODES_KEYS = tuple(dict.fromkeys(k.nodes_key for k in KINDS if k.nodes_key))
 RUNTIME_KEYS = tuple(dict.fromkeys(k.runtime_key for k in KINDS if k.runtime_key))
 
 _intern = sys.intern
-_KEEP_ANNOTATIONS = (RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION, "modelSource")  # views' model source
+_KEEP_ANNOTATIONS = (RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION, "modelSource",  # views' model source
+                     USER_NAME_ANNOTATION)  # the submitting user (top's idle summary, by user)
 # the labels the views read: of a job its chart, Kueue queue and Arena's model labels; of a pod its job, role
 # and index (a job's or pod's other labels, often a dozen, are left out)
 JOB_LABELS = frozenset((CHART_LABEL, QUEUE_LABEL, MODEL_NAME_LABEL, MODEL_VERSION_LABEL))
@@ -55,11 +56,10 @@ def _meta(meta: dict, *, job: bool) -> dict:
         out["resourceVersion"] = meta["resourceVersion"]
     if meta.get("deletionTimestamp"):
         out["deletionTimestamp"] = meta["deletionTimestamp"]
-    if job:
-        given = meta.get("annotations") or {}
-        ann = {k: given[k] for k in _KEEP_ANNOTATIONS if k in given}
-        if ann:
-            out["annotations"] = ann
+    given = meta.get("annotations") or {}
+    ann = {k: _intern(given[k]) for k in (_KEEP_ANNOTATIONS if job else (USER_NAME_ANNOTATION,)) if k in given}
+    if ann:
+        out["annotations"] = ann
     return out
 
 

@@ -14,6 +14,21 @@ DCGM exporter:
 
 CPU and memory usage: ``metrics.k8s.io`` (PodMetrics/NodeMetrics) where served, else cAdvisor's
 ``container_cpu_usage_seconds_total`` (rate) and ``container_memory_working_set_bytes`` summed per pod.
+
+Which pod a GPU serves: dcgm-exporter labels a GPU's series with ``namespace``/``pod``/``container`` only when
+the kubelet's pod-resources API maps the device to a pod (NVIDIA/dcgm-exporter ``pkg/dcgmexporter/kubernetes.go``
+``PodMapper.Process``: the attributes are set ``if exists``). A free GPU's series has none, so a scrape whose
+target carries ``namespace``/``pod`` labels of its own (a ServiceMonitor or pod-annotation scrape; the GPU
+operator's ServiceMonitor leaves ``honorLabels`` false, its default) gives it the *exporter's* pod, while a busy
+GPU keeps its workload as ``exported_namespace``/``exported_pod`` beside the exporter's. So: ``exported_pod``
+is the workload; a ``pod`` that other series show beside an ``exported_pod`` is the exporter (a scrape target),
+not a workload; and ``top node``, which has the pods from the API, keeps a GPU's pod only if that pod is bound
+to the GPU's node holding GPUs (``holders``): an exporter pod holds none (that also covers ``honorLabels:
+true``, where a free GPU's ``pod`` is the exporter's and a busy one's the workload's).
+
+Idle GPUs: one instant query (``metrics.idle_query``) gives, for each GPU series that is there now and was
+there ``--idle-for`` ago (so held by the same pod the whole window), its average utilisation over the window;
+an allocated GPU (its series names a workload pod) averaging under ``--idle-below`` is idle. Information only.
 """
 
 from __future__ import annotations
@@ -56,6 +71,36 @@ def _label(labels: dict[str, str], *names: str) -> str:
     return ""
 
 
+def target_pods(series: list[tuple[dict[str, str], float]]) -> set[tuple[str, str]]:
+    """(namespace, pod) of the scrape targets (the exporters' own pods): the ``namespace``/``pod`` labels a
+    series carries beside its own pod labels (``exported_pod``, renamed by Prometheus; ``pod_name``, Arena's
+    gpu-exporter or dcgm-exporter's old names), which can only be the target's."""
+    out: set[tuple[str, str]] = set()
+    for labels, _ in series:
+        if labels.get("pod") and (labels.get("exported_pod") or labels.get("pod_name")):
+            out.add((labels.get("namespace", ""), labels["pod"]))
+    return out
+
+
+def series_pod(labels: dict[str, str], exporters: set[tuple[str, str]] = frozenset()) -> tuple[str, str, str]:
+    """(namespace, pod, container) of the workload a GPU series names; empty for a free GPU (no pod label
+    of its own: a ``pod`` that is an exporter's, see ``target_pods``)."""
+    if labels.get("exported_pod"):  # Prometheus renamed the series' own labels: the target has them too
+        return labels.get("exported_namespace", ""), labels["exported_pod"], labels.get("exported_container", "")
+    if labels.get("pod_name"):  # Arena's gpu-exporter; dcgm-exporter with --use-old-namespace
+        return (_label(labels, "namespace_name", "pod_namespace"), labels["pod_name"],
+                _label(labels, "container_name", "pod_container_name"))
+    ns, pod = labels.get("namespace", ""), labels.get("pod", "")
+    if not pod or (ns, pod) in exporters:
+        return "", "", ""
+    return ns, pod, labels.get("container", "")
+
+
+def _gpu_key(labels: dict[str, str]) -> tuple[str, str]:
+    node = _label(labels, "Hostname", "node_name", "node", "kubernetes_node")
+    return node, _label(labels, "gpu", "minor_number") or _label(labels, "UUID", "uuid")
+
+
 @dataclass
 class GpuMetric:
     """One GPU device: utilisation (%), memory used/total (bytes), and the pod using it (if any)."""
@@ -70,36 +115,37 @@ class GpuMetric:
     container: str = ""
     uuid: str = ""
     _free: float | None = None
+    avg_util: float | None = None  # average utilisation over --idle-for, when the pod held it all along
+    idle: bool | None = None  # allocated and averaging under --idle-below; None: not asked or not known
 
     @property
     def device_order(self) -> tuple[int, str]:
         return (int(self.device), "") if self.device.isdigit() else (1 << 30, self.device)
 
     def to_json(self) -> dict[str, Any]:
-        # Arena's AdvancedGpuMetric / GpuMetric keys
+        # Arena's AdvancedGpuMetric / GpuMetric keys, then the idle keys when the view asked for them
         return {"id": self.device, "uuid": self.uuid, "node": self.node,
                 "gpuDutyCycle": self.util, "usedGPUMemory": self.mem_used, "totalGPUMemory": self.mem_total,
                 "podNames": [f"{self.namespace}/{self.pod}"] if self.pod else []}
 
+    def idle_json(self) -> dict[str, Any]:
+        return {"idle": self.idle, "avgGPUDutyCycle": self.avg_util}
 
-def gpus_from_series(series: list[tuple[dict[str, str], float]]) -> list[GpuMetric]:
-    """Join the GPU series of one query (any of GPU_METRICS) into one GpuMetric per (node, device)."""
+
+def gpus_from_series(series: list[tuple[dict[str, str], float]],
+                     exporters: set[tuple[str, str]] | None = None) -> list[GpuMetric]:
+    """Join the GPU series of one query (any of GPU_METRICS) into one GpuMetric per (node, device); a GPU
+    whose series name no workload pod (only an exporter's, ``series_pod``) has none."""
+    exporters = target_pods(series) if exporters is None else exporters
     gpus: dict[tuple[str, str], GpuMetric] = {}
     for labels, value in series:
         name = labels.get("__name__", "")
         if name not in GPU_METRICS:
             continue
-        node = _label(labels, "Hostname", "node_name", "node", "kubernetes_node")
-        device = _label(labels, "gpu", "minor_number") or _label(labels, "UUID", "uuid")
+        node, device = _gpu_key(labels)
         g = gpus.setdefault((node, device), GpuMetric(node=node, device=device))
         if not g.pod:
-            if labels.get("exported_pod"):  # Prometheus renamed the series' own labels (target had them)
-                g.pod, g.namespace = labels["exported_pod"], labels.get("exported_namespace", "")
-                g.container = _label(labels, "exported_container", "container")
-            else:
-                g.pod = _label(labels, "pod_name", "pod")
-                g.namespace = _label(labels, "namespace_name", "namespace")
-                g.container = _label(labels, "container_name", "container")
+            g.namespace, g.pod, g.container = series_pod(labels, exporters)
         g.uuid = g.uuid or _label(labels, "UUID", "uuid")
         if name in (DCGM_UTIL, OLD_UTIL):
             g.util = value
@@ -117,6 +163,46 @@ def gpus_from_series(series: list[tuple[dict[str, str], float]]) -> list[GpuMetr
         if not g.pod:
             g.namespace = ""
     return sorted(gpus.values(), key=lambda g: (g.node, g.device_order))
+
+
+IdleKey = tuple[str, str, str, str]  # node, device, namespace, pod
+
+
+def idle_from_series(series: list[tuple[dict[str, str], float]],
+                     exporters: set[tuple[str, str]] | None = None) -> dict[IdleKey, float]:
+    """The idle query's answer (``metrics.idle_query``: no metric names, one average per series held by the
+    same labels for the whole window) -> (node, device, namespace, pod) -> average utilisation; series
+    that name no workload pod (free GPUs) are left out."""
+    exporters = target_pods(series) if exporters is None else exporters
+    out: dict[IdleKey, float] = {}
+    for labels, value in series:
+        ns, pod, _ = series_pod(labels, exporters)
+        if pod:
+            node, device = _gpu_key(labels)
+            out[(node, device, ns, pod)] = value
+    return out
+
+
+@dataclass(frozen=True)
+class IdleSpec:
+    """What idle means for a view: an average under ``below`` percent over the last ``seconds``."""
+
+    below: float = 5.0
+    seconds: int = 1800
+
+    @property
+    def window(self) -> str:
+        return fmt_window(self.seconds)
+
+    def text(self) -> str:
+        return f"under {self.below:g}% for {self.window}+"
+
+
+def fmt_window(seconds: int) -> str:
+    """Whole seconds as a Go duration: 1800 -> ``30m``, 5400 -> ``1h30m``, 45 -> ``45s``."""
+    h, rest = divmod(int(seconds), 3600)
+    m, s = divmod(rest, 60)
+    return "".join(f"{n}{u}" for n, u in ((h, "h"), (m, "m"), (s, "s")) if n) or "0s"
 
 
 @dataclass
@@ -185,8 +271,11 @@ class Metrics:
     nodes: dict[str, Usage] | None = None  # metrics.k8s.io NodeMetrics, when served
     usage_source: str = ""  # "metrics.k8s.io", "prometheus" or ""
     notes: list[str] = field(default_factory=list)
+    idle_spec: IdleSpec | None = None  # what the view asked (None: no idle information wanted)
+    idle_avgs: dict[IdleKey, float] | None = None  # the idle query's answer (None: not asked or not answered)
     _by_pod: dict[tuple[str, str], list[GpuMetric]] | None = None
     _by_node: dict[str, list[GpuMetric]] | None = None
+    _idle_by_pod: dict[tuple[str, str], list[tuple[str, str, float]]] | None = None
 
     def pod_gpus(self, namespace: str, pod: str) -> list[GpuMetric] | None:
         if self.gpus is None:
@@ -224,7 +313,50 @@ class Metrics:
         return total
 
 
+    @property
+    def idle_known(self) -> bool:
+        return self.idle_spec is not None and self.idle_avgs is not None
+
+    def apply_idle(self) -> None:
+        """Mark each GPU with its average over the window and whether it is idle (allocated, the same pod
+        all the window, under the threshold)."""
+        if not self.idle_known or self.gpus is None:
+            return
+        for g in self.gpus:
+            g.avg_util = self.idle_avgs.get((g.node, g.device, g.namespace, g.pod)) if g.pod else None
+            g.idle = bool(g.pod) and g.avg_util is not None and g.avg_util < self.idle_spec.below
+
+    def keep_holders(self, holders: dict[str, set[tuple[str, str]]]) -> None:
+        """``top node``: a GPU serves a pod only if the API has that pod bound to the GPU's node holding GPUs
+        (``holders``: node -> (namespace, pod)); any other pod a series names is an exporter's (or gone)."""
+        if self.gpus is None:
+            return
+        for g in self.gpus:
+            if g.pod and (g.namespace, g.pod) not in holders.get(g.node, ()):
+                g.namespace = g.pod = g.container = ""
+                g.avg_util = None
+                g.idle = False if self.idle_known else None
+        self._by_pod = self._by_node = None
+
+    def pod_idle(self, namespace: str, pod: str) -> list[tuple[str, str, float]]:
+        """(node, device, average) of the GPUs ``pod`` held idle over the window (from the idle query alone:
+        ``list --idle``, which reads no current GPU series)."""
+        if not self.idle_known:
+            return []
+        if self._idle_by_pod is None:
+            self._idle_by_pod = {}
+            for (node, device, ns, p), avg in self.idle_avgs.items():
+                if avg < self.idle_spec.below:
+                    self._idle_by_pod.setdefault((ns, p), []).append((node, device, avg))
+        return self._idle_by_pod.get((namespace, pod), [])
+
+
 NO_METRICS = Metrics()
+
+
+def node_holders(nodes: list[NodeView]) -> dict[str, set[tuple[str, str]]]:
+    """node -> (namespace, pod) of the pods the API has bound to it holding GPUs."""
+    return {n.name: {(p["namespace"], p["name"]) for p in n.gpu_pods} for n in nodes}
 
 
 @dataclass
@@ -256,6 +388,16 @@ def job_gpus(m: Metrics, v: JobView) -> list[GpuMetric] | None:
     for i in v.instances:
         out += m.pod_gpus(v.namespace, i.name) or []
     return out
+
+
+def job_idle_gpus(m: Metrics, v: JobView) -> int | None:
+    """How many of the job's GPUs are idle (None: no idle information): from the GPUs of the view where the
+    view read them (``top``), else from the idle query alone (``list --idle``)."""
+    if not m.idle_known:
+        return None
+    if m.gpus is not None:
+        return sum(1 for g in job_gpus(m, v) or [] if g.idle)
+    return sum(len(m.pod_idle(v.namespace, i.name)) for i in v.instances)
 
 
 def job_usage(m: Metrics, v: JobView) -> Usage | None:
@@ -292,6 +434,73 @@ def fmt_gpu_mem(used: float | None, total: float | None) -> str:
     return f"{u}/{t}(MiB)"
 
 
+def fmt_count(n: int | None) -> str:
+    return NA if n is None else str(n)
+
+
+def idle_marker(g: GpuMetric) -> str:
+    """The IDLE column of a GPU row: ``IDLE`` for an idle GPU, empty otherwise."""
+    return "IDLE" if g.idle else ""
+
+
+def idle_summary(spec: IdleSpec, held: list[tuple[str, str, int, int]]) -> str:
+    """The summary lines of the idle GPUs: ``held`` is (job, user, allocated, idle) of each holder.
+
+    ``Idle/Allocated GPUs (under 5% for 30m+): 2/5``, then, when some are idle, ``by job:`` and ``by user:``
+    lines (most idle first, then by name)."""
+    allocated, idle = sum(a for _, _, a, _ in held), sum(i for _, _, _, i in held)
+    lines = [f"Idle/Allocated GPUs ({spec.text()}): {idle}/{allocated}"]
+    if idle:
+        for what, index in (("job", 0), ("user", 1)):
+            counts: dict[str, int] = {}
+            for row in held:
+                if row[3]:
+                    key = row[index] or "<unknown>"
+                    counts[key] = counts.get(key, 0) + row[3]
+            lines.append(f"  by {what}: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items(),
+                                                                                  key=lambda kv: (-kv[1], kv[0]))))
+    return "\n".join(lines)
+
+
+def jobs_idle_summary(m: Metrics, views: list[JobView], *, all_namespaces: bool) -> str | None:
+    """``top job``'s idle summary (None without idle information): the jobs' allocated GPUs are those whose
+    series name the jobs' pods."""
+    if not m.idle_known or m.gpus is None:
+        return None
+    held = []
+    for v in views:
+        gpus = job_gpus(m, v) or []
+        if gpus:
+            held.append((f"{v.namespace}/{v.name}" if all_namespaces else v.name, v.user, len(gpus),
+                         sum(1 for g in gpus if g.idle)))
+    return idle_summary(m.idle_spec, held)
+
+
+def nodes_idle_summary(m: Metrics, nodes: list[NodeView], pods: list[dict]) -> str | None:
+    """``top node``'s idle summary: the GPUs of these nodes that serve a pod (after ``keep_holders``), by the
+    pod's job (``NAMESPACE/JOB``; a pod of no job by itself) and its user (Arena's annotation on the pod)."""
+    from .views import USER_NAME_ANNOTATION, pod_job_name
+
+    if not m.idle_known or m.gpus is None:
+        return None
+    by_key = {((p.get("metadata") or {}).get("namespace", ""), (p.get("metadata") or {}).get("name", "")): p
+              for p in pods}
+    names = {n.name for n in nodes}
+    held: dict[tuple[str, str], list[int]] = {}
+    for g in m.gpus:
+        if g.node not in names or not g.pod:
+            continue
+        p = by_key.get((g.namespace, g.pod)) or {}
+        meta = p.get("metadata") or {}
+        job = pod_job_name(p)
+        owner = f"{g.namespace}/{job}" if job else f"{g.namespace}/{g.pod} (pod)"
+        user = (meta.get("annotations") or {}).get(USER_NAME_ANNOTATION, "")
+        row = held.setdefault((owner, user), [0, 0])
+        row[0] += 1
+        row[1] += 1 if g.idle else 0
+    return idle_summary(m.idle_spec, [(j, u, a, i) for (j, u), (a, i) in held.items()])
+
+
 def fmt_cpu_usage(u: Usage | None) -> str:
     """Cores in use, to the millicore (a measured rate is never a whole number exactly)."""
     return NA if u is None or u.cpu is None else fmt_cpu(round(u.cpu, 3))
@@ -313,6 +522,11 @@ def job_metric_cells(m: Metrics, v: JobView) -> tuple[str, str, str, str]:
     return fmt_util(s.util), fmt_gpu_mem(s.mem_used, s.mem_total), fmt_cpu_usage(u), fmt_mem_usage(u)
 
 
+def node_idle_gpus(m: Metrics, n: NodeView) -> int | None:
+    gpus = m.node_gpus(n.name)
+    return None if gpus is None or not m.idle_known else sum(1 for g in gpus if g.idle)
+
+
 def node_metric_cells(m: Metrics, n: NodeView, pods_on: list[tuple[str, str]]) -> tuple[str, str, str, str]:
     s = summarize(m.node_gpus(n.name))
     u = m.node_usage(n.name, pods_on)
@@ -327,11 +541,11 @@ def instance_gpu_rows(m: Metrics, v: JobView, instance_cells) -> list[list[str]]
         cells = instance_cells(i)
         gpus = m.pod_gpus(v.namespace, i.name) or []
         if not gpus:
-            rows.append([*cells, NA, NA, NA])
+            rows.append([*cells, NA, NA, NA, *([""] if m.idle_known else [])])
             continue
         for k, g in enumerate(gpus):
             rows.append([*(cells if k == 0 else [""] * len(cells)), g.device, fmt_util(g.util),
-                         fmt_gpu_mem(g.mem_used, g.mem_total)])
+                         fmt_gpu_mem(g.mem_used, g.mem_total), *([idle_marker(g)] if m.idle_known else [])])
     return rows
 
 
@@ -342,10 +556,13 @@ def add_job_json(m: Metrics, v: JobView, data: dict[str, Any]) -> dict[str, Any]
     ``gpuMetrics``, which is ``{}`` then, as Arena's map is (pkg/training/get_advanced.go ``BuildJobInfo``)."""
     data.update(summarize(job_gpus(m, v)).to_json())
     data.update(usage_json(job_usage(m, v)))
+    if m.idle_spec is not None:  # top's idle keys: None when Prometheus did not answer
+        data["idleGPUs"] = job_idle_gpus(m, v)
     for inst in data.get("instances") or []:
         gpus = m.pod_gpus(v.namespace, inst.get("name", ""))
         inst["gpuMetrics"] = {} if gpus is None else {
-            g.device: {"gpuDutyCycle": g.util, "usedGPUMemory": g.mem_used, "totalGPUMemory": g.mem_total}
+            g.device: {"gpuDutyCycle": g.util, "usedGPUMemory": g.mem_used, "totalGPUMemory": g.mem_total,
+                       **(g.idle_json() if m.idle_spec is not None else {})}
             for g in gpus}
         inst.update(usage_json(m.pod_usage(v.namespace, inst.get("name", ""))))
     return data
@@ -355,5 +572,8 @@ def add_node_json(m: Metrics, n: NodeView, pods_on: list[tuple[str, str]], data:
     gpus = m.node_gpus(n.name)
     data.update(summarize(gpus).to_json())
     data.update(usage_json(m.node_usage(n.name, pods_on)))
-    data["gpuMetrics"] = None if gpus is None else [g.to_json() for g in gpus]
+    idle = m.idle_spec is not None
+    if idle:
+        data["idleGPUs"] = None if gpus is None or not m.idle_known else sum(1 for g in gpus if g.idle)
+    data["gpuMetrics"] = None if gpus is None else [{**g.to_json(), **(g.idle_json() if idle else {})} for g in gpus]
     return data

@@ -377,6 +377,7 @@ class JobView:
     model_version: str = ""  # the job's modelVersion label (Arena sets it after registering the model)
     model_source: str = ""  # the job's modelSource annotation (arena-helm's --model-source)
     failure: Failure | None = None  # of a FAILED or RESTARTING job: its failing container (waiting.failure_of)
+    user: str = ""  # the submitting user Arena records (annotation arena.kubeflow.org/username); top's idle summary
 
     @property
     def finished(self) -> bool:
@@ -421,6 +422,7 @@ class JobView:
 MODEL_NAME_LABEL = "modelName"
 MODEL_VERSION_LABEL = "modelVersion"
 MODEL_SOURCE_ANNOTATION = "modelSource"  # written by arena-helm's submit --model-source (values.arena_metadata)
+USER_NAME_ANNOTATION = "arena.kubeflow.org/username"  # Arena's submitting user, on the job and its pods (values.py)
 # Arena's YAML (gopkg.in/yaml.v2) names the fields without a yaml tag by their lowercased Go name.
 ARENA_YAML_ALIASES = {"modelName": "modelname", "modelVersion": "modelversion", "modelSource": "modelsource"}
 
@@ -526,4 +528,5 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
         model_version=labels.get(MODEL_VERSION_LABEL, ""),
         model_source=(meta.get("annotations") or {}).get(MODEL_SOURCE_ANNOTATION, ""),
         failure=failure,
+        user=(meta.get("annotations") or {}).get(USER_NAME_ANNOTATION, ""),
     )

@@ -55,6 +55,12 @@ Refresh = Annotated[float | None, typer.Option(
     "--refresh", "-r", metavar="SECONDS", show_default=False,
     help="Redraw every SECONDS until Ctrl-C (in place on a terminal, repeated blocks otherwise).")]
 
+IdleBelow = Annotated[str, typer.Option(
+    "--idle-below", metavar="PERCENT",
+    help="An allocated GPU whose utilisation averaged under this over --idle-for is idle (5%, 0.5).")]
+IdleFor = Annotated[str, typer.Option(
+    "--idle-for", metavar="DURATION", help="The window of the idle average (a duration: 30m, 2h).")]
+
 JobName = Annotated[str, typer.Argument(help="Job name.", metavar="NAME", autocompletion=_complete_names,
                                         show_default=False)]
 
@@ -147,22 +153,50 @@ def list_cmd(
     type_: TypeO = None,
     output: Annotated[OutputFormat, typer.Option("--output", "-o", help="table, wide, name, json or yaml.")] =
     OutputFormat.table,
+    idle: Annotated[bool, typer.Option("--idle", help="Only the jobs holding GPUs that have averaged under "
+                                       "--idle-below (5%) for --idle-for (30m) or longer (from Prometheus).")] = False,
+    idle_below: Annotated[str | None, typer.Option(
+        "--idle-below", metavar="PERCENT", show_default=False, help="With --idle: the threshold (default 5%).")] = None,
+    idle_for: Annotated[str | None, typer.Option(
+        "--idle-for", metavar="DURATION", show_default=False, help="With --idle: the window (default 30m).")] = None,
+    prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
 ) -> None:
-    """List the training jobs (newest first)."""
+    """List the training jobs (newest first); --idle: only those holding idle GPUs."""
+    from ..errors import ArenaHelmError, UsageError
     from ..output import job_document, job_name, jobs_table
     from ..reader import kind_of_type, list_jobs
 
     kind = kind_of_type(type_)
+    spec = None
+    if idle:
+        from ..metrics import idle_spec
+
+        spec = idle_spec(idle_below or "5%", idle_for or "30m")
+    elif idle_below is not None or idle_for is not None:
+        raise UsageError(f"{'--idle-below' if idle_below is not None else '--idle-for'}: only with --idle")
     ns, c = cluster_for(g)
+    coll = collector_for(c, ns, prometheus_url, prometheus_service) if spec else None
     views = list_jobs(c, ns, all_namespaces, kind)
+    metrics = None
+    if coll is not None:
+        from ..usage import job_idle_gpus
+
+        metrics = coll.collect(gpus=False, usage=False, idle=spec, namespace=None if all_namespaces else ns)
+        if not metrics.idle_known:
+            raise ArenaHelmError(f"--idle needs Prometheus: {coll.reason}")
+        views = [v for v in views if job_idle_gpus(metrics, v)]
     if output in (OutputFormat.json, OutputFormat.yaml):
-        emit([job_document(v.to_json(), output.value) for v in views], output.value)
+        docs = [v.to_json() for v in views]
+        if metrics is not None:
+            for v, d in zip(views, docs, strict=True):
+                d["idleGPUs"] = job_idle_gpus(metrics, v)
+        emit([job_document(d, output.value) for d in docs], output.value)
         return
     if output is OutputFormat.name:
         for v in views:
             typer.echo(job_name(v))
         return
-    typer.echo(jobs_table(views, all_namespaces=all_namespaces, wide=output is OutputFormat.wide))
+    typer.echo(jobs_table(views, all_namespaces=all_namespaces, wide=output is OutputFormat.wide, metrics=metrics))
 
 
 @with_globals
@@ -387,14 +421,17 @@ def top_job(
     type_: TypeO = None,
     output: Annotated[DetailFormat, typer.Option("--output", "-o", help="table, json or yaml.")] = DetailFormat.table,
     refresh: Refresh = None,
+    idle_below: IdleBelow = "5%", idle_for: IdleFor = "30m",
     prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
 ) -> None:
-    """Jobs by GPUs requested, with GPU utilisation/memory and CPU/memory usage where metrics exist."""
+    """Jobs by GPUs requested, with GPU utilisation/memory, idle GPUs and CPU/memory usage where metrics exist."""
+    from ..metrics import idle_spec
     from ..output import job_document, top_job_instances, top_jobs_order, top_jobs_table
     from ..reader import get_job, kind_of_type, list_jobs
     from ..usage import add_job_json
 
     check_refresh(refresh)
+    spec = idle_spec(idle_below, idle_for)
     kind = kind_of_type(type_)
     ns, c = cluster_for(g)
     coll = collector_for(c, ns, prometheus_url, prometheus_service)
@@ -405,14 +442,14 @@ def top_job(
 
         if name:
             d = get_job(c, ns, name, kind)
-            m = coll.collect(namespace=ns)
+            m = coll.collect(namespace=ns, idle=spec)
             notes.show(m)
             if output is not DetailFormat.table:
                 data = job_document(add_job_json(m, d.view, d.view.to_json()), output.value)
                 return as_json(data) if output is DetailFormat.json else as_yaml(data)
             return top_job_instances(d.view, m)
         views = list_jobs(c, ns, all_namespaces, kind)
-        m = coll.collect(namespace=None if all_namespaces else ns)
+        m = coll.collect(namespace=None if all_namespaces else ns, idle=spec)
         notes.show(m)
         if output is not DetailFormat.table:
             data = [job_document(add_job_json(m, v, v.to_json()), output.value) for v in top_jobs_order(views)]
@@ -430,28 +467,35 @@ def top_node(
     details: Annotated[bool, typer.Option("--details", "-d", help="List each node's GPU pods and GPUs.")] = False,
     output: Annotated[DetailFormat, typer.Option("--output", "-o", help="table, json or yaml.")] = DetailFormat.table,
     refresh: Refresh = None,
+    idle_below: IdleBelow = "5%", idle_for: IdleFor = "30m",
     prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
 ) -> None:
-    """Nodes with their GPUs (total, allocated, unhealthy, utilisation, memory), CPU and memory."""
+    """Nodes with their GPUs (total, allocated, idle, unhealthy, utilisation, memory), CPU and memory."""
+    from ..metrics import idle_spec
     from ..output import as_json, as_yaml, top_nodes_table
     from ..reader import top_nodes_and_pods
-    from ..usage import add_node_json, node_pods
+    from ..usage import add_node_json, node_holders, node_idle_gpus, node_pods
 
     check_refresh(refresh)
+    spec = idle_spec(idle_below, idle_for)
     ns, c = cluster_for(g)
     coll = collector_for(c, ns, prometheus_url, prometheus_service)
     notes = Notes()
 
     def render() -> str:
         nodes, pods = top_nodes_and_pods(c, names)  # a 403 says which permission is missing (arena_helm.failures)
-        m = coll.collect(nodes=True)
+        m = coll.collect(nodes=True, idle=spec)
+        m.keep_holders(node_holders(nodes))  # a GPU serves a pod bound to its node holding GPUs (not an exporter)
         notes.show(m)
         pods_on = node_pods(pods)
         if output is not DetailFormat.table:
+            counts = [node_idle_gpus(m, n) for n in nodes]
             data = {"nodes": [add_node_json(m, n, pods_on.get(n.name, []), n.to_json()) for n in nodes],
                     "totalGPUs": sum(n.gpu_total for n in nodes),
-                    "allocatedGPUs": sum(n.gpu_allocated for n in nodes)}
+                    "allocatedGPUs": sum(n.gpu_allocated for n in nodes),
+                    "idleGPUs": None if not m.idle_known else sum(k or 0 for k in counts),
+                    "idle": {"below": spec.below, "for": spec.window}}
             return as_json(data) if output is DetailFormat.json else as_yaml(data)
-        return top_nodes_table(nodes, details=details, metrics=m, pods_on=pods_on)
+        return top_nodes_table(nodes, details=details, metrics=m, pods_on=pods_on, pods=pods)
 
     show_view(render, refresh)

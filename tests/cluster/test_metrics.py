@@ -152,22 +152,23 @@ def test_top_job_shows_gpu_utilisation_memory_and_usage_from_prometheus(jobs, pr
     ctx, m_node, l_node = jobs
     res = ok(ctx("top", "job", "--prometheus-url", prometheus.url))
     assert res.stderr == ""
-    assert norm(res.stdout) == norm(
-        "NAME STATUS TRAINER GPU(Requested) GPU(Allocated) GPU(Util) GPU_MEMORY(Used/Total) CPU(Requested) "
+    assert norm(res.stdout) == norm(  # no series is 30m old here: no GPU is idle for 30m+
+        "NAME STATUS TRAINER GPU(Requested) GPU(Allocated) GPU(Idle) GPU(Util) GPU_MEMORY(Used/Total) CPU(Requested) "
         "CPU(Usage) MEMORY(Requested) MEMORY(Usage) NODE\n"
-        f"train RUNNING TFJOB 4 4 44.5% 43008.0/327680.0(MiB) 8 3750m 16Gi 7.5Gi {m_node}\n"
-        f"old RUNNING TFJOB 1 1 42.0% 4096.0/16384.0(MiB) 0 1 0 2Gi {l_node}\n"
+        f"train RUNNING TFJOB 4 4 0 44.5% 43008.0/327680.0(MiB) 8 3750m 16Gi 7.5Gi {m_node}\n"
+        f"old RUNNING TFJOB 1 1 0 42.0% 4096.0/16384.0(MiB) 0 1 0 2Gi {l_node}\n"
         "\n"
-        "Total Allocated/Requested GPUs of Training Jobs: 5/5\n")
+        "Total Allocated/Requested GPUs of Training Jobs: 5/5\n"
+        "Idle/Allocated GPUs (under 5% for 30m+): 0/5\n")
     data = json.loads(ok(ctx("top", "job", "-o", "json", "--prometheus-url", prometheus.url)).stdout)
     train = next(j for j in data if j["name"] == "train")
     assert (train["gpuDutyCycle"], train["usedGPUMemory"], train["totalGPUMemory"], train["usedCPU"],
-            train["usedMemory"]) == (44.5, 43008 * MIB, 4 * 81920 * MIB, "3750m", "7.5Gi")
+            train["usedMemory"], train["idleGPUs"]) == (44.5, 43008 * MIB, 4 * 81920 * MIB, "3750m", "7.5Gi", 0)
     w0 = next(i for i in train["instances"] if i["name"] == "train-worker-0")
     assert w0["gpuMetrics"] == {"0": {"gpuDutyCycle": 80.0, "usedGPUMemory": 30720 * MIB,
-                                      "totalGPUMemory": 81920 * MIB},
+                                      "totalGPUMemory": 81920 * MIB, "idle": False, "avgGPUDutyCycle": None},
                                 "1": {"gpuDutyCycle": 61.0, "usedGPUMemory": 10240 * MIB,
-                                      "totalGPUMemory": 81920 * MIB}}
+                                      "totalGPUMemory": 81920 * MIB, "idle": False, "avgGPUDutyCycle": None}}
 
 
 def test_top_job_name_has_a_row_per_instance_and_gpu_through_the_service_proxy(jobs, prom_service, namespace):
@@ -178,7 +179,7 @@ def test_top_job_name_has_a_row_per_instance_and_gpu_through_the_service_proxy(j
     assert lines[2].startswith(" ") and lines[4].startswith(" "), res.stdout  # continuation rows: blank cells
     assert norm(res.stdout) == norm(
         "INSTANCE STATUS TYPE IS_CHIEF GPU(Requested) NODE NODE_IP CPU(Usage) MEMORY(Usage) GPU(DeviceIndex) "
-        "GPU(DutyCycle) GPU_MEMORY(Used/Total)\n"
+        "GPU(DutyCycle) GPU_MEMORY(Used/Total) IDLE\n"
         f"train-worker-0 Running worker true 2 {m_node} 127.0.0.1 3500m 6Gi 0 80.0% 30720.0/81920.0(MiB)\n"
         "1 61.0% 10240.0/81920.0(MiB)\n"
         f"train-worker-1 Running worker false 2 {m_node} 127.0.0.1 250m 1.5Gi 2 25.0% 2048.0/81920.0(MiB)\n"
@@ -215,17 +216,17 @@ def test_top_node_details_per_gpu_with_the_service_from_the_defaults_file(jobs, 
     assert res.stderr == ""
     ns = namespace
     assert norm(res.stdout) == norm(
-        "NAME IPADDRESS ROLE STATUS GPU(Total) GPU(Allocated) GPU(Util) GPU_MEMORY(Used/Total) "
+        "NAME IPADDRESS ROLE STATUS GPU(Total) GPU(Allocated) GPU(Idle) GPU(Util) GPU_MEMORY(Used/Total) "
         "CPU(Requested/Allocatable) CPU(Usage) MEMORY(Requested/Allocatable) MEMORY(Usage)\n"
-        f"{l_node} 127.0.0.1 <none> Ready 1 1 42.0% 4096.0/16384.0(MiB) 0/16 1 0/64Gi 2Gi\n"
-        f"{m_node} 127.0.0.1 gpu Ready 4 4 44.5% 43008.0/327680.0(MiB) 8/64 3750m 16Gi/256Gi 7.5Gi\n"
+        f"{l_node} 127.0.0.1 <none> Ready 1 1 0 42.0% 4096.0/16384.0(MiB) 0/16 1 0/64Gi 2Gi\n"
+        f"{m_node} 127.0.0.1 gpu Ready 4 4 0 44.5% 43008.0/327680.0(MiB) 8/64 3750m 16Gi/256Gi 7.5Gi\n"
         "\n"
         f"{l_node} GPU pods:\n"
         "NAMESPACE POD GPU\n"
         f"{ns} old-chief-0 1\n"
         "\n"
         f"{l_node} GPUs:\n"
-        "GPU(DeviceIndex) GPU(DutyCycle) GPU_MEMORY(Used/Total) POD\n"
+        "GPU(DeviceIndex) GPU(DutyCycle) GPU_MEMORY(Used/Total) POD IDLE\n"
         f"0 42.0% 4096.0/16384.0(MiB) {ns}/old-chief-0\n"
         "\n"
         f"{m_node} GPU pods:\n"
@@ -234,16 +235,18 @@ def test_top_node_details_per_gpu_with_the_service_from_the_defaults_file(jobs, 
         f"{ns} train-worker-1 2\n"
         "\n"
         f"{m_node} GPUs:\n"
-        "GPU(DeviceIndex) GPU(DutyCycle) GPU_MEMORY(Used/Total) POD\n"
+        "GPU(DeviceIndex) GPU(DutyCycle) GPU_MEMORY(Used/Total) POD IDLE\n"
         f"0 80.0% 30720.0/81920.0(MiB) {ns}/train-worker-0\n"
         f"1 61.0% 10240.0/81920.0(MiB) {ns}/train-worker-0\n"
         f"2 25.0% 2048.0/81920.0(MiB) {ns}/train-worker-1\n"
         f"3 12.0% 0.0/81920.0(MiB) {ns}/train-worker-1\n"
         "\n"
-        "Allocated/Total GPUs In Cluster: 5/5 (100.0%)\n")
+        "Allocated/Total GPUs In Cluster: 5/5 (100.0%)\n"
+        "Idle/Allocated GPUs (under 5% for 30m+): 0/5\n")
     data = json.loads(ok(ctx("top", "node", m_node, "-o", "json", env={"ARENA_HELM_CONFIG": str(cfg)})).stdout)
     (node,) = data["nodes"]
-    assert (node["gpuDutyCycle"], node["usedCPU"], node["usedMemory"]) == (44.5, "3750m", "7.5Gi")
+    assert (node["gpuDutyCycle"], node["usedCPU"], node["usedMemory"], node["idleGPUs"]) == (44.5, "3750m", "7.5Gi", 0)
+    assert (data["idleGPUs"], data["idle"]) == (0, {"below": 5.0, "for": "30m"})
     assert [(g["id"], g["gpuDutyCycle"], g["podNames"]) for g in node["gpuMetrics"]] == [
         ("0", 80.0, [f"{ns}/train-worker-0"]), ("1", 61.0, [f"{ns}/train-worker-0"]),
         ("2", 25.0, [f"{ns}/train-worker-1"]), ("3", 12.0, [f"{ns}/train-worker-1"])]
@@ -351,7 +354,7 @@ def test_refresh_prints_repeated_blocks_and_ends_cleanly_on_ctrl_c(jobs, prometh
     assert len(blocks) >= 3
     for block in blocks[:2]:
         assert norm(block).splitlines()[1] == (
-            f"train RUNNING TFJOB 4 4 44.5% 43008.0/327680.0(MiB) 8 3750m 16Gi 7.5Gi {m_node}")
+            f"train RUNNING TFJOB 4 4 0 44.5% 43008.0/327680.0(MiB) 8 3750m 16Gi 7.5Gi {m_node}")
     assert "\x1b[" not in (out + rest).decode()
 
 
@@ -373,7 +376,7 @@ def test_refresh_redraws_in_place_on_a_terminal(jobs, prometheus):
     frames = out.decode().replace("\r\n", "\n").split("\x1b[H\x1b[2J")[1:]
     assert len(frames) >= 3 and "-----" not in out.decode()
     assert norm(frames[1]).splitlines()[1] == (
-        f"{m_node} 127.0.0.1 gpu Ready 4 4 44.5% 43008.0/327680.0(MiB) 8/64 3750m 16Gi/256Gi 7.5Gi")
+        f"{m_node} 127.0.0.1 gpu Ready 4 4 0 44.5% 43008.0/327680.0(MiB) 8/64 3750m 16Gi/256Gi 7.5Gi")
 
 
 def _drain(fd):
@@ -417,8 +420,8 @@ def test_usage_comes_from_metrics_k8s_io_where_served(jobs, metrics_api, prometh
         res = ok(ctx("top", "job", "--prometheus-url", prometheus.url))
         assert res.stderr == ""
         assert norm(res.stdout).splitlines()[1:3] == [  # GPUs from Prometheus, usage from metrics.k8s.io
-            f"train RUNNING TFJOB 4 4 44.5% 43008.0/327680.0(MiB) 8 1500m 16Gi 5Gi {m_node}",
-            f"old RUNNING TFJOB 1 1 42.0% 4096.0/16384.0(MiB) 0 2 0 3Gi {l_node}"]
+            f"train RUNNING TFJOB 4 4 0 44.5% 43008.0/327680.0(MiB) 8 1500m 16Gi 5Gi {m_node}",
+            f"old RUNNING TFJOB 1 1 0 42.0% 4096.0/16384.0(MiB) 0 2 0 3Gi {l_node}"]
         res = ok(ctx("top", "node", m_node, l_node))  # no Prometheus at all: GPU N/A, usage still there
         assert res.stderr.splitlines() == [
             "note: no Prometheus found (no Service labelled as Arena looks for, no --prometheus-url or "
@@ -428,3 +431,192 @@ def test_usage_comes_from_metrics_k8s_io_where_served(jobs, metrics_api, prometh
             f"{m_node} 127.0.0.1 gpu Ready 4 4 N/A N/A 8/64 10 16Gi/256Gi 50Gi"]
     finally:
         metrics_api.delete_cluster_custom_object("metrics.k8s.io", "v1beta1", "nodes", m_node)
+
+
+# ---- idle GPUs and free GPUs ---------------------------------------------------------------------------
+IDLE_FOR = 15  # seconds: --idle-for of the idle tests (the series have to be that old)
+
+
+@pytest.fixture
+def quiet(cluster, kubelet, namespace, prometheus):
+    """Job ``quiet`` (TFJob, 2 workers x 2 GPUs) on node ``q-NS`` (5 A100 80GB): worker-0's GPUs busy (70%,
+    55%), worker-1's idle (0%, 2%), GPU 4 free (no pod); node ``f-NS`` (2 GPUs, added once the pods are bound)
+    all free. Each node has its own exporter pod (as the GPU operator's DaemonSet), scraped with a
+    ServiceMonitor's target labels (promsim). Waits until the idle query over IDLE_FOR seconds has the
+    GPUs of the pods (the same series for the whole window)."""
+    ns = namespace
+    ctx = Ctx(cluster, ns)
+    q_node, f_node = f"q-{ns}", f"f-{ns}"
+    kubelet.add_node(q_node, pool=ns, gpus=5, cpu="64", memory="256Gi")
+    try:
+        core = client.CoreV1Api(cluster.api_client())
+        ok(ctx("submit", "tf", "--name", "quiet", "--image", "tf:2", "--workers", "2", "--gpus", "2", "--", "python",
+               "quiet.py"))
+        pods = wait_job_pods(core, ns, "quiet", ["quiet-worker-0", "quiet-worker-1"])
+        for pod in pods:
+            kubelet.run_pod(ns, pod, q_node)
+        wait_for(lambda: json.loads(ok(ctx("get", "quiet", "-o", "json")).stdout)["status"] == "RUNNING", "quiet RUNNING")
+        kubelet.add_node(f_node, pool=ns, gpus=2, cpu="16", memory="64Gi")
+        exporters = {node: prometheus.add_node_exporter(node) for node in (q_node, f_node)}
+        sim = prometheus.sim
+        for dev, pod, util, used in ((0, "quiet-worker-0", 70, 20480), (1, "quiet-worker-0", 55, 10240),
+                                     (2, "quiet-worker-1", 0, 0), (3, "quiet-worker-1", 2, 1024), (4, "", 0, 0)):
+            sim.set_gpu(Gpu(q_node, dev, util, used, 81920 - used, ns if pod else "", pod, "tensorflow" if pod else ""))
+        for dev in (0, 1):
+            sim.set_gpu(Gpu(f_node, dev, 0, 0, 81920))
+        from arena_helm.metrics import idle_query
+
+        by_gpu = lambda m: (m.get("Hostname"), m.get("gpu"), m.get("exported_pod") or m.get("pod"))  # noqa: E731
+        prometheus.wait_for(idle_query(IDLE_FOR), {
+            (q_node, "0", "quiet-worker-0"): 70, (q_node, "1", "quiet-worker-0"): 55, (q_node, "2", "quiet-worker-1"): 0,
+            (q_node, "3", "quiet-worker-1"): 2, (f_node, "0", exporters[f_node]): 0}, by_gpu, timeout=90)
+        job = client.CustomObjectsApi(cluster.api_client()).get_namespaced_custom_object(
+            "kubeflow.org", "v1", ns, "tfjobs", "quiet")
+        user = (job["metadata"].get("annotations") or {}).get("arena.kubeflow.org/username", "")
+        yield ctx, q_node, f_node, user, exporters
+    finally:
+        for node in (q_node, f_node):
+            kubelet.remove_node(node)
+
+
+def test_top_node_shows_two_idle_gpus_and_a_free_gpu_has_no_pod(quiet, prometheus, namespace):
+    ctx, q_node, f_node, user, exporters = quiet
+    ns = namespace
+    # Prometheus itself names the exporters' pods on the free GPUs (the real label layout)
+    free = {(r["metric"]["Hostname"], r["metric"]["gpu"]): (r["metric"]["namespace"], r["metric"]["pod"],
+                                                            "exported_pod" in r["metric"])
+            for r in prometheus.query(f'DCGM_FI_DEV_GPU_UTIL{{Hostname=~"{q_node}|{f_node}"}}')}
+    assert free[(q_node, "4")] == ("gpu-operator", exporters[q_node], False)
+    assert free[(f_node, "0")] == ("gpu-operator", exporters[f_node], False)
+    assert free[(q_node, "2")] == ("gpu-operator", exporters[q_node], True)
+    res = ok(ctx("top", "node", q_node, f_node, "-d", "--idle-for", f"{IDLE_FOR}s", "--prometheus-url", prometheus.url))
+    assert res.stderr == ""
+    assert norm(res.stdout) == norm(
+        "NAME IPADDRESS ROLE STATUS GPU(Total) GPU(Allocated) GPU(Idle) GPU(Util) GPU_MEMORY(Used/Total) "
+        "CPU(Requested/Allocatable) CPU(Usage) MEMORY(Requested/Allocatable) MEMORY(Usage)\n"
+        f"{f_node} 127.0.0.1 <none> Ready 2 0 0 0.0% 0.0/163840.0(MiB) 0/16 N/A 0/64Gi N/A\n"
+        f"{q_node} 127.0.0.1 <none> Ready 5 4 2 25.4% 31744.0/409600.0(MiB) 0/64 N/A 0/256Gi N/A\n"
+        "\n"
+        f"{f_node} GPU pods: none\n"
+        "\n"
+        f"{f_node} GPUs:\n"
+        "GPU(DeviceIndex) GPU(DutyCycle) GPU_MEMORY(Used/Total) POD IDLE\n"
+        "0 0.0% 0.0/81920.0(MiB) <none>\n"
+        "1 0.0% 0.0/81920.0(MiB) <none>\n"
+        "\n"
+        f"{q_node} GPU pods:\n"
+        "NAMESPACE POD GPU\n"
+        f"{ns} quiet-worker-0 2\n"
+        f"{ns} quiet-worker-1 2\n"
+        "\n"
+        f"{q_node} GPUs:\n"
+        "GPU(DeviceIndex) GPU(DutyCycle) GPU_MEMORY(Used/Total) POD IDLE\n"
+        f"0 70.0% 20480.0/81920.0(MiB) {ns}/quiet-worker-0\n"
+        f"1 55.0% 10240.0/81920.0(MiB) {ns}/quiet-worker-0\n"
+        f"2 0.0% 0.0/81920.0(MiB) {ns}/quiet-worker-1 IDLE\n"
+        f"3 2.0% 1024.0/81920.0(MiB) {ns}/quiet-worker-1 IDLE\n"
+        "4 0.0% 0.0/81920.0(MiB) <none>\n"
+        "\n"
+        "Allocated/Total GPUs In Cluster: 4/7 (57.1%)\n"
+        f"Idle/Allocated GPUs (under 5% for {IDLE_FOR}s+): 2/4\n"
+        f"by job: {ns}/quiet 2\n"
+        f"by user: {user or '<unknown>'} 2\n")
+    assert [line.split()[0] for line in res.stdout.splitlines() if line.endswith(" IDLE")
+            and not line.startswith("GPU(")] == ["2", "3"]
+    data = json.loads(ok(ctx("top", "node", q_node, f_node, "-o", "json", "--idle-for", f"{IDLE_FOR}s",
+                             "--prometheus-url", prometheus.url)).stdout)
+    f, q = data["nodes"]
+    assert [(g["id"], g["podNames"], g["idle"], g["avgGPUDutyCycle"]) for g in f["gpuMetrics"]] == [
+        ("0", [], False, None), ("1", [], False, None)]
+    assert [(g["id"], g["podNames"], g["idle"], g["avgGPUDutyCycle"]) for g in q["gpuMetrics"]] == [
+        ("0", [f"{ns}/quiet-worker-0"], False, 70.0), ("1", [f"{ns}/quiet-worker-0"], False, 55.0),
+        ("2", [f"{ns}/quiet-worker-1"], True, 0.0), ("3", [f"{ns}/quiet-worker-1"], True, 2.0),
+        ("4", [], False, None)]
+    assert (f["idleGPUs"], q["idleGPUs"], data["idleGPUs"], data["idle"]) == (0, 2, 2, {"below": 5.0, "for": "15s"})
+    # a higher threshold takes in GPU 1 too (55% < 60%); the default 30m window: nothing is that old here
+    res = ok(ctx("top", "node", q_node, "--idle-for", f"{IDLE_FOR}s", "--idle-below", "60", "--prometheus-url",
+                 prometheus.url))
+    assert norm(res.stdout).splitlines()[1].split()[4:7] == ["5", "4", "3"]
+    res = ok(ctx("top", "node", q_node, "--prometheus-url", prometheus.url))
+    assert norm(res.stdout).splitlines()[1].split()[4:7] == ["5", "4", "0"]
+    assert norm(res.stdout).splitlines()[-1] == "Idle/Allocated GPUs (under 5% for 30m+): 0/4"
+
+
+def test_top_job_and_list_idle_name_the_job_with_idle_gpus(quiet, cluster, kubelet, prometheus, namespace):
+    """``quiet`` holds two idle GPUs, ``busy`` one busy GPU: top job counts them, ``list --idle`` lists
+    ``quiet`` alone."""
+    ctx, q_node, f_node, user, _ = quiet
+    core = client.CoreV1Api(cluster.api_client())
+    ok(ctx("submit", "tf", "--name", "busy", "--image", "tf:2", "--gpus", "1", "--", "python", "busy.py"))
+    (pod,) = wait_job_pods(core, namespace, "busy", ["busy-chief-0"])
+    node = kubelet.run_pod(namespace, pod, None)
+    dev = 4 if node == q_node else 0  # the GPU the scheduler left free there
+    prometheus.sim.set_gpu(Gpu(node, dev, 80, 4096, 81920 - 4096, namespace, pod, "tensorflow"))
+    wait_for(lambda: json.loads(ok(ctx("get", "busy", "-o", "json")).stdout)["status"] == "RUNNING", "busy RUNNING")
+    prometheus.wait_for(GPU_QUERY, {("DCGM_FI_DEV_GPU_UTIL", node, str(dev), pod): 80},
+                        lambda m: (m["__name__"], m.get("Hostname"), m.get("gpu"), m.get("exported_pod")))
+    flags = ("--idle-for", f"{IDLE_FOR}s", "--prometheus-url", prometheus.url)
+    res = ok(ctx("top", "job", *flags))
+    assert res.stderr == ""
+    assert norm(res.stdout) == norm(
+        "NAME STATUS TRAINER GPU(Requested) GPU(Allocated) GPU(Idle) GPU(Util) GPU_MEMORY(Used/Total) CPU(Requested) "
+        "CPU(Usage) MEMORY(Requested) MEMORY(Usage) NODE\n"
+        f"quiet RUNNING TFJOB 4 4 2 31.8% 31744.0/327680.0(MiB) 0 N/A 0 N/A {q_node}\n"
+        f"busy RUNNING TFJOB 1 1 0 80.0% 4096.0/81920.0(MiB) 0 N/A 0 N/A {node}\n"
+        "\n"
+        "Total Allocated/Requested GPUs of Training Jobs: 5/5\n"
+        f"Idle/Allocated GPUs (under 5% for {IDLE_FOR}s+): 2/5\n"
+        "by job: quiet 2\n"
+        f"by user: {user or '<unknown>'} 2\n")
+    res = ok(ctx("top", "job", "quiet", *flags))
+    assert [line.endswith(" IDLE") for line in res.stdout.splitlines()] == [True, False, False, True, True]
+    assert norm(res.stdout).splitlines()[3].endswith("2 0.0% 0.0/81920.0(MiB) IDLE")
+    data = json.loads(ok(ctx("top", "job", "-o", "json", *flags)).stdout)
+    assert [(j["name"], j["idleGPUs"]) for j in data] == [("quiet", 2), ("busy", 0)]
+    w1 = next(i for i in data[0]["instances"] if i["name"] == "quiet-worker-1")
+    assert {d: (g["idle"], g["avgGPUDutyCycle"]) for d, g in w1["gpuMetrics"].items()} == {"2": (True, 0.0),
+                                                                                           "3": (True, 2.0)}
+    res = ok(ctx("list", "--idle", *flags))
+    assert res.stderr == ""
+    assert [line.split()[:1] + line.split()[4:7] for line in norm(res.stdout).splitlines()] == [
+        ["NAME", "GPU(Requested)", "GPU(Allocated)", "GPU(Idle)"], ["quiet", "4", "4", "2"]]
+    data = json.loads(ok(ctx("list", "--idle", "-o", "json", *flags)).stdout)
+    assert [(j["name"], j["idleGPUs"]) for j in data] == [("quiet", 2)]
+    assert ok(ctx("list", "--idle", "-o", "name", "--idle-below", "1%", *flags)).stdout == "tfjob/quiet\n"  # 0% < 1%
+    data = json.loads(ok(ctx("list", "--idle", "-o", "json", "--idle-below", "1%", *flags)).stdout)
+    assert [(j["name"], j["idleGPUs"]) for j in data] == [("quiet", 1)]  # 2% is not under 1%
+    assert ok(ctx("list", "-o", "name")).stdout.splitlines() == ["tfjob/busy", "tfjob/quiet"]
+    res = ok(ctx("list", "--idle", "--prometheus-url", prometheus.url))  # 30m: no series is that old
+    assert norm(res.stdout) == "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) GPU(Idle) NODE"
+    res = ctx("list", "--idle")  # no Prometheus to be found: an error, not an empty list
+    assert res.exit_code == 1 and res.stdout == ""
+    assert res.stderr.splitlines() == [
+        "error: --idle needs Prometheus: no Prometheus found (no Service labelled as Arena looks for, no "
+        "--prometheus-url or --prometheus-service)"]
+
+
+def _stats(ctx, *argv) -> dict[str, int]:
+    cmd = [sys.executable, "-m", "arena_helm", *argv, *ctx.base, "-n", ctx.ns]
+    env = {k: v for k, v in os.environ.items() if k not in ("PROMETHEUS_ADDRESS", "ARENA_HELM_CONFIG")}
+    proc = subprocess.run(cmd, env={**env, "ARENA_HELM_STATS": "1"}, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    line = proc.stderr.splitlines()[-1]
+    assert line.startswith("stats: "), proc.stderr
+    return {k: int(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
+
+
+def test_the_idle_views_keep_a_constant_number_of_requests_and_queries(quiet, cluster, kubelet, prometheus, namespace):
+    ctx, q_node, f_node, _, _ = quiet
+    flags = ("--idle-for", f"{IDLE_FOR}s", "--prometheus-url", prometheus.url)
+    views = (("top", "job", *flags), ("top", "node", "-d", *flags), ("list", "--idle", *flags))
+    before = [_stats(ctx, *v) for v in views]
+    assert [s["prometheus_queries"] for s in before] == [4, 4, 1]  # GPU, idle, CPU rate, working set; idle only
+    assert all(s["helm_calls"] == 0 for s in before)
+    core = client.CoreV1Api(cluster.api_client())
+    for i in range(3):  # three more jobs, two with a GPU
+        gpus = ["--gpus", "1"] if i < 2 else []
+        ok(ctx("submit", "tf", "--name", f"more-{i}", "--image", "tf:2", *gpus, "--", "python", "more.py"))
+        (pod,) = wait_job_pods(core, namespace, f"more-{i}", [f"more-{i}-chief-0"])
+        kubelet.run_pod(namespace, pod, None)
+    after = [_stats(ctx, *v) for v in views]
+    assert after == before, (before, after)

@@ -6,9 +6,15 @@ sets for the simulated pods and nodes:
 - ``/dcgm``: NVIDIA dcgm-exporter's series (``DCGM_FI_DEV_GPU_UTIL``, ``DCGM_FI_DEV_FB_USED``,
   ``DCGM_FI_DEV_FB_FREE`` in MiB; labels ``gpu``, ``UUID``, ``device``, ``modelName``, ``Hostname``,
   ``container``, ``namespace``, ``pod``), as dcgm-exporter 3.x prints them
-  (NVIDIA/dcgm-exporter ``etc/default-counters.csv``, ``pkg/dcgmexporter``). The scrape job carries target
-  labels ``namespace``/``pod`` of the exporter itself, as a ServiceMonitor scrape does, so Prometheus
-  renames the series' own to ``exported_namespace``/``exported_pod``;
+  (NVIDIA/dcgm-exporter ``etc/default-counters.csv``, ``pkg/dcgmexporter``): ``container``/``namespace``/``pod``
+  only on a GPU the kubelet maps to a pod (``kubernetes.go`` ``PodMapper.Process``), none on a free GPU. The
+  scrape job carries the target labels the GPU operator's ServiceMonitor scrape gives (job
+  ``nvidia-dcgm-exporter``; ``namespace``/``pod``/``container`` of the exporter's own pod, ``service``,
+  ``endpoint``; ``honorLabels`` false, the operator's default): Prometheus renames a busy GPU's own to
+  ``exported_namespace``/``exported_pod``/``exported_container``, and a free GPU's series carry the
+  exporter's pod only. The targets come from a file (``file_sd_configs``): one default exporter for every
+  node, and, as the operator's DaemonSet runs one per node, an exporter pod of its own for a node a test
+  gives one (``PrometheusServer.add_node_exporter``: its target passes ``?node=NAME``);
 - ``/gpu-exporter``: Arena's older names (``nvidia_gpu_duty_cycle``, ``nvidia_gpu_memory_used_bytes``,
   ``nvidia_gpu_memory_total_bytes``; labels ``minor_number``, ``uuid``, ``node_name``, ``namespace_name``,
   ``pod_name``, ``container_name``), as kubeflow/arena's gpu-exporter did;
@@ -42,7 +48,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 SCRAPE = 0.5  # seconds
-EXPORTER_NAMESPACE, EXPORTER_POD = "gpu-operator", "nvidia-dcgm-exporter-sim"
+EXPORTER_NAMESPACE, EXPORTER_POD = "gpu-operator", "nvidia-dcgm-exporter-5xq8d"
+# what a ServiceMonitor scrape of the GPU operator's dcgm-exporter adds to every series (prometheus-operator's
+# endpoint relabelings: the pod's namespace, name and container, the Service, the endpoint's port name)
+EXPORTER_TARGET_LABELS = {"namespace": EXPORTER_NAMESPACE, "pod": EXPORTER_POD, "container": "nvidia-dcgm-exporter",
+                          "service": "nvidia-dcgm-exporter", "endpoint": "gpu-metrics"}
 
 
 def prometheus_binary() -> str:
@@ -61,7 +71,7 @@ class Gpu:
     used_mib: float
     free_mib: float
     namespace: str = ""
-    pod: str = ""
+    pod: str = ""  # empty: a free GPU (its series carry no pod of their own)
     container: str = ""
     legacy: bool = False  # served with Arena's gpu-exporter names instead of DCGM's
 
@@ -89,6 +99,7 @@ class ExporterSim:
         self.lock = threading.Lock()
         self.gpus: dict[tuple[str, int], Gpu] = {}
         self.pods: dict[tuple[str, str], PodUsage] = {}
+        self.node_exporters: set[str] = set()  # nodes served by an exporter target of their own
         self.scrapes: dict[str, int] = {}
         sim = self
 
@@ -97,8 +108,8 @@ class ExporterSim:
                 pass
 
             def do_GET(self):  # noqa: N802
-                path = self.path.split("?")[0]
-                body = sim.render(path)
+                path, _, query = self.path.partition("?")
+                body = sim.render(path, (urllib.parse.parse_qs(query).get("node") or [None])[0])
                 if body is None:
                     self.send_error(404)
                     return
@@ -134,25 +145,26 @@ class ExporterSim:
             self.pods[(usage.namespace, usage.pod)] = usage
 
     # ---- exposition ----------------------------------------------------------------------------------
-    def render(self, path: str) -> str | None:
+    def render(self, path: str, node: str | None = None) -> str | None:
         with self.lock:
             self.scrapes[path] = self.scrapes.get(path, 0) + 1
             if path == "/dcgm":
-                return self._dcgm()
+                return self._dcgm(node)
             if path == "/gpu-exporter":
                 return self._legacy()
             if path == "/cadvisor":
                 return self._cadvisor()
         return None
 
-    def _dcgm(self) -> str:
+    def _dcgm(self, node: str | None) -> str:
+        """The series of ``node``'s GPUs (its own exporter), or of the nodes that have none (the default)."""
         out = []
         for name, help_, field_ in (("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", "util"),
                                     ("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", "used_mib"),
                                     ("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", "free_mib")):
             out += [f"# HELP {name} {help_}", f"# TYPE {name} gauge"]
             for g in self.gpus.values():
-                if g.legacy:
+                if g.legacy or (g.node != node if node else g.node in self.node_exporters):
                     continue
                 labels = dict(gpu=g.device, UUID=g.uuid, device=f"nvidia{g.device}", modelName="NVIDIA A100-SXM4-80GB",
                               Hostname=g.node, DCGM_FI_DRIVER_VERSION="535.104.05")
@@ -259,15 +271,16 @@ class PrometheusServer:
             "global": {"scrape_interval": f"{int(SCRAPE * 1000)}ms", "scrape_timeout": f"{int(SCRAPE * 1000)}ms",
                        "evaluation_interval": "5s"},
             "scrape_configs": [
-                {"job_name": "dcgm-exporter", "metrics_path": "/dcgm",
-                 "static_configs": [{"targets": [self.sim.address],
-                                     "labels": {"namespace": EXPORTER_NAMESPACE, "pod": EXPORTER_POD}}]},
+                {"job_name": "nvidia-dcgm-exporter", "metrics_path": "/dcgm",
+                 "file_sd_configs": [{"files": [str(self.workdir / "dcgm-targets.json")], "refresh_interval": "1s"}]},
                 {"job_name": "gpu-exporter", "metrics_path": "/gpu-exporter",
                  "static_configs": [{"targets": [self.sim.address]}]},
                 {"job_name": "kubelet-cadvisor", "metrics_path": "/cadvisor", "honor_timestamps": True,
                  "static_configs": [{"targets": [self.sim.address]}]},
             ],
         }
+        self._exporter_groups = [{"targets": [self.sim.address], "labels": dict(EXPORTER_TARGET_LABELS)}]
+        self._write_targets()
         (self.workdir / "prometheus.yml").write_text(json.dumps(config))
         self.log = open(self.workdir / "prometheus.log", "wb")  # noqa: SIM115
         self.proc = subprocess.Popen(
@@ -281,6 +294,22 @@ class PrometheusServer:
         except BaseException:
             self.stop()
             raise
+
+    def _write_targets(self) -> None:
+        tmp = self.workdir / "dcgm-targets.json.tmp"
+        tmp.write_text(json.dumps(self._exporter_groups))
+        tmp.replace(self.workdir / "dcgm-targets.json")  # Prometheus' file watcher sees a whole file
+
+    def add_node_exporter(self, node: str) -> str:
+        """An exporter pod of its own for ``node`` (a target of its own: ``?node=NODE``, labelled with its own
+        pod name, as the DaemonSet's pod on that node); returns the pod's name."""
+        pod = f"nvidia-dcgm-exporter-{abs(hash(node)) % 36**5:05d}"
+        with self.sim.lock:
+            self.sim.node_exporters.add(node)
+        self._exporter_groups.append({"targets": [self.sim.address], "labels": {
+            **EXPORTER_TARGET_LABELS, "pod": pod, "__param_node": node}})
+        self._write_targets()
+        return pod
 
     def _wait_ready(self, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout

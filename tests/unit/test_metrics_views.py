@@ -49,11 +49,12 @@ def answer(*series: tuple[dict, str]) -> dict:
 
 
 def dcgm(name, node, gpu, value, pod="", ns="", exported=True):
-    labels = {"__name__": name, "gpu": str(gpu), "UUID": f"GPU-{node}-{gpu}", "Hostname": node, "container": "main"}
-    if pod and exported:  # scraped with target labels namespace/pod: Prometheus renames the series' own
-        labels.update(exported_pod=pod, exported_namespace=ns, pod="dcgm-exporter-x", namespace="gpu-operator")
+    labels = {"__name__": name, "gpu": str(gpu), "UUID": f"GPU-{node}-{gpu}", "Hostname": node}
+    if pod and exported:  # scraped with target labels namespace/pod/container: Prometheus renames the series' own
+        labels.update(exported_pod=pod, exported_namespace=ns, exported_container="main", pod="dcgm-exporter-x",
+                      namespace="gpu-operator", container="nvidia-dcgm-exporter")
     elif pod:
-        labels.update(pod=pod, namespace=ns)
+        labels.update(pod=pod, namespace=ns, container="main")
     return labels, str(value)
 
 
@@ -83,7 +84,7 @@ def test_dcgm_series_join_into_one_gpu_per_node_and_device_with_the_exported_pod
     assert [(g.node, g.device, g.util, g.mem_used, g.mem_total, g.namespace, g.pod, g.container) for g in gpus] == [
         ("n1", "0", 80.0, 30720 * MIB, None, "team", "w-1", "main"),
         ("n1", "1", 61.0, 10240 * MIB, 81920 * MIB, "team", "w-0", "main"),
-        ("n1", "10", 0.0, None, None, "", "", "main"),
+        ("n1", "10", 0.0, None, None, "", "", ""),
     ]
 
 
