@@ -48,12 +48,16 @@ def job_values(spec: JobSpec, provenance: dict[str, Any] | None = None) -> dict[
 
 def render(spec: JobSpec, helm: Helm | None = None, *, values: dict[str, Any] | None = None,
            sources: ValueSources = NO_SOURCES) -> str:
-    """The manifests the job would create (``helm template``): no cluster, no kubeconfig."""
+    """The manifests the job would create (``helm template``): no cluster, no kubeconfig. Without ``values``,
+    those ``submit`` would install (generated values and provenance)."""
     helm = helm or Helm()
+    if values is None:
+        from .provenance import record
+
+        values = job_values(spec, record(spec))
     with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
         chart = assemble_chart(BY_KEY[spec.kind].chart, Path(tmp))
-        return helm.template(spec.name, chart, values if values is not None else job_values(spec), spec.namespace,
-                             sources)
+        return helm.template(spec.name, chart, values, spec.namespace, sources)
 
 
 @dataclass
