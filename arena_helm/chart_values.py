@@ -471,6 +471,8 @@ class Provenance(ValuesModel):
                          "arena-helm.kubeflow.org/version); \"\" = not submitted by arena-helm.")
     command_line: list[str] = Field([], description="The submit's command line, word by word (the job's annotation "
                                     "arena-helm.kubeflow.org/command-line, as JSON); a --notify URL is masked.")
+    git_commit: str = Field("", description="The commit --sync-branch named at submit (git ls-remote; the job's "
+                            "annotation arena-helm.kubeflow.org/git-commit); \"\" = unknown or no git sync.")
     spec: dict[str, Any] = Field({}, description="The submit's spec fields that were set (JSON), without name "
                                  "and namespace: what arena-helm rerun starts from.")
 

@@ -77,6 +77,8 @@ PERMISSIONS: tuple[Permission, ...] = (
     Permission("attach", "", ("pods/exec",), ("get", "create")),
     Permission("a job queued by Kueue (--queue-name)", "kueue.x-k8s.io", ("workloads", "localqueues"), READ,
                needed=False),
+    Permission("a queued job's position (list, get): Kueue's visibility API", "visibility.kueue.x-k8s.io",
+               ("localqueues/pendingworkloads",), ("get",), needed=False),
     Permission("CPU and memory of pods (top job, get -g) from metrics-server", "metrics.k8s.io", ("pods",),
                ("get", "list"), needed=False),
     Permission("the nodes (top node, a NodePort TensorBoard's URL)", "", ("nodes",), READ, cluster=True,

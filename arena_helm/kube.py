@@ -112,6 +112,14 @@ class Kube:
         return json.loads(self.raw("PATCH", path, action, query=[("dryRun", "All")], body={"spec": spec},
                                    content_type="application/merge-patch+json"))
 
+    def annotate_job(self, kind: str, version: str, namespace: str, name: str, annotations: dict[str, str],
+                     action: str) -> None:
+        """A merge patch of the job's annotations (only those given)."""
+        info = BY_KIND[kind]
+        path = f"/apis/{info.group}/{version}/namespaces/{namespace}/{info.plural}/{name}"
+        self.raw("PATCH", path, action, body={"metadata": {"annotations": annotations}},
+                 content_type="application/merge-patch+json")
+
     def service_proxy_get(self, namespace: str, service: str, path: str, query: list[tuple[str, str]],
                           action: str, timeout: float) -> bytes:
         """GET ``path`` of a Service through the API server's service proxy (``service``: [scheme:]name:port)."""
@@ -401,6 +409,35 @@ class KubeReader(Kube):
         on, 0.17 included)."""
         return self.list_path(f"/apis/kueue.x-k8s.io/v1beta1/namespaces/{namespace}/workloads",
                               "listing Kueue workloads")
+
+    def get_local_queue(self, namespace: str, name: str) -> dict | None:
+        """Kueue's LocalQueue ``name`` (kueue.x-k8s.io/v1beta1), None if there is none."""
+        try:
+            return self.get_json(f"/apis/kueue.x-k8s.io/v1beta1/namespaces/{namespace}/localqueues/{name}",
+                                 f"reading Kueue local queue {name}")
+        except NotFoundError:
+            return None
+
+    def pending_workloads(self, namespace: str, local_queue: str) -> list[dict] | None:
+        """The pending workloads of a LocalQueue in Kueue's order, from Kueue's visibility API (an aggregated
+        API its controller serves: ``visibility.kueue.x-k8s.io`` v1beta2, else v1beta1); None when no version
+        of it answers (not served, unavailable, or not readable by this user)."""
+        from .queueing import VISIBILITY_GROUP, VISIBILITY_VERSIONS
+
+        for version in VISIBILITY_VERSIONS:
+            path = (f"/apis/{VISIBILITY_GROUP}/{version}/namespaces/{namespace}/localqueues/{local_queue}"
+                    "/pendingworkloads")
+            try:
+                return list(self.get_json(path, f"reading the pending workloads of queue {local_queue}")
+                            .get("items") or [])
+            except NotFoundError:
+                continue
+            except (ForbiddenError, ClusterError) as exc:  # 403, or 503 while the APIService is unavailable
+                log.debug("visibility API %s: %s", version, exc)
+                return None
+            except ValueError:
+                return None
+        return None
 
     def list_jobs(self, kind: str, version: str, namespace: str | None, *, selector: str = PART_OF,
                   slim: Callable[[dict], dict | None] | None = None) -> list[dict]:

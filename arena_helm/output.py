@@ -70,6 +70,9 @@ def jobs_table(views: list[JobView], *, all_namespaces: bool, wide: bool, metric
     failures = wide and any(v.failure for v in views)  # why a job failed, when the list has one
     if failures:
         headers += ["FAILURE"]
+    queued = any(v.status == "QUEUED" for v in views)  # Kueue's queue positions, when the list has a queued job
+    if queued:
+        headers += ["QUEUE", "POS(LocalQueue)", "POS(ClusterQueue)"]
     if all_namespaces:
         headers = ["NAMESPACE", *headers]
     rows = []
@@ -86,10 +89,21 @@ def jobs_table(views: list[JobView], *, all_namespaces: bool, wide: bool, metric
             row += [v.runtime or "N/A"]
         if failures:
             row += [v.failure.text() if v.failure else "-"]
+        if queued:
+            row += queue_cells(v)
         if all_namespaces:
             row = [v.namespace, *row]
         rows.append(row)
     return table(headers, rows)
+
+
+def queue_cells(v: JobView) -> list[str]:
+    """QUEUE and the two positions (from 1) of a QUEUED job; ``-`` for the others and for what is unknown."""
+    q = v.queue
+    if v.status != "QUEUED" or q is None:
+        return ["-", "-", "-"]
+    return [q.local_queue, *("-" if p is None else str(p) for p in (q.position_in_local_queue,
+                                                                     q.position_in_cluster_queue))]
 
 
 def job_name(v: JobView) -> str:
@@ -98,7 +112,8 @@ def job_name(v: JobView) -> str:
 
 
 def job_detail(v: JobView, *, pending: str, events: list[dict], show_events: bool = False,
-               wide: bool = False, instances: str | None = None, log_tail: list[str] | None = None) -> str:
+               wide: bool = False, instances: str | None = None, log_tail: list[str] | None = None,
+               images: dict[str, str] | None = None) -> str:
     rel = v.release
     failure = v.failure
     lines = [
@@ -122,10 +137,14 @@ def job_detail(v: JobView, *, pending: str, events: list[dict], show_events: boo
         "Release:     N/A (the job has no helm release)",
         f"GPUs:        {v.requested_gpus} requested, {gpu_alloc_text(v)}",
     ]
+    if v.queue is not None:
+        lines.append(f"Queue:       {v.queue.text()}")
     if pending:
         lines.append(f"Pending:     {pending}")
     if v.tensorboard:
         lines.append(f"TensorBoard: {v.tensorboard}")
+    for n, (image, digest) in enumerate(sorted((images or {}).items())):  # what the pods ran (get records it)
+        lines.append(f"{'Images:' if n == 0 else '':<13}{image} = {digest}")
     lines.append("")
     if wide:
         lines.insert(-1, f"Requests:    cpu {fmt_cpu(v.requested_cpu)}, memory {fmt_mem(v.requested_memory)}")
@@ -143,6 +162,8 @@ def job_detail(v: JobView, *, pending: str, events: list[dict], show_events: boo
         lines.append("Instances:   none (there is no job object)")
     elif v.status == "SUSPENDED":
         lines.append(f"Instances:   none (the job is suspended; arena-helm resume {v.name} recreates them)")
+    elif v.status == "QUEUED":
+        lines.append("Instances:   none yet (Kueue creates them when it admits the job)")
     elif v.finished:
         lines.append("Instances:   none (the job's pods are gone)")
     else:

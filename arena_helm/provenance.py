@@ -2,12 +2,17 @@
 (annotations), so that ``rerun`` and ``export`` can make it again. Pure.
 
 - ``version``: arena-helm's version; ``commandLine``: the submit's words (a ``--notify`` URL masked: a webhook
-  URL often carries its secret); ``spec``: the spec's fields that were set (JSON), without name and namespace,
-  which a rerun gives anew (it sets its own submitting user too).
+  URL often carries its secret); ``gitCommit``: the commit ``--sync-branch`` named when the job was submitted
+  (``git ls-remote``; a dry run leaves it out, as it names no cluster user either); ``spec``: the spec's fields
+  that were set (JSON), without name and namespace, which a rerun gives anew (it sets its own submitting user
+  too).
 - ``rerun_values``: the values of a rerun. The old release's values are the base (they hold the user's own
   ``-f``/``--set`` values too); what the given flags change is what changes: the difference between the values
   the old spec and the new spec generate is laid over the old values (a key the new spec no longer sets is
   removed).
+- ``image_digests``: what the images resolved to where the job ran: each container image's ``imageID`` as its
+  pods report it (``repo@sha256:...``); ``get`` keeps them on the job object (annotation ``image-digests``) once
+  the pods report them, so that they outlive the pods.
 """
 
 from __future__ import annotations
@@ -20,18 +25,24 @@ if TYPE_CHECKING:
 
 VERSION_ANNOTATION = "arena-helm.kubeflow.org/version"
 COMMAND_ANNOTATION = "arena-helm.kubeflow.org/command-line"
+GIT_COMMIT_ANNOTATION = "arena-helm.kubeflow.org/git-commit"
+DIGESTS_ANNOTATION = "arena-helm.kubeflow.org/image-digests"  # image -> the digest its pods ran (JSON), by get
+# how container runtimes prefix an imageID (dockershim / cri-dockerd: docker-pullable://repo@sha256:...)
+IMAGE_ID_PREFIXES = ("docker-pullable://", "docker://")
 NOT_SPEC = frozenset({"name", "namespace"})  # a rerun names and places the job anew (and sets its own user)
 MASKED = {"--notify"}  # options whose value never reaches a record
 MASK = "***"
 
 
-def record(spec: JobSpec, command_line: list[str] | None = None) -> dict[str, Any]:
-    """The values block ``provenance`` of a submit."""
+def record(spec: JobSpec, command_line: list[str] | None = None, git_commit: str = "") -> dict[str, Any]:
+    """The values block ``provenance`` of a submit; ``git_commit``: what ``--sync-branch`` resolved to."""
     from .__about__ import __version__
 
     out: dict[str, Any] = {"version": __version__}
     if command_line:
         out["commandLine"] = mask(command_line)
+    if git_commit:
+        out["gitCommit"] = git_commit
     out["spec"] = spec_fields(spec)
     return out
 
@@ -118,5 +129,40 @@ def rerun_values(old_values: dict[str, Any], old_generated: dict[str, Any], new_
     return out
 
 
-__all__ = ["COMMAND_ANNOTATION", "VERSION_ANNOTATION", "extras", "mask", "of_values", "overlay", "record",
-           "rerun_values", "spec_fields"]
+def image_digests(pods: list[dict]) -> dict[str, str]:
+    """Image -> the digest reference (``repo@sha256:...``) the pods' container statuses report for it (init
+    containers too); images whose pods report no digest yet (pulling, or a runtime that does not say) are left
+    out."""
+    out: dict[str, str] = {}
+    for pod in pods:
+        status = pod.get("status") or {}
+        for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
+            image, image_id = str(cs.get("image") or ""), str(cs.get("imageID") or "")
+            for prefix in IMAGE_ID_PREFIXES:
+                image_id = image_id.removeprefix(prefix)
+            if image and ("@sha256:" in image_id or image_id.startswith("sha256:")):
+                out.setdefault(image, image_id)
+    return dict(sorted(out.items()))
+
+
+def recorded_digests(job: dict | None) -> dict[str, str]:
+    """The digests ``get`` recorded on the job ({} when none, or not readable)."""
+    raw = (((job or {}).get("metadata") or {}).get("annotations") or {}).get(DIGESTS_ANNOTATION) or ""
+    try:
+        data = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def digests_to_record(job: dict | None, pods: list[dict]) -> dict[str, str] | None:
+    """The job's digests with what its pods report now added, when that adds something (None: nothing new).
+    An image keeps the digest first recorded for it: a later pull of a moved tag does not rewrite history."""
+    known = recorded_digests(job)
+    merged = {**image_digests(pods), **known}
+    return dict(sorted(merged.items())) if merged != known else None
+
+
+__all__ = ["COMMAND_ANNOTATION", "DIGESTS_ANNOTATION", "GIT_COMMIT_ANNOTATION", "VERSION_ANNOTATION", "digests_to_record", "extras",
+           "image_digests", "mask", "of_values", "overlay", "record", "recorded_digests", "rerun_values",
+           "spec_fields"]

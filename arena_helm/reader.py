@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
+import json
 import logging
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from .helm import Helm
 from .kinds import BY_KIND, KINDS, lookup
 from .kube import KubeReader
 from .nodeviews import NodeView, node_view
+from .queueing import owned_workload, pending_positions, place, queue_info, queue_of
 from .releases import (
     LISTED_STATES,
     ReleaseMeta,
@@ -42,7 +44,7 @@ from .releases import (
 from .slim import slim_job, slim_pod
 from .tensorboard_urls import tensorboard_urls
 from .views import JobView, chart_kind, job_view, pod_job_name, pod_job_selector
-from .waiting import QUEUE_LABEL, Failure, kueue_workload, pending_reason, state_reason
+from .waiting import Failure, pending_reason, state_reason
 
 if TYPE_CHECKING:
     from .helm import Helm
@@ -226,7 +228,21 @@ def list_jobs(c: Cluster, namespace: str, all_namespaces: bool = False, kind: st
         rname = r.release.name if r.release else key[1]
         views.append(job_view(release=r.release.item() if r.release else None, job=r.job, pods=job_pods, now=now,
                               kind=r.kind, tensorboard=tb.get((key[0], rname), "")))
+    queue_positions(c, views)
     return views
+
+
+def queue_positions(c: Cluster, views: list[JobView]) -> None:
+    """The queue positions of the QUEUED jobs: one request to Kueue's visibility API per LocalQueue that
+    holds one (not per job)."""
+    queued = [v for v in views if v.status == "QUEUED" and v.queue is not None]
+    answers: dict[tuple[str, str], dict | None] = {}
+    for v in queued:
+        key = (v.namespace, v.queue.local_queue)
+        if key not in answers:
+            items = c.kube.pending_workloads(*key)
+            answers[key] = None if items is None else pending_positions(items)
+        place(v.queue, v.uid, answers[key])
 
 
 def _row_key(r: Row) -> tuple[str, str]:
@@ -252,6 +268,7 @@ class JobDetail:
     events: list[dict]
     pending: str
     log_tail: list[str] | None = None  # the last lines of view.failure's container's log (None: not read)
+    image_digests: dict[str, str] = dataclasses.field(default_factory=dict)  # image -> the digest its pods ran
 
 
 def jobs_named(c: Cluster, namespace: str, name: str, kind: str | None = None) -> dict[str, tuple[str, dict]]:
@@ -321,7 +338,29 @@ def get_job(c: Cluster, namespace: str, name: str, kind: str | None = None, even
     failure = view.failure
     if failure is not None and failure.container and failure.exit_code is not None and tail > 0:
         log_tail = _log_tail(c, namespace, failure, tail)
-    return JobDetail(view, k, version, job, pods, evs if events else [], pending, log_tail)
+    return JobDetail(view, k, version, job, pods, evs if events else [], pending, log_tail,
+                     record_digests(c, k, version, job, pods))
+
+
+def record_digests(c: Cluster, kind: str, version: str, job: dict | None, pods: list[dict]) -> dict[str, str]:
+    """The image digests of the job: those recorded on it, with what its pods report now added to the job's
+    annotation (one patch, only when something is new; a user who may not patch the job just sees them)."""
+    from .errors import ArenaHelmError
+    from .provenance import DIGESTS_ANNOTATION, digests_to_record, recorded_digests
+
+    if job is None:
+        return {}
+    new = digests_to_record(job, pods)
+    if new is None:
+        return recorded_digests(job)
+    meta = job["metadata"]
+    try:
+        c.kube.annotate_job(kind, version, meta["namespace"], meta["name"],
+                            {DIGESTS_ANNOTATION: json.dumps(new, separators=(",", ":"))},
+                            f"recording the image digests of {kind} {meta['name']}")
+    except ArenaHelmError as exc:
+        log.debug("get: the image digests stay unrecorded: %s", exc)
+    return new
 
 
 def _log_tail(c: Cluster, namespace: str, failure: Failure, tail: int) -> list[str] | None:
@@ -340,18 +379,24 @@ def _log_tail(c: Cluster, namespace: str, failure: Failure, tail: int) -> list[s
 
 def explain_state(c: Cluster, view: JobView, job: dict | None, kind: str, release: dict | None) -> None:
     """What ``get`` adds to a view's reason: helm's reason for a failed release (the description of its
-    latest revision, read with the release), the Kueue Workload of a job Kueue holds (one more request)."""
+    latest revision, read with the release); for a job of a Kueue LocalQueue, its Workload, the LocalQueue
+    (its ClusterQueue) and, while it waits, its positions (three more requests)."""
     if view.status == "RELEASE-FAILED":
         description = " ".join(str((release or {}).get("description") or "").split())
         view.reason = state_reason(view.status, job=job, kind=kind, name=view.name, namespace=view.namespace,
                                    release_description=description)
-    elif view.status == "SUSPENDED" and ((job or {}).get("metadata", {}).get("labels") or {}).get(QUEUE_LABEL):
+    elif view.queue is not None and queue_of(job):
         try:
             workloads = c.kube.list_kueue_workloads(view.namespace)
-        except (NotFoundError, ForbiddenError):  # Kueue's CRD not served here, or not readable by this user
-            workloads = []
-        view.reason = state_reason(view.status, job=job, kind=kind, name=view.name, namespace=view.namespace,
-                                   workload=kueue_workload(job, workloads))
+            local_queue = c.kube.get_local_queue(view.namespace, view.queue.local_queue)
+        except (NotFoundError, ForbiddenError):  # Kueue's CRDs not served here, or not readable by this user
+            workloads, local_queue = [], None
+        view.queue = queue_info(job, workload=owned_workload(job, workloads), local_queue=local_queue,
+                                pending=view.status == "QUEUED")
+        if view.status == "QUEUED":
+            queue_positions(c, [view])
+            view.reason = state_reason(view.status, job=job, kind=kind, name=view.name,
+                                       namespace=view.namespace, queue=view.queue)
 
 
 # ---- top -----------------------------------------------------------------------------------------

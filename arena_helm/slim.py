@@ -11,9 +11,9 @@ from __future__ import annotations
 import sys
 
 from .kinds import KINDS
+from .queueing import QUEUE_LABEL
 from .releases import CHART_LABEL, RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION
 from .views import MODEL_NAME_LABEL, MODEL_VERSION_LABEL, POD_LABELS, REPLICA_KEYS, USER_NAME_ANNOTATION
-from .waiting import QUEUE_LABEL
 
 NODES_KEYS = tuple(dict.fromkeys(k.nodes_key for k in KINDS if k.nodes_key))
 RUNTIME_KEYS = tuple(dict.fromkeys(k.runtime_key for k in KINDS if k.runtime_key))

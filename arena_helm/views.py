@@ -17,6 +17,7 @@ from typing import Any
 
 from .k8s import parse_time, quantity_float
 from .kinds import BY_CHART, BY_KIND, KINDS, POD_JOB_LABELS, REPLICA_KEYS
+from .queueing import QueueInfo, queue_info
 from .waiting import Failure, failure_of, state_reason
 
 # roles whose first pod is the chief, in order, for a pod of an unknown kind: every kind's main roles
@@ -378,6 +379,7 @@ class JobView:
     model_source: str = ""  # the job's modelSource annotation (arena-helm's --model-source)
     failure: Failure | None = None  # of a FAILED or RESTARTING job: its failing container (waiting.failure_of)
     user: str = ""  # the submitting user Arena records (annotation arena.kubeflow.org/username); top's idle summary
+    queue: QueueInfo | None = None  # of a job submitted to a Kueue LocalQueue (--queue-name)
 
     @property
     def finished(self) -> bool:
@@ -413,6 +415,7 @@ class JobView:
             "requestMemory": fmt_mem(self.requested_memory),
             "release": self.release,
             **({"runtime": self.runtime} if self.runtime else {}),
+            **({"queue": self.queue.to_json()} if self.queue else {}),
         }
 
 
@@ -478,7 +481,8 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
                 "ContainerCreating", "ImagePullBackOff", "ErrImagePull") for p in instances):
             status = "PENDING"
         if phase not in ("Succeeded", "Failed") and job_suspended(job):
-            status = "SUSPENDED"
+            # Kueue's webhook suspends a job of a LocalQueue at creation and unsuspends it on admission
+            status = "QUEUED" if queue_info(job) else "SUSPENDED"
         if rinfo.get("status") == "failed":
             status = "RELEASE-FAILED"
     finished = status in ("SUCCEEDED", "FAILED")
@@ -494,8 +498,9 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
     chief = next((i for i in instances if i.is_chief), instances[0] if instances else None)
     labels = meta.get("labels") or {}
     allocated = None if finished else sum(pod_gpus(p) for p in pods if pod_allocates(p))
+    queue = queue_info(job, pending=status == "QUEUED")
     reason = state_reason(status, job=job, kind=(job or {}).get("kind") or kind or "job", name=name,
-                          namespace=namespace)
+                          namespace=namespace, queue=queue)
     failure = None
     if status in ("FAILED", "RESTARTING"):  # the failing container of its pods, the chief's first
         order = {inst.name: n for n, inst in enumerate(instances)}
@@ -529,4 +534,5 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
         model_source=(meta.get("annotations") or {}).get(MODEL_SOURCE_ANNOTATION, ""),
         failure=failure,
         user=(meta.get("annotations") or {}).get(USER_NAME_ANNOTATION, ""),
+        queue=queue,
     )

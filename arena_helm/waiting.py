@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .queueing import QueueInfo
+
 
 def job_condition(job: dict | None, ctype: str) -> dict:
     """The job's condition of that type when it is true, else {}."""
@@ -16,20 +18,8 @@ def job_condition(job: dict | None, ctype: str) -> dict:
     return {}
 
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-
-
-def kueue_workload(job: dict | None, workloads: list[dict]) -> dict | None:
-    """The Kueue Workload whose owner is the job (Kueue's jobframework makes one per job), if any."""
-    uid = ((job or {}).get("metadata") or {}).get("uid")
-    for w in workloads:
-        if any(o.get("uid") == uid for o in (w.get("metadata") or {}).get("ownerReferences") or []):
-            return w
-    return None
-
-
 def state_reason(status: str, *, job: dict | None, kind: str, name: str, namespace: str,
-                 release_description: str = "", workload: dict | None = None) -> str:
+                 release_description: str = "", queue: QueueInfo | None = None) -> str:
     """One line explaining a state that is not self-explanatory (empty for the others). Pure."""
     if status == "JOB-MISSING":
         return (f"the {kind} object is gone (deleted outside arena-helm) but its release {name} remains: remove "
@@ -42,20 +32,12 @@ def state_reason(status: str, *, job: dict | None, kind: str, name: str, namespa
     if status == "RESTARTING":
         c = job_condition(job, "Restarting")
         return " ".join(str(c.get("message") or c.get("reason") or "the operator is restarting failed replicas").split())
+    if status == "QUEUED":
+        text = f"held by Kueue: waiting in queue {queue.local_queue}" if queue else "held by Kueue"
+        if queue is not None and queue.workload:
+            text += f" (workload {queue.workload}: {queue.message})"
+        return text
     if status == "SUSPENDED":
-        queue = (((job or {}).get("metadata") or {}).get("labels") or {}).get(QUEUE_LABEL)
-        if queue:
-            text = f"held by Kueue: waiting in queue {queue}"
-            if workload is not None:
-                wname = (workload.get("metadata") or {}).get("name", "")
-                quota = next((c for c in (workload.get("status") or {}).get("conditions") or []
-                              if c.get("type") == "QuotaReserved"), None)
-                if quota is None or quota.get("status") != "True":
-                    why = " ".join(str((quota or {}).get("message") or "no quota reserved yet").split())
-                    text += f" (workload {wname}: {why})"
-                else:
-                    text += f" (workload {wname}: quota reserved, admission pending)"
-            return text
         c = job_condition(job, "Suspended")
         msg = " ".join(str(c.get("message") or "").split())
         return f"{msg} (runPolicy.suspend is true)" if msg else "runPolicy.suspend is true"

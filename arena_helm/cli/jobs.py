@@ -239,6 +239,7 @@ def get_cmd(
             add_job_json(metrics, d.view, data)
         data["pendingReason"] = d.pending
         data["failure"] = None if d.view.failure is None else {**d.view.failure.to_json(), "log": d.log_tail}
+        data["imageDigests"] = d.image_digests
         if events:
             data["events"] = [{"type": e.get("type"), "reason": e.get("reason"), "message": e.get("message"),
                                "object": (e.get("involvedObject") or {}).get("name"),
@@ -249,7 +250,7 @@ def get_cmd(
         typer.echo(job_gpus_detail(d.view, metrics, pending=d.pending, events=d.events))
         return
     typer.echo(job_detail(d.view, pending=d.pending, events=d.events, show_events=events,
-                          wide=output is GetFormat.wide, log_tail=d.log_tail))
+                          wide=output is GetFormat.wide, log_tail=d.log_tail, images=d.image_digests))
 
 
 @with_globals

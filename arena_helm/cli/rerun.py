@@ -106,8 +106,8 @@ def rerun_cmd(
     old_generated = job_values(rec.old_spec())
     words = ["arena-helm", *STATE.get("argv", [])]
 
-    def make_values(s):
-        return rerun_values(rec.values, old_generated, job_values(s), record(s, words))
+    def make_values(s, git_commit: str = ""):
+        return rerun_values(rec.values, old_generated, job_values(s), record(s, words, git_commit))
 
     if dry_run:
         from ..identity import submitting_user

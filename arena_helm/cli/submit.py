@@ -252,12 +252,28 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
         _install(spec, sources, run, wait_seconds, g)
 
 
-def provenance_of(spec) -> dict[str, Any]:
-    """What the release keeps of this submit: arena-helm's version, the command line, the spec."""
+def provenance_of(spec, git_commit: str = "") -> dict[str, Any]:
+    """What the release keeps of this submit: arena-helm's version, the command line, the spec (and the
+    commit of its --sync-branch, once resolved)."""
     from ..provenance import record
     from .common import STATE
 
-    return record(spec, ["arena-helm", *STATE.get("argv", [])])
+    return record(spec, ["arena-helm", *STATE.get("argv", [])], git_commit)
+
+
+def sync_commit(spec) -> str:
+    """The commit the spec's git --sync-branch (or GIT_SYNC_BRANCH/GIT_SYNC_REV) names now ("" without one);
+    when it cannot be told, a note says why and the job's provenance names the ref only."""
+    from ..enums import SyncMode
+    from ..gitref import resolve
+
+    ref = spec.code_sync_ref if spec.code_sync_mode is SyncMode.git else None
+    if not ref:
+        return ""
+    found = resolve(spec.sync_source, ref)
+    if found.problem:
+        typer.echo(f"note: the commit of sync ref {ref} is not recorded ({found.problem})", err=True)
+    return found.commit
 
 
 def _render(spec, sources, output, g: Globals, values=None) -> None:
@@ -277,8 +293,9 @@ def _render(spec, sources, output, g: Globals, values=None) -> None:
 
 
 def _install(spec, sources, run: dict[str, Any], wait_seconds: int, g: Globals, make_values=None) -> None:
-    """Install the job's release (and maybe wait for it to end). ``make_values(spec)``: the values of the spec
-    once its submitting user is known (default: its generated values and provenance)."""
+    """Install the job's release (and maybe wait for it to end). ``make_values(spec, git_commit)``: the values
+    of the spec once its submitting user and sync commit are known (default: its generated values and
+    provenance)."""
     from ..helm import Helm, KubeTarget
     from ..identity import submitting_user
     from ..kube import KubeReader
@@ -289,7 +306,8 @@ def _install(spec, sources, run: dict[str, Any], wait_seconds: int, g: Globals, 
     kube = KubeReader(g.kubeconfig, g.context)
     spec = spec.model_copy(update={"user": submitting_user(view, kube)})
 
-    values = make_values(spec) if make_values is not None else job_values(spec, provenance_of(spec))
+    commit = sync_commit(spec)
+    values = make_values(spec, commit) if make_values is not None else job_values(spec, provenance_of(spec, commit))
     helm = Helm(g.helm_binary, KubeTarget(kubeconfig=g.kubeconfig, context=g.context))
     result = submit(spec, helm, kube, values=values, sources=sources,
                     notify=lambda m: typer.echo(f"note: {m}", err=True))

@@ -23,7 +23,8 @@ NAMESPACED_RBAC = ["RBAC: secrets, configmaps", "RBAC: services", "RBAC: deploym
                    "RBAC: tfjobs, pytorchjobs, mpijobs, jaxjobs, xgboostjobs, paddlejobs (kubeflow.org)",
                    "RBAC: trainjobs (trainer.kubeflow.org)",
                    "RBAC: trainingruntimes (trainer.kubeflow.org)", "RBAC: pods, events, persistentvolumeclaims", "RBAC: pods/log",
-                   "RBAC: pods/exec", "RBAC: workloads, localqueues (kueue.x-k8s.io)", "RBAC: pods (metrics.k8s.io)"]
+                   "RBAC: pods/exec", "RBAC: workloads, localqueues (kueue.x-k8s.io)",
+                   "RBAC: localqueues/pendingworkloads (visibility.kueue.x-k8s.io)", "RBAC: pods (metrics.k8s.io)"]
 CLUSTER_RBAC = ["RBAC: nodes", "RBAC: nodes (metrics.k8s.io)", "RBAC: priorityclasses (scheduling.k8s.io)",
                 "RBAC: clustertrainingruntimes (trainer.kubeflow.org)", "RBAC: leases (coordination.k8s.io)",
                 "RBAC: validatingwebhookconfigurations (admissionregistration.k8s.io)"]

@@ -1,8 +1,10 @@
 """arena-helm with Kueue v0.17.0 (and training-operator v1.9.3, kwok for the nodes): ``submit pytorch
 --queue-name <LocalQueue>`` labels the job ``kueue.x-k8s.io/queue-name``; Kueue's webhook suspends it at
 creation and admits it when its ClusterQueue has quota. A job over the free quota waits: ``list``/``get`` show
-it SUSPENDED and ``get`` gives Kueue's reason (its Workload's QuotaReserved message); once the first job is
-deleted and its quota freed, Kueue admits the second one and it runs."""
+it QUEUED with its positions in the LocalQueue and ClusterQueue (Kueue's visibility API, served through the API
+server's aggregation layer as the release serves it), ``get`` gives Kueue's reason (its Workload's QuotaReserved
+message); once the first job is deleted and its quota freed, Kueue admits the second one and it runs, showing
+when it was admitted, and the third moves up to position 1, then runs in turn."""
 
 from __future__ import annotations
 
@@ -119,22 +121,68 @@ def test_a_job_over_the_free_quota_waits_suspended_until_the_quota_frees(helm_bi
                            f"flavor {queue['flavor']}, 1 more needed; couldn't assign flavors to pod set worker: "
                            f"insufficient unused quota for {GPU} in flavor {queue['flavor']}, 2 more needed"), message
 
+        # a third, of 4 GPUs, queues behind the second
+        arena("submit", "pytorch", "--name", "third", "--image", "pt:2", "--workers", "2", "--gpus", "2",
+              "--queue-name", lq, "--", "torchrun", "train.py")
+        third_uid = custom.get_namespaced_custom_object(*KUBEFLOW, ns, "pytorchjobs", "third")["metadata"]["uid"]
+
+        def pending_in_order():  # Kueue's own view: the visibility API, read with the admin's client
+            data = client.ApiClient.call_api(
+                cluster.api_client(), f"/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/{ns}/localqueues/{lq}"
+                "/pendingworkloads", "GET", auth_settings=["BearerToken"], _preload_content=False,
+                _return_http_data_only=True).data
+            items = json.loads(data)["items"]
+            return [(i["metadata"]["ownerReferences"][0]["uid"], i["positionInLocalQueue"],
+                     i["positionInClusterQueue"]) for i in items]
+
+        wait_for(lambda: pending_in_order() == [(uid, 0, 0), (third_uid, 1, 1)], "second then third pending")
         assert mask(arena("list")) == mask(
-            "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE\n"
-            "second SUSPENDED PYTORCHJOB 0s 2 0 N/A\n"
-            f"first RUNNING PYTORCHJOB 0s 4 4 {node}\n")
+            "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE QUEUE POS(LocalQueue) "
+            "POS(ClusterQueue)\n"
+            f"third QUEUED PYTORCHJOB 0s 4 0 N/A {lq} 2 2\n"
+            f"second QUEUED PYTORCHJOB 0s 2 0 N/A {lq} 1 1\n"
+            f"first RUNNING PYTORCHJOB 0s 4 4 {node} - - -\n")
         out = arena("get", "second")
+        assert "Status:      QUEUED\n" in out, out
         assert f"Reason:      held by Kueue: waiting in queue {lq} (workload {wname}: {message})\n" in out, out
+        cq = queue["cluster_queue"]
+        assert (f"Queue:       {lq} (cluster queue {cq}): position 1 in local queue {lq}, 1 in cluster queue "
+                f"{cq}\n") in out, out
+        assert "Instances:   none yet (Kueue creates them when it admits the job)" in out
+        data = json.loads(arena("get", "third", "-o", "json"))
+        assert data["status"] == "QUEUED"
+        assert data["queue"] == {"localQueue": lq, "clusterQueue": cq, "workload": data["queue"]["workload"],
+                                 "pending": True, "positionInLocalQueue": 2, "positionInClusterQueue": 2,
+                                 "message": data["queue"]["message"], "admittedAt": ""}
+        assert data["queue"]["workload"].startswith("pytorchjob-third-")
+        assert f"insufficient unused quota for {GPU} in flavor {queue['flavor']}" in data["queue"]["message"]
+        listed = {j["name"]: j.get("queue") for j in json.loads(arena("list", "-o", "json"))}
+        assert (listed["second"]["positionInLocalQueue"], listed["third"]["positionInLocalQueue"]) == (1, 2)
+        assert listed["first"] == {"localQueue": lq, "clusterQueue": "", "workload": "", "pending": False,
+                                   "positionInLocalQueue": None, "positionInClusterQueue": None, "message": "",
+                                   "admittedAt": ""}
         assert not client.CoreV1Api(cluster.api_client()).list_namespaced_pod(
             ns, label_selector="training.kubeflow.org/job-name=second").items
 
-        # the first job deleted: Kueue frees its quota and admits the second, which runs
+        # the first job deleted: Kueue frees its quota and admits the second, which runs; the third (4 GPUs,
+        # 2 free) moves up to position 1
         arena("delete", "first")
         wait_for(lambda: arena.status("second") == "RUNNING", "second RUNNING after the quota freed", timeout=90)
         second = custom.get_namespaced_custom_object(*KUBEFLOW, ns, "pytorchjobs", "second")
         assert second["spec"]["runPolicy"]["suspend"] is False
         wl = custom.get_namespaced_custom_object(*KUEUE, ns, "workloads", wname)
-        assert (condition(wl, "Admitted") or {}).get("status") == "True"
-        assert "Reason:" not in arena("get", "second")
+        admitted = condition(wl, "Admitted")
+        assert (admitted or {}).get("status") == "True"
+        out = arena("get", "second")
+        assert "Reason:" not in out
+        assert f"Queue:       {lq} (cluster queue {cq}), admitted {admitted['lastTransitionTime']}\n" in out, out
+        wait_for(lambda: pending_in_order() == [(third_uid, 0, 0)], "third first in the queue")
+        assert "Queue:       " + f"{lq} (cluster queue {cq}): position 1 in local queue {lq}, 1 in cluster queue " \
+            f"{cq}\n" in arena("get", "third")
+
+        # the second deleted: the third runs
+        arena("delete", "second")
+        wait_for(lambda: arena.status("third") == "RUNNING", "third RUNNING after the second", timeout=90)
+        assert "QUEUE" not in arena("list")
     finally:
         kubelet.remove_node(node)

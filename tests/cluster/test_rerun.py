@@ -105,3 +105,82 @@ def test_rerun_changes_only_the_flags_given_and_export_reproduces(helm_bin, clus
     releases = subprocess.run([str(helm_bin), "list", "-n", namespace, "-q"], capture_output=True, text=True,
                               env={**os.environ, "KUBECONFIG": str(cluster.admin.kubeconfig)}).stdout.split()
     assert sorted(releases) == ["orig", "orig-2", "orig-b"]
+
+
+def git_repo(path) -> tuple[str, dict[str, str]]:
+    """A repository with branches main and dev and an annotated tag v1 (on main): its file:// URL and the
+    commits the refs name, as git itself says."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com"}
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(path), *args], env=env, capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    path.mkdir()
+    git("init", "-q", "-b", "main")
+    (path / "train.py").write_text("print(1)\n")
+    git("add", "train.py")
+    git("commit", "-q", "-m", "one")
+    git("tag", "-a", "v1", "-m", "release 1")
+    git("checkout", "-q", "-b", "dev")
+    (path / "train.py").write_text("print(2)\n")
+    git("commit", "-q", "-am", "two")
+    return f"file://{path}", {"main": git("rev-parse", "main"), "dev": git("rev-parse", "dev"),
+                              "v1": git("rev-parse", "v1^{commit}")}
+
+
+def test_submit_records_the_commit_of_the_sync_branch_and_get_the_image_digests(helm_bin, cluster, kubelet,
+                                                                                 namespace, tmp_path):
+    run = cli(helm_bin, cluster, namespace)
+    url, commits = git_repo(tmp_path / "repo")
+    assert commits["dev"] != commits["main"]
+    for name, ref in (("on-dev", "dev"), ("on-tag", "v1")):
+        res = run("submit", "tf", "--name", name, "--image", "tf:2", "--sync-source", url, "--sync-branch", ref,
+                  "--", "python", "code/train.py")
+        assert res.exit_code == 0, res.output
+        assert "note:" not in res.stderr, res.stderr
+        want = commits[ref]
+        assert helm_values(helm_bin, cluster, namespace, name)["provenance"]["gitCommit"] == want
+        assert tfjob(cluster, namespace, name)["metadata"]["annotations"]["arena-helm.kubeflow.org/git-commit"] \
+            == want
+    # a ref the repository does not have: the job is submitted, a note says why no commit is recorded
+    res = run("submit", "tf", "--name", "on-none", "--image", "tf:2", "--sync-source", url, "--sync-branch", "nosuch",
+              "--", "python", "code/train.py")
+    assert res.exit_code == 0, res.output
+    assert res.stderr == "note: the commit of sync ref nosuch is not recorded (the repository has no branch or tag " \
+                         "nosuch)\n"
+    assert "gitCommit" not in helm_values(helm_bin, cluster, namespace, "on-none")["provenance"]
+    assert "arena-helm.kubeflow.org/git-commit" not in tfjob(cluster, namespace, "on-none")["metadata"]["annotations"]
+    # a dry run names no commit (it reaches no repository, as it reaches no cluster)
+    res = run("submit", "tf", "--name", "dry", "--image", "tf:2", "--sync-source", url, "--sync-branch", "dev",
+              "--dry-run", "-o", "values", "--", "python", "code/train.py")
+    assert res.exit_code == 0 and "gitCommit" not in yaml.safe_load(res.stdout)["provenance"], res.output
+
+    # the digests of the images the pods ran: get shows them and keeps them on the job
+    node = f"digests-{namespace}"
+    kubelet.add_node(node, pool=namespace)
+    core = client.CoreV1Api(cluster.api_client())
+    try:
+        from waits import wait_for
+
+        def running_ids():
+            pods = core.list_namespaced_pod(namespace, label_selector="training.kubeflow.org/job-name=on-dev").items
+            ids = {s.image: s.image_id for p in pods for s in (p.status.init_container_statuses or [])
+                   + (p.status.container_statuses or []) if s.image_id}
+            return ids if pods and all(p.status.phase == "Running" for p in pods) else None
+
+        ids = wait_for(running_ids, "on-dev's pods running with their imageIDs")
+        assert set(ids) >= {"tf:2"} and all("@sha256:" in v for v in ids.values()), ids
+        doc = json.loads(run("get", "on-dev", "-o", "json").stdout)
+        assert doc["imageDigests"] == dict(sorted(ids.items()))
+        recorded = tfjob(cluster, namespace, "on-dev")["metadata"]["annotations"]["arena-helm.kubeflow.org/image-digests"]
+        assert json.loads(recorded) == doc["imageDigests"]
+        out = run("get", "on-dev").stdout
+        assert f"Images:      {sorted(ids)[0]} = {ids[sorted(ids)[0]]}\n" in out, out
+        # read again: nothing new, so no write
+        rv = tfjob(cluster, namespace, "on-dev")["metadata"]["resourceVersion"]
+        assert json.loads(run("get", "on-dev", "-o", "json").stdout)["imageDigests"] == doc["imageDigests"]
+        assert tfjob(cluster, namespace, "on-dev")["metadata"]["resourceVersion"] == rv  # nothing new: no write
+    finally:
+        kubelet.remove_node(node)

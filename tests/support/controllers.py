@@ -40,10 +40,15 @@ How each one runs:
   ``webhook-validation: disabled`` label and the release's image tags) are applied once it is ready.
 - ``Kueue``: ``--config`` with ``manageJobsWithoutQueueName: false``, the integrations of every kind arena-helm
   submits (tfjob, pytorchjob, mpijob, jaxjob, xgboostjob, paddlejob, trainjob) and jobset (no ``batch/job``: so its Job webhooks, which
-  would catch every Job of the cluster, are not applied), leader election, internal cert management and
-  VisibilityOnDemand off. With internal certs off it reads a metrics cert from a hard-coded folder
-  (``metricsCertPath`` of ``cmd/kueue/main.go``, read from the source) even with metrics off: a pair is
-  written there unless a valid one is present (it needs a writable folder: root). Its 11 CRDs get the
+  would catch every Job of the cluster, are not applied), leader election and internal cert management off.
+  With internal certs off it reads a metrics cert from a hard-coded folder (``metricsCertPath`` of
+  ``cmd/kueue/main.go``, read from the source) even with metrics off, and its visibility server's pair from
+  another (``certDir`` of ``pkg/visibility/server.go``): a pair is written to each unless a valid one is present
+  (it needs writable folders: root). The visibility API (``VisibilityOnDemand``, queue positions) is served as
+  the release serves it: its APIServices (``config/components/visibility``, ``insecureSkipTLSVerify`` as there)
+  through the API server's aggregation layer (tests/support/kubecluster.py: the front-proxy flags), its Service
+  an ExternalName ``localhost`` on the visibility server's port (an Endpoints address may not be loopback, and
+  no kube-proxy runs); ``stop`` removes them first (an unavailable aggregated API fails discovery). Its 11 CRDs get the
   release's conversion webhook (``config/components/crd/patches``) pointed at Kueue; ``stop`` sets them back
   to ``conversion: None`` so that v1beta1 reads keep working without Kueue.
 
@@ -69,6 +74,7 @@ import base64
 import contextlib
 import copy
 import datetime as dt
+import functools
 import ipaddress
 import json
 import os
@@ -681,6 +687,19 @@ class Kueue(Controller):
             raise ControllerError(f"Kueue v0.17.0 with internalCertManagement off loads {metrics_dir}/tls.crt "
                                   f"and tls.key (hard-coded in cmd/kueue/main.go) and exits without them; "
                                   f"they cannot be written here: {exc}") from exc
+        # pkg/visibility/server.go: the visibility server's pair, hard-coded too (certDir "/visibility"); the
+        # release's APIService skips TLS verification (insecureSkipTLSVerify), so any valid pair serves
+        visibility_dir = Path(go_string_const(self.src / "pkg" / "visibility" / "server.go",
+                                              r'certDir\s*=\s*"([^"]+)"'))
+        try:
+            with _folder_lock(visibility_dir):
+                if not _valid_pair(visibility_dir):
+                    _write_atomic(visibility_dir / "tls.key", (certs / "tls.key").read_bytes())
+                    _write_atomic(visibility_dir / "tls.crt", (certs / "tls.crt").read_bytes(), 0o644)
+        except OSError as exc:
+            raise ControllerError(f"Kueue v0.17.0's visibility server loads {visibility_dir}/tls.crt and tls.key "
+                                  f"(hard-coded in pkg/visibility/server.go); they cannot be written here: "
+                                  f"{exc}") from exc
         config = {
             "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
             "namespace": self.namespace,
@@ -690,7 +709,10 @@ class Kueue(Controller):
             "webhook": {"port": self.webhook_port, "host": LOOPBACK, "certDir": str(certs)},
             "metrics": {"bindAddress": "0"},
             "health": {"healthProbeBindAddress": f"{LOOPBACK}:{self.health_port}"},
-            "featureGates": {"VisibilityOnDemand": False},  # else an aggregated API server wanting /visibility certs
+            # the visibility API (pendingworkloads: queue positions), served as the release serves it: an
+            # aggregated API server inside the controller, reached through the API server's aggregation layer
+            "featureGates": {"VisibilityOnDemand": True},
+            "visibilityServer": {"bindAddress": LOOPBACK, "bindPort": self.visibility_port},
             "integrations": {"frameworks": self.frameworks()},
         }
         (self.dir / "config.yaml").write_text(yaml.safe_dump(config))
@@ -705,7 +727,87 @@ class Kueue(Controller):
                                       "ValidatingWebhookConfiguration": "kueue-validating-webhook-configuration"},
                                keep=lambda w: webhook_resources(w) <= kinds)
 
+    @functools.cached_property
+    def visibility_port(self) -> int:
+        return free_port()
+
+    def visibility_objects(self) -> list[dict]:
+        """The release's config/components/visibility Service and APIServices. The Service becomes an
+        ExternalName ``localhost``: the aggregation layer resolves it to that host and the APIService's port
+        (k8s.io/apiserver pkg/util/proxy ResolveCluster), where the controller's visibility server listens;
+        an Endpoints address may not be a loopback one, and no kube-proxy runs here."""
+        vdir = self.src / "config" / "components" / "visibility"
+        kust = yaml.safe_load((vdir / "kustomization.yaml").read_text())
+        out = []
+        for res in kust["resources"]:
+            doc = load_yaml_docs(vdir / res)[0]
+            if doc["kind"] == "Service":
+                doc["metadata"]["namespace"] = self.namespace
+                doc["spec"] = {"type": "ExternalName", "externalName": "localhost",
+                               "ports": [{"name": "https", "port": self.visibility_port, "protocol": "TCP"}]}
+            elif doc["kind"] == "APIService":
+                doc["spec"]["service"] = {**doc["spec"]["service"], "namespace": self.namespace,
+                                          "port": self.visibility_port}
+            else:  # role_binding.yaml: Kueue's service account reads extension-apiserver-authentication; ours is admin
+                continue
+            out.append(doc)
+        return out
+
+    def serve_visibility(self, timeout: float = 60.0) -> None:
+        """Apply the visibility Service and APIServices and wait until the API server calls them Available."""
+        from kubernetes import client
+        from kubernetes.client.rest import ApiException
+
+        core = client.CoreV1Api(self.ctl.api)
+        for doc in self.visibility_objects():
+            if doc["kind"] == "Service":
+                try:
+                    core.delete_namespaced_service(doc["metadata"]["name"], self.namespace)
+                except ApiException as exc:
+                    if exc.status != 404:
+                        raise
+                core.create_namespaced_service(self.namespace, doc)
+            else:
+                path = f"/apis/apiregistration.k8s.io/v1/apiservices/{doc['metadata']['name']}"
+                self.ctl.delete_path(path)
+                self.ctl.create_path("/apis/apiregistration.k8s.io/v1/apiservices", doc)
+        names = [d["metadata"]["name"] for d in self.visibility_objects() if d["kind"] == "APIService"]
+        deadline = time.monotonic() + timeout
+        while True:
+            states = {}
+            for name in names:
+                obj = self.ctl.get_path(f"/apis/apiregistration.k8s.io/v1/apiservices/{name}")
+                cond = next((c for c in (obj.get("status") or {}).get("conditions") or []
+                             if c.get("type") == "Available"), {})
+                states[name] = (cond.get("status"), cond.get("message", ""))
+            if all(st == "True" for st, _ in states.values()):
+                return
+            if time.monotonic() > deadline:
+                raise ControllerError(f"Kueue's visibility APIServices not Available {timeout:.0f} s after they "
+                                      f"were applied: {states}\n{self.log_tail()}")
+            time.sleep(0.25)
+
+    def before_stop(self) -> None:
+        """The APIServices go before their server: an unavailable aggregated API fails every client's discovery."""
+        from kubernetes import client
+        from kubernetes.client.rest import ApiException
+
+        for doc in self.visibility_objects():
+            if doc["kind"] == "APIService":
+                self.ctl.delete_path(f"/apis/apiregistration.k8s.io/v1/apiservices/{doc['metadata']['name']}")
+            else:
+                try:
+                    client.CoreV1Api(self.ctl.api).delete_namespaced_service(doc["metadata"]["name"],
+                                                                            self.namespace)
+                except ApiException as exc:
+                    if exc.status != 404:
+                        raise
+
     def after_ready(self) -> None:
+        self.serve_visibility()
+        self.wait_webhooks()
+
+    def wait_webhooks(self) -> None:
         """Wait until the API server calls Kueue's webhooks: it learns a new webhook configuration from an
         informer, a moment after it is written (a TFJob created in that moment is admitted without Kueue).
         The probe: a server-side dry-run create of a TFJob with a wrongly typed field, which Kueue's mutating
@@ -859,6 +961,28 @@ class Controllers:
                                  header_params={"Content-Type": "application/json-patch+json",
                                                 "Accept": "application/json"},
                                  _preload_content=False, _return_http_data_only=True)
+
+    def _call(self, path: str, method: str, body=None):
+        resp = self.api.call_api(path, method, body=body, auth_settings=["BearerToken"],
+                                 header_params={"Content-Type": "application/json", "Accept": "application/json"},
+                                 _preload_content=False, _return_http_data_only=True)
+        return json.loads(resp.data or b"{}")
+
+    def get_path(self, path: str) -> dict:
+        return self._call(path, "GET")
+
+    def create_path(self, path: str, body: dict) -> dict:
+        return self._call(path, "POST", body)
+
+    def delete_path(self, path: str) -> None:
+        """DELETE ``path``; gone already is fine."""
+        from kubernetes.client.rest import ApiException
+
+        try:
+            self._call(path, "DELETE")
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
 
     def apply_crd(self, body: dict, timeout: float = 60.0) -> None:
         """Create the CRD, or replace it when its served versions are the same (else delete it, with its

@@ -14,6 +14,8 @@ user, which the API server's bootstrap RBAC binds to the ``system:kube-scheduler
 - The controller-manager runs the namespace, garbage-collector, service-account, pod-GC, deployment,
   replicaset, job (Indexed Jobs included), statefulset, PersistentVolume binder, TTL-after-finished and
   EndpointSlice controllers.
+- The API server runs the aggregation layer (a front-proxy CA and client cert, ``--requestheader-*``), so
+  that an aggregated API server (Kueue's visibility API) can be reached through it.
 - The API server enables the ``Priority`` admission plugin (a pod naming a missing PriorityClass is
   refused) and ``PodNodeSelector``: each test namespace carries ``scheduler.alpha.kubernetes.io/
   node-selector: arena-helm.test/pool=<namespace>``, so its pods go only to the nodes a test adds for that
@@ -121,6 +123,7 @@ class TestCluster:
     procs: dict[str, subprocess.Popen] = field(default_factory=dict)
     users: dict[str, User] = field(default_factory=dict)
     ca: trustme.CA = field(default_factory=trustme.CA)
+    front_proxy_ca: trustme.CA = field(default_factory=trustme.CA)  # the aggregation layer's (requestheader)
 
     __test__ = False  # not a pytest test class
 
@@ -191,6 +194,13 @@ class TestCluster:
         serving = self.ca.issue_cert("127.0.0.1", "localhost", "kubernetes", "kubernetes.default.svc")
         serving.cert_chain_pems[0].write_to_path(str(self.workdir / "apiserver.pem"))
         serving.private_key_pem.write_to_path(str(self.workdir / "apiserver-key.pem"))
+        # the aggregation layer (kubeadm's front-proxy): the API server proxies to an aggregated API server
+        # (Kueue's visibility server) with this client cert, and that server trusts the X-Remote-* headers of a
+        # client whose cert this CA signed (it reads the CA from kube-system/extension-apiserver-authentication)
+        self.front_proxy_ca.cert_pem.write_to_path(str(self.workdir / "front-proxy-ca.pem"))
+        proxy = self.front_proxy_ca.issue_cert("front-proxy-client", common_name="front-proxy-client")
+        proxy.cert_chain_pems[0].write_to_path(str(self.workdir / "front-proxy-client.pem"))
+        proxy.private_key_pem.write_to_path(str(self.workdir / "front-proxy-client-key.pem"))
         key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         (self.workdir / "sa.key").write_bytes(
             key.private_bytes(
@@ -294,6 +304,13 @@ class TestCluster:
                 "--service-cluster-ip-range=10.96.0.0/16",
                 f"--kubelet-certificate-authority={self.ca_file}",
                 "--kubelet-preferred-address-types=InternalIP",
+                f"--requestheader-client-ca-file={w / 'front-proxy-ca.pem'}",
+                "--requestheader-allowed-names=front-proxy-client",
+                "--requestheader-username-headers=X-Remote-User",
+                "--requestheader-group-headers=X-Remote-Group",
+                "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+                f"--proxy-client-cert-file={w / 'front-proxy-client.pem'}",
+                f"--proxy-client-key-file={w / 'front-proxy-client-key.pem'}",
                 "--profiling=false",
                 "--v=1",
             ],

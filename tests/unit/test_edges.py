@@ -11,6 +11,7 @@ from arena_helm import failures
 from arena_helm.errors import CredentialsError, ForbiddenError, KubeconfigError, UnreachableError, UsageError
 from arena_helm.kinds import KINDS
 from arena_helm.kubeconfig import merge
+from arena_helm.queueing import queue_info
 from arena_helm.views import job_phase
 from arena_helm.waiting import state_reason
 
@@ -117,8 +118,9 @@ def test_state_reasons():
         "TFJobFailed: TFJob j has failed because x."
     queued = _job(("Created", "True", "", ""), suspend=True, labels={"kueue.x-k8s.io/queue-name": "q"})
     workload = {"metadata": {"name": "w", "ownerReferences": [{"uid": "u1"}]},
-                "status": {"conditions": [{"type": "QuotaReserved", "status": "False", "message": "no GPUs"}]}}
-    assert state_reason("SUSPENDED", job=queued, kind="TFJob", name="j", namespace="n", workload=workload) == \
+                "status": {"conditions": [{"type": "QuotaReserved", "status": "False", "message": "no\n GPUs"}]}}
+    queue = queue_info(queued, workload=workload)
+    assert state_reason("QUEUED", job=queued, kind="TFJob", name="j", namespace="n", queue=queue) == \
         "held by Kueue: waiting in queue q (workload w: no GPUs)"
     assert state_reason("RUNNING", job=queued, kind="TFJob", name="j", namespace="n") == ""
 
@@ -134,7 +136,7 @@ def test_state_reasons_before_the_controllers_react():
     assert state_reason("SUSPENDED", job=done, kind="TFJob", name="j", namespace="n") == \
         "TFJob j is suspended. (runPolicy.suspend is true)"
     queued = _job(("Created", "True", "", ""), suspend=True, labels={"kueue.x-k8s.io/queue-name": "team-q"})
-    assert state_reason("SUSPENDED", job=queued, kind="TFJob", name="j", namespace="n") == \
+    assert state_reason("QUEUED", job=queued, kind="TFJob", name="j", namespace="n", queue=queue_info(queued)) == \
         "held by Kueue: waiting in queue team-q"
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from arena_helm.kinds import KINDS
@@ -80,3 +82,35 @@ def test_rerun_values_change_only_what_the_flags_change():
     same = rerun_values(old_values, job_values(old_spec), job_values(old_spec), prov)
     assert {k: v for k, v in same.items() if k != "provenance"} == {
         k: v for k, v in old_values.items() if k != "provenance"}
+
+
+def _pod(*statuses, init=()):
+    return {"status": {"containerStatuses": [{"image": i, "imageID": d} for i, d in statuses],
+                       "initContainerStatuses": [{"image": i, "imageID": d} for i, d in init]}}
+
+
+def test_image_digests_from_the_pods_and_what_get_records():
+    from arena_helm.provenance import DIGESTS_ANNOTATION, digests_to_record, image_digests, recorded_digests
+
+    d1, d2 = "docker.io/library/tf@sha256:" + "1" * 64, "registry.k8s.io/git-sync@sha256:" + "2" * 64
+    pods = [_pod(("tf:2", d1), init=(("git-sync:v4", "docker-pullable://" + d2),)),
+            _pod(("tf:2", d1), ("sidecar:1", ""))]  # a container still pulling reports no imageID
+    assert image_digests(pods) == {"git-sync:v4": d2, "tf:2": d1}
+    job = {"metadata": {"annotations": {}}}
+    assert digests_to_record(job, pods) == {"git-sync:v4": d2, "tf:2": d1}
+    job["metadata"]["annotations"][DIGESTS_ANNOTATION] = json.dumps({"tf:2": d1, "git-sync:v4": d2})
+    assert recorded_digests(job) == {"tf:2": d1, "git-sync:v4": d2}
+    assert digests_to_record(job, pods) is None  # nothing new: no write
+    moved = "docker.io/library/tf@sha256:" + "9" * 64  # the tag moved since: the first digest stays
+    assert digests_to_record(job, [_pod(("tf:2", moved), ("new:1", moved))]) == {
+        "git-sync:v4": d2, "new:1": moved, "tf:2": d1}
+    job["metadata"]["annotations"][DIGESTS_ANNOTATION] = "not json"
+    assert recorded_digests(job) == {}
+
+
+def test_the_sync_commit_is_recorded_only_when_known():
+    from arena_helm.kinds import BY_KEY
+
+    spec = BY_KEY["tfjob"].spec_class()(name="j", image="tf:2", command="python t.py")
+    assert "gitCommit" not in record(spec, ["arena-helm"])
+    assert record(spec, ["arena-helm"], "a" * 40)["gitCommit"] == "a" * 40

@@ -258,7 +258,7 @@ def test_a_suspended_queued_job_views_the_same_slim_and_full():
     now = dt.datetime(2026, 1, 2, 4, 0, tzinfo=dt.UTC)
     full = job_view(release=None, job=copy.deepcopy(j), pods=[], now=now)
     slim = job_view(release=None, job=slim_job(j), pods=[], now=now)
-    assert slim == full and full.status == "SUSPENDED" and "team-queue" in full.reason
+    assert slim == full and full.status == "QUEUED" and full.reason == "held by Kueue: waiting in queue team-queue"
     assert slim_job(j)["metadata"]["labels"] == {"helm.sh/chart": "tfjob-0.1.0", "kueue.x-k8s.io/queue-name": "team-queue"}
 
 

@@ -83,7 +83,8 @@ addRequestGPUsToAnnotation runs after setAnnotations). Renders nothing when ther
 {{/*
 arena-common.metadata: metadata of the job object (name, namespace, labels with the Kueue queue label,
 annotations: the pods' ones and, on the job only, what made it: provenance.version as
-arena-helm.kubeflow.org/version and provenance.commandLine, as JSON, as arena-helm.kubeflow.org/command-line).
+arena-helm.kubeflow.org/version, provenance.commandLine, as JSON, as arena-helm.kubeflow.org/command-line,
+and provenance.gitCommit as arena-helm.kubeflow.org/git-commit).
 */}}
 {{- define "arena-common.metadata" -}}
 {{- $root := .root -}}
@@ -98,6 +99,7 @@ labels:
 {{- with $root.Values.provenance }}
 {{- with .version }}{{ $_ := set $annotations "arena-helm.kubeflow.org/version" (toString .) }}{{ end }}
 {{- with .commandLine }}{{ $_ := set $annotations "arena-helm.kubeflow.org/command-line" (toJson .) }}{{ end }}
+{{- with .gitCommit }}{{ $_ := set $annotations "arena-helm.kubeflow.org/git-commit" (toString .) }}{{ end }}
 {{- end }}
 {{- with $annotations }}
 annotations:
