@@ -310,18 +310,24 @@ def job_runtime(job: dict) -> str:
     return f"{ref['name']} ({ref.get('kind') or 'ClusterTrainingRuntime'})"
 
 
-def _node_pods(job: dict) -> list[tuple[int, list[dict]]]:
-    """(pod count, containers) of each group of identical pods the job asks for."""
+def pod_templates(job: dict) -> list[tuple[str, int, dict]]:
+    """(group name, pod count, pod spec) of each group of identical pods the job asks for: a replica type's
+    template (name in lower case), or a TrainJob's ``node`` pods (numNodes x resourcesPerNode; the runtime's
+    numNodes is 1 when the job sets none)."""
     spec = job.get("spec") or {}
     key = _info(job).nodes_key
-    if key:  # a TrainJob: numNodes x resourcesPerNode (the runtime's numNodes is 1 when the job sets none)
+    if key:
         trainer = spec.get(key) or {}
-        return [(int(trainer.get("numNodes") or 1), [{"resources": trainer.get("resourcesPerNode") or {}}])]
-    out = []
-    for rspec in replica_specs(job).values():
-        containers = (((rspec or {}).get("template") or {}).get("spec") or {}).get("containers") or []
-        out.append((int((rspec or {}).get("replicas", 1) or 0), containers))
-    return out
+        return [("node", int(trainer.get("numNodes") or 1),
+                 {"containers": [{"name": "node", "resources": trainer.get("resourcesPerNode") or {}}]})]
+    return [(str(rtype).lower(), int((rspec or {}).get("replicas", 1) or 0),
+             ((rspec or {}).get("template") or {}).get("spec") or {})
+            for rtype, rspec in replica_specs(job).items()]
+
+
+def _node_pods(job: dict) -> list[tuple[int, list[dict]]]:
+    """(pod count, containers) of each group of identical pods the job asks for."""
+    return [(n, pod_spec.get("containers") or []) for _, n, pod_spec in pod_templates(job)]
 
 
 def replica_specs(job: dict) -> dict[str, dict]:

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""How ``arena-helm list -A`` scales: 1,000 then 10,000 TFJob releases (15,000 pods) on the test API server.
+"""How ``arena-helm list -A`` scales: 1,000 then 10,000 TFJob releases (10,000 pods; a third of the jobs
+QUEUED) on the test API server.
 
 1. Starts the test API server (``tests/support/kubecluster.py``).
-2. Installs two template releases with the real helm (a single-Chief TFJob and a 2-worker TFJob), reads
-   back their release Secrets and TFJob objects, and uninstalls them again.
+2. Installs three template releases with the real helm (a single-Chief TFJob, a 2-worker TFJob and one of a
+   LocalQueue, ``--queue-name``), reads back their release Secrets and TFJob objects, and uninstalls them
+   again.
 3. Seeds releases FAST, without running helm per release: for every job it writes the helm release Secret
    (helm's storage format: Secret ``sh.helm.release.v1.<name>.v1`` of type ``helm.sh/release.v1``, data
    ``release`` = base64(gzip(JSON release)), which the Secret's own base64 wraps once more) copied from a
-   template with the name, namespace and times replaced, the TFJob object, and its 1 or 2 pods (as the
+   template with the name, namespace and times replaced, the TFJob object, and its 0, 1 or 2 pods (as the
    training operator would create them; they stay Pending: there is no node). A thread pool does it.
 4. Checks at the first size that the real helm (every version the tests use) lists exactly the seeded
    releases (at the full size the baseline's own ``helm list`` run is checked).
@@ -57,7 +59,10 @@ PAGE_SIZE = 500  # arena_helm.kube.PAGE_SIZE (checked at start)
 KINDS_QUERY = "tfjobs,pytorchjobs,mpijobs,pods"
 # Template releases: (release name, extra submit flags). The names are unusual strings so that replacing
 # them in the manifest and values touches nothing else.
-TEMPLATES = (("seedtplone", []), ("seedtpltwo", ["--workers", "2"]))
+# The third is a job of a Kueue LocalQueue, seeded as Kueue holds one: suspended, no pods (QUEUED): list asks
+# Kueue's visibility API for the positions once per LocalQueue (here one per namespace), whatever the jobs.
+TEMPLATES = (("seedtplone", []), ("seedtpltwo", ["--workers", "2"]), ("seedtplq", ["--queue-name", "seedq"]))
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 TEMPLATE_NS = "bench-template"
 
 
@@ -166,12 +171,16 @@ class Template:
             {"app.kubernetes.io/part-of": "arena-helm", "release": name, "app": "tfjob"}
         )
         job["spec"] = self._sub(copy.deepcopy(self.tfjob["spec"]), name, namespace)
+        if QUEUE_LABEL in job["metadata"]["labels"]:  # as Kueue's webhook leaves it until admission
+            job["spec"].setdefault("runPolicy", {})["suspend"] = True
         return job
 
 
 def pods_for(job: dict, uid: str) -> list[dict]:
-    """The pods the training operator would create for ``job`` (owner reference to it)."""
+    """The pods the training operator would create for ``job`` (owner reference to it); none while suspended."""
     name = job["metadata"]["name"]
+    if (job["spec"].get("runPolicy") or {}).get("suspend"):
+        return []
     owner = {"apiVersion": job["apiVersion"], "kind": job["kind"], "name": name, "uid": uid,
              "controller": True, "blockOwnerDeletion": True}
     pods = []

@@ -377,7 +377,7 @@ def team_queue(cluster, controllers, namespace):
         custom.delete_cluster_custom_object(*KUEUE, "resourceflavors", flavor)
 
 
-def test_suspended_by_kueue_names_the_queue_and_why(helm_bin, cluster, namespace, team_queue):
+def test_queued_by_kueue_names_the_queue_and_why(helm_bin, cluster, namespace, team_queue):
     o = opts(cluster, namespace, helm_bin)
     _submit(cluster, namespace, helm_bin, "queued", "--queue-name", "team-q", "--workers", "2", "--gpus", "1")
     custom = client.CustomObjectsApi(cluster.api_client())
@@ -398,9 +398,12 @@ def test_suspended_by_kueue_names_the_queue_and_why(helm_bin, cluster, namespace
     assert message.startswith(f"couldn't assign flavors to pod set worker: insufficient quota for {GPU} in flavor "
                               f"{team_queue}"), message
     got = ok(cli("get", "queued", *o))
-    assert "Status:      SUSPENDED" in got
+    assert "Status:      QUEUED" in got
     assert reason_line(got) == f"Reason:      held by Kueue: waiting in queue team-q (workload {workload}: " \
                                f"{message})"
+    cq = f"cq-{namespace}"
+    assert f"Queue:       team-q (cluster queue {cq}): position 1 in local queue team-q, 1 in cluster queue {cq}\n" \
+        in got, got
 
 
 def test_a_job_object_deleted_outside_says_how_to_clean_up(helm_bin, cluster, namespace):

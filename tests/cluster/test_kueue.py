@@ -8,8 +8,10 @@ when it was admitted, and the third moves up to position 1, then runs in turn.""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
+import time
 
 import pytest
 from kubernetes import client
@@ -121,7 +123,10 @@ def test_a_job_over_the_free_quota_waits_suspended_until_the_quota_frees(helm_bi
                            f"flavor {queue['flavor']}, 1 more needed; couldn't assign flavors to pod set worker: "
                            f"insufficient unused quota for {GPU} in flavor {queue['flavor']}, 2 more needed"), message
 
-        # a third, of 4 GPUs, queues behind the second
+        # a third, of 4 GPUs, queues behind the second. Kueue orders equal priorities by their Workloads'
+        # creationTimestamp, whole seconds: the third's Workload must come a second later to be behind.
+        created = dt.datetime.fromisoformat(wl["metadata"]["creationTimestamp"].replace("Z", "+00:00"))
+        time.sleep(max(0.0, (created + dt.timedelta(seconds=1.2) - dt.datetime.now(dt.UTC)).total_seconds()))
         arena("submit", "pytorch", "--name", "third", "--image", "pt:2", "--workers", "2", "--gpus", "2",
               "--queue-name", lq, "--", "torchrun", "train.py")
         third_uid = custom.get_namespaced_custom_object(*KUBEFLOW, ns, "pytorchjobs", "third")["metadata"]["uid"]
@@ -135,7 +140,8 @@ def test_a_job_over_the_free_quota_waits_suspended_until_the_quota_frees(helm_bi
             return [(i["metadata"]["ownerReferences"][0]["uid"], i["positionInLocalQueue"],
                      i["positionInClusterQueue"]) for i in items]
 
-        wait_for(lambda: pending_in_order() == [(uid, 0, 0), (third_uid, 1, 1)], "second then third pending")
+        wait_for(lambda: len(pending_in_order()) == 2, "the second and third pending")
+        assert pending_in_order() == [(uid, 0, 0), (third_uid, 1, 1)]
         assert mask(arena("list")) == mask(
             "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE QUEUE POS(LocalQueue) "
             "POS(ClusterQueue)\n"
@@ -176,7 +182,8 @@ def test_a_job_over_the_free_quota_waits_suspended_until_the_quota_frees(helm_bi
         out = arena("get", "second")
         assert "Reason:" not in out
         assert f"Queue:       {lq} (cluster queue {cq}), admitted {admitted['lastTransitionTime']}\n" in out, out
-        wait_for(lambda: pending_in_order() == [(third_uid, 0, 0)], "third first in the queue")
+        wait_for(lambda: len(pending_in_order()) == 1, "the third alone in the queue")
+        assert pending_in_order() == [(third_uid, 0, 0)]
         assert "Queue:       " + f"{lq} (cluster queue {cq}): position 1 in local queue {lq}, 1 in cluster queue " \
             f"{cq}\n" in arena("get", "third")
 
