@@ -163,6 +163,6 @@ def digests_to_record(job: dict | None, pods: list[dict]) -> dict[str, str] | No
     return dict(sorted(merged.items())) if merged != known else None
 
 
-__all__ = ["COMMAND_ANNOTATION", "DIGESTS_ANNOTATION", "GIT_COMMIT_ANNOTATION", "VERSION_ANNOTATION", "digests_to_record", "extras",
-           "image_digests", "mask", "of_values", "overlay", "record", "recorded_digests", "rerun_values",
-           "spec_fields"]
+__all__ = ["COMMAND_ANNOTATION", "DIGESTS_ANNOTATION", "GIT_COMMIT_ANNOTATION", "VERSION_ANNOTATION",
+           "digests_to_record", "extras", "image_digests", "mask", "of_values", "overlay", "record",
+           "recorded_digests", "rerun_values", "spec_fields"]

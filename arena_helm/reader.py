@@ -25,7 +25,7 @@ from .helm import Helm
 from .kinds import BY_KIND, KINDS, lookup
 from .kube import KubeReader
 from .nodeviews import NodeView, node_view
-from .queueing import owned_workload, pending_positions, place, queue_info, queue_of
+from .queueing import owned_workload, pending_positions, place, queue_info
 from .releases import (
     LISTED_STATES,
     ReleaseMeta,
@@ -385,7 +385,7 @@ def explain_state(c: Cluster, view: JobView, job: dict | None, kind: str, releas
         description = " ".join(str((release or {}).get("description") or "").split())
         view.reason = state_reason(view.status, job=job, kind=kind, name=view.name, namespace=view.namespace,
                                    release_description=description)
-    elif view.queue is not None and queue_of(job):
+    elif view.queue is not None:  # a job of a Kueue LocalQueue (its queue-name label)
         try:
             workloads = c.kube.list_kueue_workloads(view.namespace)
             local_queue = c.kube.get_local_queue(view.namespace, view.queue.local_queue)

@@ -320,6 +320,18 @@ def _folder_lock(folder: Path):
         yield
 
 
+def _write_pair_once(folder: Path, certs: Path, needs: str) -> None:
+    """``certs``' tls.key and tls.crt copied to ``folder`` unless it holds a valid pair already (another test
+    worker's cluster may be writing it too: under a lock); ``needs`` says who reads it, for the error."""
+    try:
+        with _folder_lock(folder):
+            if not _valid_pair(folder):
+                _write_atomic(folder / "tls.key", (certs / "tls.key").read_bytes())
+                _write_atomic(folder / "tls.crt", (certs / "tls.crt").read_bytes(), 0o644)
+    except OSError as exc:
+        raise ControllerError(f"{needs}; they cannot be written here: {exc}") from exc
+
+
 def _write_atomic(path: Path, data: bytes, mode: int = 0o600) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_bytes(data)
@@ -678,28 +690,14 @@ class Kueue(Controller):
         # cmd/kueue/main.go: with internalCertManagement off, a cert watcher on a hard-coded folder, fatal if empty
         metrics_dir = Path(go_string_const(self.src / "cmd" / "kueue" / "main.go",
                                            r'metricsCertPath\s*:=\s*"([^"]+)"'))
-        try:
-            with _folder_lock(metrics_dir):  # another test worker's cluster may be writing it too
-                if not _valid_pair(metrics_dir):
-                    _write_atomic(metrics_dir / "tls.key", (certs / "tls.key").read_bytes())
-                    _write_atomic(metrics_dir / "tls.crt", (certs / "tls.crt").read_bytes(), 0o644)
-        except OSError as exc:
-            raise ControllerError(f"Kueue v0.17.0 with internalCertManagement off loads {metrics_dir}/tls.crt "
-                                  f"and tls.key (hard-coded in cmd/kueue/main.go) and exits without them; "
-                                  f"they cannot be written here: {exc}") from exc
+        _write_pair_once(metrics_dir, certs, f"Kueue v0.17.0 with internalCertManagement off loads "
+                         f"{metrics_dir}/tls.crt and tls.key (hard-coded in cmd/kueue/main.go) and exits without them")
         # pkg/visibility/server.go: the visibility server's pair, hard-coded too (certDir "/visibility"); the
         # release's APIService skips TLS verification (insecureSkipTLSVerify), so any valid pair serves
         visibility_dir = Path(go_string_const(self.src / "pkg" / "visibility" / "server.go",
                                               r'certDir\s*=\s*"([^"]+)"'))
-        try:
-            with _folder_lock(visibility_dir):
-                if not _valid_pair(visibility_dir):
-                    _write_atomic(visibility_dir / "tls.key", (certs / "tls.key").read_bytes())
-                    _write_atomic(visibility_dir / "tls.crt", (certs / "tls.crt").read_bytes(), 0o644)
-        except OSError as exc:
-            raise ControllerError(f"Kueue v0.17.0's visibility server loads {visibility_dir}/tls.crt and tls.key "
-                                  f"(hard-coded in pkg/visibility/server.go); they cannot be written here: "
-                                  f"{exc}") from exc
+        _write_pair_once(visibility_dir, certs, f"Kueue v0.17.0's visibility server loads {visibility_dir}/tls.crt "
+                         "and tls.key (hard-coded in pkg/visibility/server.go)")
         config = {
             "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
             "namespace": self.namespace,
