@@ -53,6 +53,22 @@ class DryRunOutput(str, enum.Enum):
     values = "values"
 
 
+class SubmitOutput(str, enum.Enum):
+    """``submit -o``: what --dry-run prints (manifests, values) or how --check answers (json, yaml)."""
+
+    manifests = "manifests"
+    values = "values"
+    json = "json"
+    yaml = "yaml"
+
+
+class CheckOutput(str, enum.Enum):
+    """``fit -o``: the answer as JSON or YAML instead of the table."""
+
+    json = "json"
+    yaml = "yaml"
+
+
 class RuntimeKind(str, enum.Enum):
     """The kinds of Kubeflow Trainer v2 training runtime a TrainJob can reference."""
 

@@ -83,7 +83,10 @@ class AlreadyExistsError(ArenaHelmError):
 
 
 class ForbiddenError(ArenaHelmError):
-    """RBAC denied the request."""
+    """RBAC denied the request. ``denied``: what was denied to whom (``listing nodes: forbidden: User "u"
+    cannot list nodes cluster-wide``), for a caller that says itself what to do about it."""
+
+    denied = ""
 
 
 class WaitTimeoutError(ArenaHelmError):

@@ -82,10 +82,10 @@ def forbidden(action: str, message: str) -> ForbiddenError:
     where = f"in namespace {ns}" if ns else "cluster-wide"
     instead = ("work in a namespace where you have it (-n NAMESPACE)" if ns else
                "stay in one namespace you may use (-n NAMESPACE without -A; top job rather than top node)")
-    return ForbiddenError(
-        f'{action}: forbidden: User "{m.group("user")}" cannot {m.group("verb")} {resource} {where}: ask a cluster '
-        f"admin for that permission (RBAC), or {instead}"
-    )
+    denied = f'{action}: forbidden: User "{m.group("user")}" cannot {m.group("verb")} {resource} {where}'
+    err = ForbiddenError(f"{denied}: ask a cluster admin for that permission (RBAC), or {instead}")
+    err.denied = denied
+    return err
 
 
 def from_api(status: int, message: str, action: str, server: str | None) -> ArenaHelmError:

@@ -418,6 +418,21 @@ class KubeReader(Kube):
         except NotFoundError:
             return None
 
+    def get_cluster_queue(self, name: str) -> dict | None:
+        """Kueue's ClusterQueue ``name`` (kueue.x-k8s.io/v1beta1), None if there is none."""
+        try:
+            return self.get_json(f"/apis/kueue.x-k8s.io/v1beta1/clusterqueues/{name}",
+                                 f"reading Kueue cluster queue {name}")
+        except NotFoundError:
+            return None
+
+    def get_namespace(self, name: str) -> dict | None:
+        """Namespace ``name``, None if there is none."""
+        try:
+            return self.get_json(f"/api/v1/namespaces/{name}", f"reading namespace {name}")
+        except NotFoundError:
+            return None
+
     def pending_workloads(self, namespace: str, local_queue: str) -> list[dict] | None:
         """The pending workloads of a LocalQueue in Kueue's order, from Kueue's visibility API (an aggregated
         API its controller serves: ``visibility.kueue.x-k8s.io`` v1beta2, else v1beta1); None when no version

@@ -167,3 +167,20 @@ def slim_pod(pod: dict) -> dict:
             out_status[key] = [_container_status(cs) for cs in status[key]]
     return {"metadata": _meta(pod.get("metadata") or {}, job=False), "spec": out_spec,
             "status": out_status}
+
+
+def slim_pod_requests(pod: dict) -> dict:
+    """What a pod takes of its node, for the fit check: its node, the resources of its containers and init
+    containers (a sidecar's restartPolicy), its overhead and its phase."""
+    spec = pod.get("spec") or {}
+    out_spec: dict = {"containers": [{"resources": c["resources"]} for c in spec.get("containers") or []
+                                     if c.get("resources")]}
+    if spec.get("nodeName"):
+        out_spec["nodeName"] = _intern(spec["nodeName"])
+    if spec.get("initContainers"):
+        out_spec["initContainers"] = [{k: c[k] for k in ("resources", "restartPolicy") if c.get(k)}
+                                      for c in spec["initContainers"]]
+    if spec.get("overhead"):
+        out_spec["overhead"] = spec["overhead"]
+    phase = (pod.get("status") or {}).get("phase")
+    return {"spec": out_spec, "status": {"phase": _intern(phase)} if phase else {}}

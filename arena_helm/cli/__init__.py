@@ -276,6 +276,8 @@ _KIND_NAMES = ", ".join(k.kind for k in KINDS)
 # The commands: `arena-helm --help` needs just these names and lines.
 COMMANDS: dict[str, Entry] = {
     "submit": ("submit", "app", f"Submit a training job ({_KIND_NAMES}) as a Helm release.", False, {}),
+    "fit": ("submit", "fit_app", "Check whether a job would fit the cluster now (exit 0), later (4) or never (5).",
+            False, {}),
     "list": ("jobs", "list_cmd", "List the training jobs (newest first).", False, {}),
     "ls": ("jobs", "list_cmd", "List the training jobs (newest first).", True, {}),
     "get": ("jobs", "get_cmd", "Show one job: status, instances, TensorBoard, and why it is pending or failed.",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import inspect
+import json
 import types
 import typing
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..enums import DryRunOutput
+from ..enums import CheckOutput, DryRunOutput, SubmitOutput
 from ..kinds import KINDS, lookup
 from . import FastCommand, lazy_app
 from .common import GLOBAL_OPTIONS, ArenaConfig, ArenaNamespace, Globals, LogLevel, loglevel_option, offer_dry_run
@@ -48,8 +49,10 @@ RUN_OPTIONS: list[tuple[str, Any, Any]] = [
     ("set_json", Annotated[list[str] | None, Opt("--set-json", metavar="KEY=JSON", help="Chart value KEY=JSON, given "
                                                  "to helm as --set-json (repeatable).")], None),
     ("dry_run", Annotated[bool, Opt("--dry-run", help="Print the manifests; contact no cluster.")], False),
-    ("output", Annotated[DryRunOutput | None, Opt("--output", "-o", help="With --dry-run: manifests (default) or "
-                                                  "values.")], None),
+    ("check", Annotated[bool, Opt("--check", help="Install nothing: say whether the job fits the cluster now "
+                                  "(exit 0), only once others finish (4) or never (5), and why.")], False),
+    ("output", Annotated[SubmitOutput | None, Opt("--output", "-o", help="With --dry-run: manifests (default) or "
+                                                  "values; with --check: json or yaml (default: a table).")], None),
     ("wait", Annotated[bool, Opt("--wait", help="Follow the job to its end; exit 0 succeeded, 1 failed, "
                                  "3 timed out.")], False),
     ("timeout", Annotated[str | None, Opt("--timeout", help="With --wait: how long to wait. [default: 30m]")], None),
@@ -59,6 +62,14 @@ RUN_OPTIONS: list[tuple[str, Any, Any]] = [
     ("loglevel", loglevel_option(hidden=True), None),
     ("arena_namespace", ArenaNamespace, None),
     ("arena_config", ArenaConfig, None),
+]
+
+
+# ``fit KIND``: submit's flags without those of an install or a dry run; -o json|yaml
+_NOT_FIT = {"dry_run", "check", "output", "wait", "timeout", "notify"}
+FIT_OPTIONS: list[tuple[str, Any, Any]] = [
+    *(o for o in RUN_OPTIONS if o[0] not in _NOT_FIT),
+    ("output", Annotated[CheckOutput | None, Opt("--output", "-o", help="json or yaml (default: a table).")], None),
 ]
 
 
@@ -205,9 +216,19 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
     info = BY_KEY[kind_key]
     words = list(command or [])
     _check_command_words(ctx, words)
-    dry_run, output = run["dry_run"], run["output"]
-    if output is not None and not dry_run:
-        raise UsageError(f"-o/--output {output.value} needs --dry-run (a submit without --dry-run installs the job)")
+    dry_run, output, check = run["dry_run"], run["output"], run["check"]
+    if check and dry_run:
+        raise UsageError("--check cannot be used with --dry-run: --check reads the cluster, --dry-run contacts none")
+    if check and run["wait"]:
+        raise UsageError("--wait cannot be used with --check: a check installs nothing to wait for")
+    if output is not None:
+        fmt = output.value
+        if check and fmt not in ("json", "yaml"):
+            raise UsageError(f"-o/--output {fmt}: --check answers as json or yaml (or a table without -o)")
+        if not check and not dry_run:
+            raise UsageError(f"-o/--output {fmt} needs --dry-run or --check (a submit without them installs the job)")
+        if dry_run and fmt not in ("manifests", "values"):
+            raise UsageError(f"-o/--output {fmt}: --dry-run prints manifests or values ({fmt} goes with --check)")
     if run["timeout"] is not None and not run["wait"]:
         raise UsageError("--timeout needs --wait")
     if run["wait"] and dry_run:
@@ -222,9 +243,12 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
         wait_seconds = parse_duration(run["timeout"] or "30m")
     except ValueError as exc:
         raise UsageError(f"--timeout: {exc}") from None
-    if not words and not fields.get("image_entrypoint") and not info.spec_class().COMMAND_OPTIONAL:
+    if not words and not fields.get("image_entrypoint") and not info.spec_class().COMMAND_OPTIONAL and not check:
         raise UsageError("no training command: give it after the flags (e.g. ... python train.py), or "
                          "--image-entrypoint to run the image's own entrypoint")
+    if check:  # a check installs nothing: the name only labels the rendered objects, no pod runs the image
+        fields.setdefault("name", "fit")
+        fields.setdefault("image", "fit-check")
     defaults = load_defaults()
     fields["command"] = " ".join(words)
     fields["namespace"] = resolve_namespace(g.namespace, g.kubeconfig, g.context, defaults)
@@ -241,12 +265,16 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
     sources = ValueSources.of(run["values_file"] or (), run["set_value"] or (), run["set_string"] or (),
                               run["set_file"] or (), run["set_json"] or ())
     sources.check_files()
-    if dry_run:
+    if dry_run or check:
         from ..identity import submitting_user
         from ..kubeconfig import lenient_view
 
+        # the user only labels what renders: the kubeconfig's name, without asking the API server
         spec = spec.model_copy(update={"user": submitting_user(lenient_view(g.kubeconfig, g.context), None)})
-        _render(spec, sources, output, g)  # --dry-run needs no kubeconfig
+        if check:
+            _check(spec, sources, output, g)
+        else:
+            _render(spec, sources, output, g)  # --dry-run needs no kubeconfig
         return
     with offer_dry_run():
         _install(spec, sources, run, wait_seconds, g)
@@ -285,11 +313,46 @@ def _render(spec, sources, output, g: Globals, values=None) -> None:
 
     if values is None:
         values = job_values(spec, provenance_of(spec))
-    if output is DryRunOutput.values:  # helm merges only when there is something to merge
+    if output is not None and output.value == DryRunOutput.values.value:  # helm merges only when there is something to merge
         merged = Helm(g.helm_binary).merged_values(values, sources) if sources else values
         typer.echo(yaml.safe_dump(merged, sort_keys=False, allow_unicode=True), nl=False)
         return
     typer.echo(render(spec, Helm(g.helm_binary), values=values, sources=sources), nl=False)
+
+
+def _check(spec, sources, output, g: Globals) -> None:
+    """``--check`` / ``fit``: the job's manifests rendered as submit would install them, their pods checked
+    against the cluster (``reader.fit_job``); exit 0 fits now, 4 only once others finish, 5 never."""
+    import yaml
+
+    from ..helm import Helm
+    from ..kinds import BY_KEY
+    from ..kube import KubeReader
+    from ..kubeconfig import load
+    from ..reader import Cluster, fit_job
+    from ..submission import job_values, render
+
+    load(g.kubeconfig, g.context).check()  # a missing kubeconfig is one line before helm renders anything
+    helm = Helm(g.helm_binary)
+    kind = BY_KEY[spec.kind].kind
+    docs = [d for d in yaml.safe_load_all(render(spec, helm, values=job_values(spec, provenance_of(spec)),
+                                                 sources=sources)) if d]
+    job = next((d for d in docs if d.get("kind") == kind), None)
+    if job is None:
+        from ..errors import UsageError
+
+        raise UsageError(f"the rendered manifests hold no {kind} (check the --values/--set given)")
+    job.setdefault("metadata", {}).setdefault("namespace", spec.namespace)
+    result = fit_job(Cluster(helm, KubeReader(g.kubeconfig, g.context)), job)
+    if output is None:
+        typer.echo(f"{kind} {spec.name} in namespace {spec.namespace}:")
+        typer.echo(result.text())
+    else:
+        doc = {"name": spec.name, "namespace": spec.namespace, "kind": kind, **result.to_json()}
+        typer.echo(json.dumps(doc, indent=2) if output.value == "json" else
+                   yaml.safe_dump(doc, sort_keys=False).rstrip("\n"))
+    if result.exit_code:
+        raise typer.Exit(result.exit_code)
 
 
 def _install(spec, sources, run: dict[str, Any], wait_seconds: int, g: Globals, make_values=None) -> None:
@@ -329,19 +392,21 @@ def _install(spec, sources, run: dict[str, Any], wait_seconds: int, g: Globals, 
             raise typer.Exit(1)
 
 
-def make_command(kind_key: str):
-    """The submit command of one kind: its signature is the COMMAND argument, the spec's options, the run
-    options and the global ones."""
+def make_command(kind_key: str, *, fit: bool = False):
+    """The submit command of one kind (``fit``: its fit command): its signature is the COMMAND argument, the
+    spec's options, the run options and the global ones."""
     info = lookup(kind_key)
     spec_params, options = spec_options(info.spec_class())
+    run_options = FIT_OPTIONS if fit else RUN_OPTIONS
     extra = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a)
-             for n, a, d in RUN_OPTIONS + GLOBAL_OPTIONS]
+             for n, a, d in run_options + GLOBAL_OPTIONS]
     command_param = inspect.Parameter("command", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Command)
     ctx_param = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)
     params = [ctx_param, command_param, *spec_params, *extra]
 
     def submit_command(**kwargs: Any) -> None:
-        run = {n: kwargs.pop(n) for n, _, _ in RUN_OPTIONS}
+        run = {n: d for n, _, d in RUN_OPTIONS} | {n: kwargs.pop(n) for n, _, _ in run_options}
+        run["check"] = run["check"] or fit
         given = {n: kwargs.pop(n) for n, _, _ in GLOBAL_OPTIONS}
         given["debug"] = given["debug"] or run["loglevel"] is LogLevel.debug
         g = Globals(**given)
@@ -353,7 +418,9 @@ def make_command(kind_key: str):
     submit_command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     submit_command.__annotations__ = {p.name: p.annotation for p in params}
     doc = inspect.cleandoc(info.spec_class().__doc__ or "").replace("``", "")  # reST literals read as plain text
-    submit_command.__doc__ = f"Submit {info.summary}.\n\n{doc}"
+    submit_command.__doc__ = (f"Check whether {info.summary} would fit the cluster: exit 0 now, 4 once others "
+                              f"finish, 5 never. Submit's flags; --name, --image and the training command may be left out."
+                              if fit else f"Submit {info.summary}.\n\n{doc}")
     submit_command.__name__ = info.key
     return submit_command
 
@@ -362,6 +429,8 @@ def __getattr__(name: str):
     """``cmd_<kind>``: the submit command of a kind, built on first use (see ``LazyGroup``)."""
     if name.startswith("cmd_"):
         return make_command(name[len("cmd_"):])
+    if name.startswith("fit_"):
+        return make_command(name[len("fit_"):], fit=True)
     raise AttributeError(name)
 
 
@@ -372,5 +441,17 @@ app = lazy_app(
         for info in KINDS for name in info.names
     },
     help="Submit a training job (" + ", ".join(k.kind for k in KINDS) + ") as a Helm release.",
+    command_cls=SubmitCommand,
+)
+
+# ``fit KIND``: submit's commands with --check always on
+fit_app = lazy_app(
+    {
+        name: ("submit", f"fit_{info.key}", f"Check whether {info.summary} would fit the cluster.", name != info.key,
+               CMD_SETTINGS)
+        for info in KINDS for name in info.names
+    },
+    help="Check whether a job would fit the cluster, its pods on the nodes and its queue's quota: exit 0 fits now, "
+         "4 only once others finish, 5 never.",
     command_cls=SubmitCommand,
 )

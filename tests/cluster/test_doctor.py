@@ -25,7 +25,8 @@ NAMESPACED_RBAC = ["RBAC: secrets, configmaps", "RBAC: services", "RBAC: deploym
                    "RBAC: trainingruntimes (trainer.kubeflow.org)", "RBAC: pods, events, persistentvolumeclaims", "RBAC: pods/log",
                    "RBAC: pods/exec", "RBAC: workloads, localqueues (kueue.x-k8s.io)",
                    "RBAC: localqueues/pendingworkloads (visibility.kueue.x-k8s.io)", "RBAC: pods (metrics.k8s.io)"]
-CLUSTER_RBAC = ["RBAC: nodes", "RBAC: nodes (metrics.k8s.io)", "RBAC: priorityclasses (scheduling.k8s.io)",
+CLUSTER_RBAC = ["RBAC: nodes", "RBAC: pods", "RBAC: namespaces", "RBAC: clusterqueues (kueue.x-k8s.io)",
+                "RBAC: nodes (metrics.k8s.io)", "RBAC: priorityclasses (scheduling.k8s.io)",
                 "RBAC: clustertrainingruntimes (trainer.kubeflow.org)", "RBAC: leases (coordination.k8s.io)",
                 "RBAC: validatingwebhookconfigurations (admissionregistration.k8s.io)"]
 KIND_CHECKS = [k.kind for k in KINDS]

@@ -158,6 +158,9 @@ FORBIDDEN = {
     "top-node": (["top", "node"], 'forbidden: User "alice" cannot list nodes cluster-wide: ask a cluster admin '
                  "for that permission (RBAC), or stay in one namespace you may use (-n NAMESPACE without -A; top "
                  "job rather than top node)"),
+    "fit": (["fit", "tf", "--workers", "2"], 'forbidden: User "alice" cannot list nodes cluster-wide: fit reads every '
+            "node and the pods of every namespace (what the nodes have allocated): ask a cluster admin for the "
+            "ClusterRole of docs/rbac/arena-helm-user.yaml"),
     "delete-default": (["delete", "x", "-n", "default"], 'forbidden: User "alice" cannot list secrets in '
                        "namespace default: ask a cluster admin for that permission (RBAC), or work in a namespace "
                        "where you have it (-n NAMESPACE)"),

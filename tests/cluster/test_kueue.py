@@ -193,3 +193,56 @@ def test_a_job_over_the_free_quota_waits_suspended_until_the_quota_frees(helm_bi
         assert "QUEUE" not in arena("list")
     finally:
         kubelet.remove_node(node)
+
+
+def test_fit_with_a_queue_weighs_the_cluster_queues_free_quota_as_kueue_admits(helm_bin, cluster, kubelet, namespace,
+                                                                               queue):
+    """fit --queue-name: the nodes have room for all (8 GPUs), the ClusterQueue's 4 GPUs decide; Kueue then
+    does what fit said."""
+    ns, lq, cq, flavor = namespace, queue["local_queue"], queue["cluster_queue"], queue["flavor"]
+    arena = Arena(helm_bin, cluster, ns)
+    node = f"kueue-fit-{ns}"
+    kubelet.add_node(node, pool=ns, gpus=8)
+
+    def fit(*args: str) -> tuple[int, dict]:
+        res = runner.invoke(app, ["fit", "pytorch", *args, "--queue-name", lq, "-o", "json", *arena.base])
+        assert res.exit_code in (0, 4, 5), res.output
+        return res.exit_code, json.loads(res.stdout)
+
+    try:
+        code, doc = fit("--workers", "2", "--gpus", "2")
+        assert (code, doc["verdict"]) == (0, "fits"), doc
+        assert doc["quota"] == {"clusterQueue": cq, "localQueue": lq, "fits": True, "ever": True, "resources": {
+            GPU: {"flavor": flavor, "nominal": "4", "used": "0", "free": "4", "needed": "4"}}}
+        assert doc["reason"].endswith(f", within the free quota of cluster queue {cq}")
+        # more than the quota, ever: 5 though the node has 8 GPUs free
+        code, doc = fit("--workers", "1", "--gpus", "8")
+        assert (code, doc["gangFitsNow"]) == (5, True)
+        assert doc["reason"] == (f"cluster queue {cq} can never admit the job: its {GPU} quota is 4 (flavor {flavor}), "
+                                 "the job needs 8")
+        # the quota taken by a running job: 4 for the next one, which Kueue indeed holds
+        arena("submit", "pytorch", "--name", "first", "--image", "pt:2", "--workers", "2", "--gpus", "2",
+              "--queue-name", lq, "--", "torchrun", "train.py")
+        wait_for(lambda: arena.status("first") == "RUNNING", "first RUNNING (admitted, pods running)")
+        custom = client.CustomObjectsApi(cluster.api_client())
+
+        def reserved() -> list:  # Kueue writes a ClusterQueue's status in batches, a second after the admission
+            status = custom.get_cluster_custom_object(*KUEUE, "clusterqueues", cq).get("status") or {}
+            return [r["total"] for f in status.get("flavorsReservation") or [] for r in f["resources"]
+                    if r["name"] == GPU]
+
+        wait_for(lambda: reserved() == ["4"], "the ClusterQueue's status counting the first job's 4 GPUs")
+        code, doc = fit("--workers", "2", "--gpus", "1")
+        assert (code, doc["gangFitsNow"]) == (4, True)
+        assert doc["reason"] == f"waits: cluster queue {cq} has 0 of 4 {GPU} free (flavor {flavor}), the job needs 2"
+        assert doc["quota"]["resources"][GPU]["used"] == "4"
+        arena("submit", "pytorch", "--name", "second", "--image", "pt:2", "--workers", "2", "--gpus", "1",
+              "--queue-name", lq, "--", "torchrun", "train.py")
+        wait_for(lambda: arena.status("second") == "QUEUED", "second QUEUED by Kueue")
+        # a LocalQueue that does not exist: Kueue would never admit the job
+        res = runner.invoke(app, ["fit", "pytorch", "--queue-name", "nosuch", *arena.base])
+        assert res.exit_code == 5, res.output
+        assert res.stdout.splitlines()[-1] == (f"Verdict: local queue nosuch does not exist in namespace {ns}: Kueue "
+                                               f"admits no job of it (kubectl get localqueues -n {ns})")
+    finally:
+        kubelet.remove_node(node)

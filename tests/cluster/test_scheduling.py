@@ -235,3 +235,91 @@ def test_the_priority_admission_refuses_the_pods_of_a_job_made_elsewhere(cli, cl
     assert pending_line(cli, "elsewhere") == (
         'elsewhere: FailedCreatePod: Error creating: pods "elsewhere-worker-0" is forbidden: '
         "no PriorityClass with name no-such-class was found")
+
+
+# ---- fit / submit --check: the answer before the submit, then the real scheduler's -----------------------
+POOL = "node.kubernetes.io/instance-type"  # the pool label fit groups nodes by (its first present)
+
+
+def fit_json(cli, *args: str) -> tuple[int, dict]:
+    res = cli("fit", "pytorch", *args, "-o", "json")
+    assert res.exit_code in (0, 4, 5), res.output
+    doc = json.loads(res.stdout)
+    assert doc["exitCode"] == res.exit_code
+    return res.exit_code, doc
+
+
+def test_fit_answers_0_4_and_5_on_four_8_gpu_nodes_and_the_scheduler_agrees(cli, kubelet, only_my_nodes, cluster,
+                                                                            namespace):
+    nodes = [only_my_nodes(f"{namespace}-p{i}", gpus=8, labels={POOL: "p8"}) for i in range(4)]
+    # a larger node of another pool: the namespace's node selector (PodNodeSelector) keeps the pods off it
+    other = f"{namespace}-other"
+    kubelet.add_node(other, pool=f"{namespace}-x", gpus=16, labels={POOL: "p16"})
+    try:
+        # 0: four pods of 8 GPUs fit the empty pool at once, one per node
+        code, doc = fit_json(cli, "--workers", "4", "--gpus", "8")
+        assert (code, doc["verdict"], doc["gangFitsNow"], doc["gangFitsEver"]) == (0, "fits", True, True)
+        assert doc["name"] == "fit" and doc["namespace"] == namespace and doc["kind"] == "PyTorchJob"
+        assert sorted(doc["placement"]["master"] + doc["placement"]["worker"]) == nodes
+        assert [(g["name"], g["count"], g["requests"], g["pools"]) for g in doc["groups"]] == [
+            ("master", 1, {"nvidia.com/gpu": "8"}, {"p16": {"now": 0, "ever": 0}, "p8": {"now": 4, "ever": 4}}),
+            ("worker", 3, {"nvidia.com/gpu": "8"}, {"p16": {"now": 0, "ever": 0}, "p8": {"now": 4, "ever": 4}})]
+        assert doc["groups"][0]["blockers"] == ["1 node: node(s) didn't match Pod's node affinity/selector"]
+        assert doc["quota"] is None
+
+        # two nodes taken by a job the scheduler places
+        cli.ok("submit", "pytorch", "--name", "a", "--image", "pt:2", "--workers", "2", "--gpus", "8",
+               "--", "torchrun", "train.py")
+        used = {kubelet.run_pod(namespace, p) for p in job_pods(kubelet, namespace, "a", count=2)}
+        assert len(used) == 2 and used < set(nodes)
+
+        # 4: the same four pods now wait for the two busy nodes
+        code, doc = fit_json(cli, "--workers", "4", "--gpus", "8")
+        assert (code, doc["verdict"], doc["gangFitsNow"], doc["gangFitsEver"]) == (4, "busy", False, True)
+        assert doc["reason"] == "waits: 16 nvidia.com/gpu free now on eligible nodes, the job needs 32 at once"
+        assert doc["placement"] == {}
+
+        # 0 again for two pods, on the two free nodes: submit --check says where, the scheduler puts them there
+        res = cli("submit", "pytorch", "--name", "b", "--image", "pt:2", "--workers", "2", "--gpus", "8", "--check",
+                  "--", "torchrun", "train.py")
+        assert res.exit_code == 0, res.output
+        free = sorted(set(nodes) - used)
+        lines = res.stdout.splitlines()
+        assert lines[0] == f"PyTorchJob b in namespace {namespace}:"
+        assert rows("\n".join(lines[1:6])) == [
+            ["GROUP", "REPLICAS", "REQUESTS", "POOL", "NODES(NOW)", "NODES(EVER)"],
+            ["master", "1", "nvidia.com/gpu", "8", "p16", "0", "0"], ["p8", "2", "4"],
+            ["worker", "1", "nvidia.com/gpu", "8", "p16", "0", "0"], ["p8", "2", "4"]]
+        assert lines[6:] == [
+            "Blockers (master): 2 nodes: Insufficient nvidia.com/gpu; 1 node: node(s) didn't match Pod's node "
+            "affinity/selector",
+            "Blockers (worker): 2 nodes: Insufficient nvidia.com/gpu; 1 node: node(s) didn't match Pod's node "
+            "affinity/selector",
+            "Gang: fits now",
+            f"Verdict: fits now: 1 master pod, 1 worker pod on nodes {', '.join(free)}"]
+        assert "b" not in cli.ok("list").split()  # a check installs nothing
+        cli.ok("submit", "pytorch", "--name", "b", "--image", "pt:2", "--workers", "2", "--gpus", "8",
+               "--", "torchrun", "train.py")
+        assert sorted(kubelet.run_pod(namespace, p) for p in job_pods(kubelet, namespace, "b", count=2)) == free
+
+        # 5: one pod of 16 GPUs: no node of the pool is that large (the 16-GPU node is another pool's) ...
+        code, doc = fit_json(cli, "--workers", "1", "--gpus", "16")
+        assert (code, doc["verdict"], doc["gangFitsEver"]) == (5, "never", False)
+        assert doc["reason"] == "master: 16 nvidia.com/gpu per pod, the largest eligible node has 8 allocatable"
+        # ... and five pods of 8 are more than the pool holds
+        code, doc = fit_json(cli, "--workers", "5", "--gpus", "8")
+        assert (code, doc["reason"]) == (
+            5, "the job needs 40 nvidia.com/gpu at once, the eligible nodes have 32 allocatable in all")
+        # the scheduler agrees: the 16-GPU pod is placed nowhere, for want of GPUs on the nodes it may use
+        cli.ok("submit", "pytorch", "--name", "c", "--image", "pt:2", "--gpus", "16", "--", "torchrun", "train.py")
+        (pod,) = job_pods(kubelet, namespace, "c")
+        verdict = kubelet.wait_unschedulable(namespace, pod)
+        assert verdict.startswith("0/5 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
+                                  "4 Insufficient nvidia.com/gpu."), verdict
+        # the table form says the same in one line, with exit code 5
+        res = cli("fit", "pytorch", "--gpus", "16")
+        assert res.exit_code == 5, res.output
+        assert res.stdout.splitlines()[-1] == (
+            "Verdict: master: 16 nvidia.com/gpu per pod, the largest eligible node has 8 allocatable")
+    finally:
+        kubelet.remove_node(other)
