@@ -573,7 +573,10 @@ def __getattr__(name: str) -> Any:
     if name == "JOB_VALUES":
         return {k.chart: k.values_class() for k in KINDS}
     if name == "CHART_VALUES":
-        return {**__getattr__("JOB_VALUES"), "tensorboard": TensorBoardValues, "arena-common": ArenaCommonValues}
+        from .workspace import WorkspaceValues
+
+        return {**__getattr__("JOB_VALUES"), "tensorboard": TensorBoardValues, "workspace": WorkspaceValues,
+                "arena-common": ArenaCommonValues}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

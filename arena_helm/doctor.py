@@ -65,9 +65,13 @@ def _job_permissions() -> list[Permission]:
 
 
 PERMISSIONS: tuple[Permission, ...] = (
-    Permission("helm's release records and --config-file", "", ("secrets", "configmaps"), ALL_VERBS),
-    Permission("a TensorBoard's Service", "", ("services",), ALL_VERBS),
+    Permission("helm's release records, --config-file and a workspace's token", "", ("secrets", "configmaps"),
+               ALL_VERBS),
+    Permission("a TensorBoard's or a workspace's Service", "", ("services",), ALL_VERBS),
     Permission("a TensorBoard's Deployment", "apps", ("deployments",), ALL_VERBS),
+    Permission("a workspace's Job (workspace start, stop, delete)", "batch", ("jobs",), ALL_VERBS, needed=False),
+    Permission("a workspace's home (workspace start, delete)", "", ("persistentvolumeclaims",),
+               ("create", "update", "patch", "delete"), needed=False),
     *_job_permissions(),
     Permission("a TrainJob's --runtime (TrainingRuntime)", "trainer.kubeflow.org", ("trainingruntimes",),
                ("get", "list"), kinds=("trainjob",)),

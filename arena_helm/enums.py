@@ -69,6 +69,23 @@ class CheckOutput(str, enum.Enum):
     yaml = "yaml"
 
 
+class WorkspaceType(str, enum.Enum):
+    """What a workspace runs: JupyterLab, VS Code in the browser (code-server), or a shell reached with
+    ``workspace attach``."""
+
+    jupyter = "jupyter"
+    code_server = "code-server"
+    shell = "shell"
+
+
+class ViewOutput(str, enum.Enum):
+    """``workspace list|get -o``: a table, or the views as JSON or YAML."""
+
+    table = "table"
+    json = "json"
+    yaml = "yaml"
+
+
 class RuntimeKind(str, enum.Enum):
     """The kinds of Kubeflow Trainer v2 training runtime a TrainJob can reference."""
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from .errors import (
+    AlreadyExistsError,
     ArenaHelmError,
     ClusterError,
     CredentialsError,
@@ -96,6 +97,8 @@ def from_api(status: int, message: str, action: str, server: str | None) -> Aren
         return forbidden(action, message)
     if status == 404:
         return NotFoundError(f"{action}: {message}")
+    if status == 409:
+        return AlreadyExistsError(f"{action}: {message}")
     return ClusterError(f"{action}: {message or f'HTTP {status}'}")
 
 

@@ -503,6 +503,59 @@ class KubeReader(Kube):
                   namespace, info.plural, name, body={"propagationPolicy": "Background"},
                   action=f"deleting {kind} {name}")
 
+    # ---- workspaces (arena_helm.workspace): a Job, its home PVC, its token Secret -----------------------
+    def list_batch_jobs(self, namespace: str | None, selector: str) -> list[dict]:
+        return self.list_path(f"/apis/batch/v1{ns_path(namespace)}/jobs", "listing jobs (batch)",
+                              labelSelector=selector)
+
+    def list_pvcs(self, namespace: str | None, selector: str) -> list[dict]:
+        return self.list_path(f"/api/v1{ns_path(namespace)}/persistentvolumeclaims",
+                              "listing persistent volume claims", labelSelector=selector)
+
+    def get_pvc(self, namespace: str, name: str) -> dict | None:
+        try:
+            return self.get_json(f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/{name}",
+                                 f"reading persistent volume claim {name}")
+        except NotFoundError:
+            return None
+
+    def delete_pvc(self, namespace: str, name: str) -> bool:
+        """DELETE a PVC; False when there was none."""
+        try:
+            self.raw("DELETE", f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/{name}",
+                     f"deleting persistent volume claim {name}")
+        except NotFoundError:
+            return False
+        return True
+
+    def create_secret(self, namespace: str, name: str, data: dict[str, str], *, labels: dict[str, str]) -> bool:
+        """Create an Opaque Secret from ``data`` (its values go as stringData, in the request body only:
+        AlreadyExistsError when one of that name exists). True once created."""
+        body = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                "metadata": {"name": name, "namespace": namespace, "labels": labels}, "stringData": data}
+        self.raw("POST", f"/api/v1/namespaces/{namespace}/secrets", f"creating secret {name}", body=body,
+                 content_type="application/json")
+        return True
+
+    def get_secret_key(self, namespace: str, name: str, key: str) -> str | None:
+        """The decoded value of ``key`` of Secret ``name``, None when the Secret or the key is missing."""
+        import base64
+
+        try:
+            secret = self.get_json(f"/api/v1/namespaces/{namespace}/secrets/{name}", f"reading secret {name}")
+        except NotFoundError:
+            return None
+        value = (secret.get("data") or {}).get(key)
+        return base64.b64decode(value).decode() if value is not None else None
+
+    def delete_secret(self, namespace: str, name: str) -> bool:
+        """DELETE a Secret; False when there was none."""
+        try:
+            self.raw("DELETE", f"/api/v1/namespaces/{namespace}/secrets/{name}", f"deleting secret {name}")
+        except NotFoundError:
+            return False
+        return True
+
     def list_services(self, namespace: str | None, selector: str) -> list[dict]:
         return self.list_path(f"/api/v1{ns_path(namespace)}/services", "listing services", labelSelector=selector)
 

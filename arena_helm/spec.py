@@ -133,7 +133,125 @@ Port = Annotated[int, Field(ge=1, le=65535)]
 
 
 # ---- the job ----------------------------------------------------------------------------------------
-class JobSpec(Strict):
+class PodFlags(Strict):
+    """The parsing of the pod-level flags (``--env``, ``--data``, ``--selector``, ``--toleration``...) that the
+    job specs and the other specs (a workspace's) share: each subclass declares the fields it has, these
+    validators apply to those of them it declares. A problem is a :class:`UsageError` naming its flag."""
+
+    # -- parsing of the command-line forms --
+    @field_validator("env", mode="before", check_fields=False)
+    @classmethod
+    def _env(cls, v: Any) -> Any:
+        if isinstance(v, dict):
+            return [{"name": k, "value": val} for k, val in v.items()]
+        out = []
+        for item in v or []:
+            if isinstance(item, str):
+                key, value = split_kv(item, "an environment variable", "NAME=VALUE")
+                out.append({"name": key, "value": value})
+            else:
+                out.append(item)
+        return out
+
+    @field_validator("env_from_secret", "env_from", "secret", mode="before", check_fields=False)
+    @classmethod
+    def _secret_forms(cls, v: Any, info: ValidationInfo) -> Any:
+        model = {"env_from_secret": SecretEnv, "env_from": EnvSource, "secret": SecretVolume}[info.field_name]
+        return [model.fields_of(t) if isinstance(t, str) else t for t in v or []]
+
+    @field_validator("data", mode="before", check_fields=False)
+    @classmethod
+    def _data(cls, v: Any) -> Any:
+        out = []
+        for item in v or []:
+            if isinstance(item, str):
+                claim, sep, mount = item.partition(":")
+                if not sep or not claim or not mount:
+                    raise ValueError(f"{item!r} is not PVC:MOUNT_PATH (e.g. training-data:/data)")
+                out.append({"claim_name": claim, "mount_path": mount})
+            else:
+                out.append(item)
+        return out
+
+    @field_validator("data_dir", mode="before", check_fields=False)
+    @classmethod
+    def _data_dirs(cls, v: Any) -> Any:
+        out = []
+        for item in v or []:
+            if isinstance(item, str):
+                host, _, container = item.partition(":")
+                if not host:
+                    raise ValueError(f"{item!r} is not HOST_PATH[:CONTAINER_PATH]")
+                out.append({"path": host, "mount_path": container or host})
+            else:
+                out.append(item)
+        return out
+
+    @field_validator("annotation", "label", "selector", mode="before", check_fields=False)
+    @classmethod
+    def _kv_list(cls, v: Any, info: ValidationInfo) -> Any:
+        return kv_items(v, {"annotation": "an annotation", "label": "a label"}.get(info.field_name, "a node selector"))
+
+    @field_validator("label", "selector", check_fields=False)
+    @classmethod
+    def _label_like(cls, v: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+        return check_labels(v, "label" if info.field_name == "label" else "node selector")
+
+    @field_validator("annotation", check_fields=False)
+    @classmethod
+    def _annotations(cls, v: dict[str, str]) -> dict[str, str]:
+        for key in v:
+            k8s.check_label_key(key, "annotation")
+        return v
+
+    @field_validator("config_file", mode="before", check_fields=False)
+    @classmethod
+    def _config_files(cls, v: Any) -> Any:
+        return [ConfigFile.parse(t) if isinstance(t, str) else t for t in v or []]
+
+    @field_validator("toleration", mode="before", check_fields=False)
+    @classmethod
+    def _tolerations(cls, v: Any) -> Any:
+        return [Toleration.parse(t) if isinstance(t, str) else t for t in v or []]
+
+    @field_validator("image_pull_secret", check_fields=False)
+    @classmethod
+    def _secrets(cls, v: list[str]) -> list[str]:
+        return list(dict.fromkeys(v))
+
+    @field_validator("namespace", check_fields=False)
+    @classmethod
+    def _namespace(cls, v: str) -> str:
+        return k8s.check_dns_label(v, "namespace")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _python_forms(cls, data: Any) -> Any:
+        """From Python: one item of a repeatable flag alone (``data="pvc:/data"``) is a list of one, and a
+        ``command`` given as a list of words runs as exactly those words (quoted for the shell)."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for name, value in data.items():
+            info = cls.model_fields.get(name)
+            if isinstance(value, str) and info is not None and typing.get_origin(info.annotation) is list:
+                data[name] = [value]
+        command = data.get("command")
+        if isinstance(command, list | tuple) and all(isinstance(w, str) for w in command):
+            import shlex
+
+            data["command"] = shlex.join(command)
+        return data
+
+    def __init__(self, **fields: Any):
+        """Validate ``fields``; a problem is a :class:`UsageError` naming its flag (all problems, one line)."""
+        try:
+            super().__init__(**fields)
+        except ValidationError as exc:
+            raise UsageError("; ".join(spec_errors(exc))) from None
+
+
+class JobSpec(PodFlags):
     """What every job kind shares. Each field is the flag of the same name (see the module docstring)."""
 
     kind: ClassVar[str]  # the kinds registry's key (arena_helm.kinds)
@@ -222,82 +340,6 @@ class JobSpec(Strict):
                              "label and username annotation); found in the kubeconfig by the CLI.",
                              json_schema_extra={"flag": {"cli": False}})
 
-    # -- parsing of the command-line forms --
-    @field_validator("env", mode="before")
-    @classmethod
-    def _env(cls, v: Any) -> Any:
-        if isinstance(v, dict):
-            return [{"name": k, "value": val} for k, val in v.items()]
-        out = []
-        for item in v or []:
-            if isinstance(item, str):
-                key, value = split_kv(item, "an environment variable", "NAME=VALUE")
-                out.append({"name": key, "value": value})
-            else:
-                out.append(item)
-        return out
-
-    @field_validator("env_from_secret", "env_from", "secret", mode="before")
-    @classmethod
-    def _secret_forms(cls, v: Any, info: ValidationInfo) -> Any:
-        model = {"env_from_secret": SecretEnv, "env_from": EnvSource, "secret": SecretVolume}[info.field_name]
-        return [model.fields_of(t) if isinstance(t, str) else t for t in v or []]
-
-    @field_validator("data", mode="before")
-    @classmethod
-    def _data(cls, v: Any) -> Any:
-        out = []
-        for item in v or []:
-            if isinstance(item, str):
-                claim, sep, mount = item.partition(":")
-                if not sep or not claim or not mount:
-                    raise ValueError(f"{item!r} is not PVC:MOUNT_PATH (e.g. training-data:/data)")
-                out.append({"claim_name": claim, "mount_path": mount})
-            else:
-                out.append(item)
-        return out
-
-    @field_validator("data_dir", mode="before")
-    @classmethod
-    def _data_dirs(cls, v: Any) -> Any:
-        out = []
-        for item in v or []:
-            if isinstance(item, str):
-                host, _, container = item.partition(":")
-                if not host:
-                    raise ValueError(f"{item!r} is not HOST_PATH[:CONTAINER_PATH]")
-                out.append({"path": host, "mount_path": container or host})
-            else:
-                out.append(item)
-        return out
-
-    @field_validator("annotation", "label", "selector", mode="before")
-    @classmethod
-    def _kv_list(cls, v: Any, info: ValidationInfo) -> Any:
-        return kv_items(v, {"annotation": "an annotation", "label": "a label"}.get(info.field_name, "a node selector"))
-
-    @field_validator("label", "selector")
-    @classmethod
-    def _label_like(cls, v: dict[str, str], info: ValidationInfo) -> dict[str, str]:
-        return check_labels(v, "label" if info.field_name == "label" else "node selector")
-
-    @field_validator("annotation")
-    @classmethod
-    def _annotations(cls, v: dict[str, str]) -> dict[str, str]:
-        for key in v:
-            k8s.check_label_key(key, "annotation")
-        return v
-
-    @field_validator("config_file", mode="before")
-    @classmethod
-    def _config_files(cls, v: Any) -> Any:
-        return [ConfigFile.parse(t) if isinstance(t, str) else t for t in v or []]
-
-    @field_validator("toleration", mode="before")
-    @classmethod
-    def _tolerations(cls, v: Any) -> Any:
-        return [Toleration.parse(t) if isinstance(t, str) else t for t in v or []]
-
     @field_validator("device", mode="before")
     @classmethod
     def _devices(cls, v: Any) -> Any:
@@ -321,16 +363,6 @@ class JobSpec(Strict):
             if key == "nvidia.com/gpu":
                 raise ValueError("use --gpus for nvidia.com/gpu; --device is for other device resources")
         return v
-
-    @field_validator("image_pull_secret")
-    @classmethod
-    def _secrets(cls, v: list[str]) -> list[str]:
-        return list(dict.fromkeys(v))
-
-    @field_validator("namespace")
-    @classmethod
-    def _namespace(cls, v: str) -> str:
-        return k8s.check_dns_label(v, "namespace")
 
     @field_validator("shell")
     @classmethod
@@ -358,25 +390,6 @@ class JobSpec(Strict):
     def _required(cls, data: Any) -> Any:
         if isinstance(data, dict) and not data.get("name"):
             raise ValueError("--name is required: give the job a name, e.g. --name mnist")
-        return data
-
-    @model_validator(mode="before")
-    @classmethod
-    def _python_forms(cls, data: Any) -> Any:
-        """From Python: one item of a repeatable flag alone (``data="pvc:/data"``) is a list of one, and a
-        ``command`` given as a list of words runs as exactly those words (quoted for the shell)."""
-        if not isinstance(data, dict):
-            return data
-        data = dict(data)
-        for name, value in data.items():
-            info = cls.model_fields.get(name)
-            if isinstance(value, str) and info is not None and typing.get_origin(info.annotation) is list:
-                data[name] = [value]
-        command = data.get("command")
-        if isinstance(command, list | tuple) and all(isinstance(w, str) for w in command):
-            import shlex
-
-            data["command"] = shlex.join(command)
         return data
 
     @model_validator(mode="after")
@@ -532,12 +545,6 @@ class JobSpec(Strict):
         raise NotImplementedError
 
     # -- construction with the project's errors --
-    def __init__(self, **fields: Any):
-        """Validate ``fields``; a problem is a :class:`UsageError` naming its flag (all problems, one line)."""
-        try:
-            super().__init__(**fields)
-        except ValidationError as exc:
-            raise UsageError("; ".join(spec_errors(exc))) from None
 
 
 class PodJobSpec(JobSpec):

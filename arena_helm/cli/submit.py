@@ -131,6 +131,8 @@ def spec_options(spec_cls) -> tuple[list[inspect.Parameter], list[FieldOption]]:
         if meta.get("cli") is False:
             continue
         ptype, repeatable = _cli_type(info.annotation)
+        if ptype is int and any(type(m).__name__ == "BeforeValidator" for m in info.metadata):
+            ptype = str  # an int the spec parses from text (a duration such as 2h), not Optional
         default = None if info.default_factory is not None else info.default
         help_text = (info.description or "") + _default_note(default)
         long = "--" + name.replace("_", "-")

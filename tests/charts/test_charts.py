@@ -54,7 +54,7 @@ GOLDEN_DIR = REPO / "tests" / "golden"
 CRD_DIR = REPO / "tests" / "data" / "crds"
 LIBRARY_CHARTS = ("arena-common",)
 JOB_CHARTS = tuple(k.chart for k in KINDS if k.replica_key)
-APP_CHARTS = (*JOB_CHARTS, "tensorboard")
+APP_CHARTS = (*JOB_CHARTS, "tensorboard", "workspace")
 # tested in test_trainjob_chart.py; here: lint, Chart.yaml, packaging
 TRAINER_CHARTS = tuple(k.chart for k in KINDS if not k.replica_key)
 ALL_CHARTS = (*LIBRARY_CHARTS, *APP_CHARTS, *TRAINER_CHARTS)
@@ -256,7 +256,7 @@ def validate_docs(docs: list[dict]) -> None:
         if doc["kind"] in JOB_KINDS:
             validate_custom_resource(doc)
         else:
-            assert doc["kind"] in {"Deployment", "Service"}, doc["kind"]
+            assert doc["kind"] in {"Deployment", "Service", "Job", "PersistentVolumeClaim"}, doc["kind"]
             validate_core(doc)
 
 
@@ -281,6 +281,10 @@ def test_ci_values_render_valid_objects(helm_bin, chart, values):
     kinds = sorted(d["kind"] for d in docs)
     if chart == "tensorboard":
         assert kinds == ["Deployment", "Service"]
+    elif chart == "workspace":  # its Service with a server, its home PVC unless an existing claim is the home
+        values_doc = yaml.safe_load(values.read_text())
+        assert kinds == sorted(["Job", *([] if values_doc.get("type") == "shell" else ["Service"]),
+                                *([] if values_doc.get("home", {}).get("claimName") else ["PersistentVolumeClaim"])])
     else:
         expected_tb = ["Deployment", "Service"] if yaml.safe_load(values.read_text()).get("tensorboard", {}).get(
             "enabled") else []
@@ -381,7 +385,7 @@ def test_chart_yaml(chart):
             have = tuple(int(x) for x in dep_meta["version"].split("-")[0].split("."))
             want = tuple(int(x) for x in m.groups())
             assert have[:2] == want[:2] and have >= want, f"{chart}: {name} {dep_meta['version']} not in {dep['version']}"
-    elif chart in TRAINER_CHARTS:
+    elif chart in TRAINER_CHARTS or chart == "workspace":
         assert meta["dependencies"] == [{"name": "arena-common", "version": "~0.1.0",
                                          "repository": "file://../arena-common"}]
     else:
@@ -1165,6 +1169,13 @@ def test_notes(helm_bin, chart, tmp_path):
                      "helm uninstall rel -n team-a",
                      # a job's TensorBoard Service is a NodePort by default, as Arena's
                      "or, as its Service is a NodePort, at http://NODE_IP:NODE_PORT (arena-helm get mnist -n team-a"):
+            assert line in notes, notes
+    elif chart == "workspace":
+        for line in ("Workspace mnist (jupyter) runs as Job mnist-1 in namespace team-a; it stops itself after 7200s "
+                     "without activity.", "arena-helm workspace get mnist -n team-a",
+                     "kubectl get jobs,pods -n team-a -l app.kubernetes.io/instance=rel",
+                     "kubectl port-forward -n team-a service/mnist 8888",
+                     "The home mnist-home is kept when the workspace stops."):
             assert line in notes, notes
     else:
         assert "kubectl port-forward service/mnist-tensorboard 6006:6006 -n team-a" in notes, notes

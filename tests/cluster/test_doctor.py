@@ -19,7 +19,8 @@ from arena_helm.metrics import GPU_QUERY
 pytestmark = pytest.mark.cluster
 runner = CliRunner()
 
-NAMESPACED_RBAC = ["RBAC: secrets, configmaps", "RBAC: services", "RBAC: deployments (apps)",
+NAMESPACED_RBAC = ["RBAC: secrets, configmaps", "RBAC: services", "RBAC: deployments (apps)", "RBAC: jobs (batch)",
+                   "RBAC: persistentvolumeclaims",
                    "RBAC: tfjobs, pytorchjobs, mpijobs, jaxjobs, xgboostjobs, paddlejobs (kubeflow.org)",
                    "RBAC: trainjobs (trainer.kubeflow.org)",
                    "RBAC: trainingruntimes (trainer.kubeflow.org)", "RBAC: pods, events, persistentvolumeclaims", "RBAC: pods/log",

@@ -144,6 +144,14 @@ CASES = [
     ("sync-mode-hdfs", [*TF, *OK_NAME, "--sync-mode", "hdfs", "--sync-source", "hdfs://nn/code"], 2,
      "Invalid value for '--sync-mode'", "cli"),
     ("dry-run-wait", [*TF, *OK_NAME, "--dry-run", "--wait"], 2, "--wait cannot be used with --dry-run", "cli"),
+    # workspace start: refused before helm or the API server is asked anything
+    ("workspace-name-too-long", ["workspace", "start", "a" * 41], 2, "workspace name '" + "a" * 41 + "' is 41",
+     "cli"),
+    ("workspace-bad-idle-stop", ["workspace", "start", "nb", "--idle-stop", "soon"], 2,
+     "--idle-stop: 'soon' is not a duration", "cli"),
+    ("workspace-bad-type", ["workspace", "start", "nb", "--type", "vscode"], 2, "Invalid value for '--type'", "cli"),
+    ("workspace-home-and-size", ["workspace", "start", "nb", "--home", "mine", "--home-size", "5Gi"], 2,
+     "--home-size is for the home PVC arena-helm makes", "cli"),
     # the fit check (submit --check, fit KIND): installs nothing, answers as a table, json or yaml
     ("check-dry-run", [*TF, *OK_NAME, "--check", "--dry-run"], 2, "--check cannot be used with --dry-run", "cli"),
     ("check-wait", [*TF, *OK_NAME, "--check", "--wait"], 2, "--wait cannot be used with --check", "cli"),

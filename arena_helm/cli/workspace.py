@@ -1,0 +1,157 @@
+"""``arena-helm workspace start|list|get|stop|delete``: interactive workspaces (arena_helm.workspace)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Annotated, Any
+
+import typer
+
+from ..enums import ViewOutput
+from . import FastCommand, new_app
+from .common import GLOBAL_OPTIONS, Globals, offer_dry_run, with_globals
+from .jobs import cluster_for
+
+app = new_app(help="Interactive workspaces: a JupyterLab, code-server or shell with GPUs that stops itself when "
+                   "idle; its home PVC stays.")
+
+Name = Annotated[str, typer.Argument(help="Name of the workspace (also its release name).", show_default=False)]
+START_OPTIONS: list[tuple[str, Any, Any]] = [
+    ("dry_run", Annotated[bool, typer.Option("--dry-run", help="Print the manifests only (no cluster, no "
+                                             "kubeconfig).")], False),
+]
+
+
+def _start_command():
+    """``workspace start NAME [flags]``: the flags are WorkspaceSpec's fields (as submit's are a job spec's)."""
+    from ..workspace import WorkspaceSpec
+    from .submit import _fields_from, spec_options
+
+    spec_params, options = spec_options(WorkspaceSpec)
+    name_param = inspect.Parameter("name", inspect.Parameter.KEYWORD_ONLY, annotation=Name)
+    extra = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a)
+             for n, a, d in START_OPTIONS + GLOBAL_OPTIONS]
+    params = [name_param, *spec_params, *extra]
+
+    def start(**kwargs: Any) -> None:
+        run = {n: kwargs.pop(n) for n, _, _ in START_OPTIONS}
+        g = Globals(**{n: kwargs.pop(n) for n, _, _ in GLOBAL_OPTIONS})
+        name = kwargs.pop("name")
+        fields = _fields_from(kwargs, options)
+        _start(g, name, fields, run["dry_run"])
+
+    start.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    start.__annotations__ = {p.name: p.annotation for p in params}
+    start.__doc__ = ("Start a workspace (or start a stopped one again, with its own values): JupyterLab, code-server "
+                     "or a shell, with its home PVC; it stops itself after --idle-stop without activity.")
+    return start
+
+
+def _start(g: Globals, name: str, fields: dict[str, Any], dry_run: bool) -> None:
+    from ..config import load_defaults, resolve_namespace
+    from ..workspace import WorkspaceSpec, render_workspace, start_workspace, workspace_values
+
+    ns = resolve_namespace(g.namespace, g.kubeconfig, g.context, load_defaults())
+    spec = WorkspaceSpec(name=name, namespace=ns, **fields)
+    values = workspace_values(spec)
+    if dry_run:
+        typer.echo(render_workspace(g.helm_binary, ns, name, values), nl=False)
+        return
+    with offer_dry_run():
+        ns, c = cluster_for(g)
+        done = start_workspace(c, ns, spec, values, given=set(fields))
+    typer.echo(f"workspace/{name} {done} in namespace {ns}")
+    typer.echo(f"Follow it: arena-helm workspace get {name} -n {ns}")
+
+
+app.command("start", cls=FastCommand)(_start_command())
+
+
+def _rows(views, all_namespaces: bool) -> tuple[list[str], list[list[str]]]:
+    from ..workspace import age
+
+    headers = ["NAME", "TYPE", "STATUS", "GPUS", "IDLE-STOP", "HOME", "AGE"]
+    rows = []
+    for v in views:
+        idle = "never" if not v.idle_stop else _duration(v.idle_stop)
+        row = [v.name, v.type, v.status, str(v.gpus), idle, v.home, age(v.created)]
+        rows.append([v.namespace, *row] if all_namespaces else row)
+    return (["NAMESPACE", *headers] if all_namespaces else headers), rows
+
+
+def _duration(seconds: int) -> str:
+    from ..views import short_duration
+
+    return short_duration(seconds)
+
+
+@app.command("list", cls=FastCommand)
+@with_globals
+def list_(
+    g: Globals,
+    all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="Every namespace.")] = False,
+    output: Annotated[ViewOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = ViewOutput.table,
+) -> None:
+    """List workspaces: type, status (RUNNING, PENDING, QUEUED, STOPPED, FAILED), GPUs, idle stop, home, age."""
+    from ..output import as_json, as_yaml, table
+    from ..workspace import list_workspaces
+
+    ns, c = cluster_for(g)
+    views = list_workspaces(c, ns, all_namespaces)
+    if output.value in ("json", "yaml"):
+        doc = [v.to_json() for v in views]
+        typer.echo(as_json(doc) if output.value == "json" else as_yaml(doc), nl=output.value == "json")
+        return
+    if not views:
+        typer.echo(f"No workspaces found{'' if all_namespaces else f' in namespace {ns}'}.", err=True)
+        return
+    headers, rows = _rows(views, all_namespaces)
+    typer.echo(table(headers, rows))
+
+
+@app.command("get", cls=FastCommand)
+@with_globals
+def get(g: Globals, name: Name,
+        output: Annotated[ViewOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = ViewOutput.table,
+        ) -> None:
+    """Show one workspace: its status and why, its pod, its home."""
+    from ..output import as_json, as_yaml
+    from ..workspace import get_workspace
+
+    ns, c = cluster_for(g)
+    v = get_workspace(c, ns, name)
+    if output.value in ("json", "yaml"):
+        typer.echo(as_json(v.to_json()) if output.value == "json" else as_yaml(v.to_json()),
+                   nl=output.value == "json")
+        return
+    lines = [("Name", v.name), ("Namespace", v.namespace), ("Type", v.type), ("Status", v.status),
+             ("Reason", v.reason or "-"), ("Run", str(v.run)), ("Pod", v.pod or "-"), ("GPUs", str(v.gpus)),
+             ("Idle stop", "never" if not v.idle_stop else _duration(v.idle_stop)), ("Home", v.home)]
+    for key, value in lines:
+        typer.echo(f"{key + ':':<11}{value}")
+
+
+@app.command("stop", cls=FastCommand)
+@with_globals
+def stop(g: Globals, name: Name) -> None:
+    """Stop a workspace: its Job ends (a helm upgrade); its home and release stay for workspace start."""
+    from ..workspace import stop_workspace
+
+    ns, c = cluster_for(g)
+    stop_workspace(c, ns, name)
+    typer.echo(f"workspace/{name} stopped (its home stays; arena-helm workspace start {name} starts it again)")
+
+
+@app.command("delete", cls=FastCommand)
+@with_globals
+def delete(
+    g: Globals,
+    name: Name,
+    keep_home: Annotated[bool, typer.Option("--keep-home", help="Keep the home PVC (<name>-home).")] = False,
+) -> None:
+    """Delete a workspace: its release, its token Secret and (unless --keep-home) its home PVC."""
+    from ..workspace import delete_workspace
+
+    ns, c = cluster_for(g)
+    home = delete_workspace(c, ns, name, keep_home=keep_home)
+    typer.echo(f"workspace/{name} deleted" + (f" (home {home} kept)" if keep_home else ""))

@@ -1,0 +1,558 @@
+"""Interactive workspaces: a JupyterLab, a code-server (VS Code in the browser) or a shell next to the data,
+with GPUs, that gives its GPUs back when idle (``arena-helm workspace start|list|stop|delete``; the chart is
+``charts/workspace``).
+
+A workspace is a helm release of the workspace chart: a batch Job ``<name>-<run>`` whose server ends itself
+after ``--idle-stop`` without activity (Jupyter's own no-activity shutdown, code-server's ``--idle-timeout-seconds``,
+for a shell a watcher that is the container's command: see the chart's ``_helpers.tpl``), so its pod completes and its GPUs are
+free; ``--max-lifetime`` is the Job's ``activeDeadlineSeconds``. The home PVC ``<name>-home`` (``helm.sh/
+resource-policy: keep``) outlives the Job, a stop and a ``delete --keep-home``. ``stop`` is a helm upgrade
+that renders no Job; ``start`` of a stopped workspace a helm upgrade with the next ``run`` (a new Job, the
+same values). The server's token (Jupyter) or password (code-server) is a Secret ``<name>-token`` made
+here with a random value, never a value of the release: the chart names it only.
+
+Here: the spec (its fields are the flags of ``workspace start``), the chart's values model (its
+``values.schema.json`` is generated from it), spec -> values (pure: what ``--dry-run`` renders), the view of
+a workspace from its release, Job, pods and home (pure), and the actions, through the injected adapters.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from . import k8s
+from .chart_values import (
+    Affinity,
+    ArenaCommonValues,
+    Capabilities,
+    ContainerSecurityContext,
+    DataVolume,
+    Empty,
+    EnvFromSource,
+    EnvVar,
+    HostPathVolume,
+    PodSecurityContext,
+    PullPolicy,
+    Resources,
+    SecretNames,
+    SecretVolume,
+    Toleration,
+    ValuesModel,
+    global_field,
+)
+from .enums import WorkspaceType
+from .errors import AlreadyExistsError, NotFoundError, UsageError
+from .flagtypes import DataVolume as DataFlag
+from .flagtypes import EnvSource, SecretEnv
+from .flagtypes import EnvVar as EnvFlag
+from .flagtypes import HostPathVolume as HostPathFlag
+from .flagtypes import SecretVolume as SecretFlag
+from .flagtypes import Toleration as TolerationFlag
+from .k8s import DNS1035Label, DNSSubdomain, Duration, Image, LabelKey, LabelValue, Quantity, QueueName
+from .spec import Gpus, JobSpec, PodFlags, PodJobSpec, opt
+
+if TYPE_CHECKING:
+    from .reader import Cluster
+
+CHART = "workspace"
+# <name>-home (PVC), <name>-token (Secret), <name>-<run> (the Job, whose pods add -xxxxx): kept well under 63
+NAME_MAX = 40
+TOKEN_KEY = "token"
+TYPE_LABEL = "arena-helm.kubeflow.org/workspace-type"
+RUN_LABEL = "arena-helm.kubeflow.org/workspace-run"
+SELECTOR = "app.kubernetes.io/name=workspace"
+DEFAULT_IDLE_STOP = "2h"
+STATES = ("RUNNING", "PENDING", "QUEUED", "STOPPED", "FAILED")
+
+
+def _shared(model: type, name: str) -> Any:
+    """A field of the job specs, for the same flag of ``workspace start`` (one help text, one parser)."""
+    return copy.copy(model.model_fields[name])
+
+
+# ---- the spec: the flags of `workspace start` ------------------------------------------------------------
+class WorkspaceSpec(PodFlags):
+    """A workspace: what runs, its resources, its data and its home. Each field is the flag of the same name."""
+
+    name: str = Field(description="Workspace name (also its release name): the NAME argument.",
+                      json_schema_extra={"flag": {"cli": False}})
+    namespace: str = _shared(JobSpec, "namespace")
+    type: WorkspaceType = opt("What runs: jupyter (JupyterLab), code-server (VS Code in the browser) or shell "
+                              "(reached with workspace attach).", WorkspaceType.jupyter)
+    image: Image | None = opt("Image (default: the type's: the chart's images).")
+    gpus: Gpus = _shared(PodJobSpec, "gpus")
+    cpu: Quantity | None = opt("CPU (e.g. 4, 500m): the request and the limit.")
+    memory: Quantity | None = opt("Memory (e.g. 16Gi): the request and the limit.")
+    home_size: Quantity = opt("Size of the home volume (a PVC <name>-home, kept across stops).", "20Gi")
+    home: DNSSubdomain | None = opt("Use this existing PVC as the home (none is made; delete keeps it).")
+    storage_class: DNSSubdomain | None = opt("StorageClass of the home PVC (default: the cluster's).")
+    idle_stop: Duration = opt("Stop after this long without activity (e.g. 30m, 2h; 0: never).", DEFAULT_IDLE_STOP,
+                              validate_default=True)
+    max_lifetime: Duration | None = opt("End the workspace after this long, busy or not (the Job's "
+                                        "activeDeadlineSeconds).")
+    data: list[DataFlag] = _shared(JobSpec, "data")
+    data_dir: list[HostPathFlag] = _shared(JobSpec, "data_dir")
+    env: list[EnvFlag] = _shared(JobSpec, "env")
+    env_from_secret: list[SecretEnv] = _shared(JobSpec, "env_from_secret")
+    env_from: list[EnvSource] = _shared(JobSpec, "env_from")
+    secret: list[SecretFlag] = _shared(JobSpec, "secret")
+    selector: dict[str, str] = _shared(JobSpec, "selector")
+    toleration: list[TolerationFlag] = _shared(JobSpec, "toleration")
+    priority: DNSSubdomain | None = _shared(JobSpec, "priority")
+    queue_name: QueueName | None = _shared(JobSpec, "queue_name")
+    image_pull_secret: list[DNSSubdomain] = _shared(JobSpec, "image_pull_secret")
+    label: dict[str, str] = _shared(JobSpec, "label")
+    annotation: dict[str, str] = _shared(JobSpec, "annotation")
+    share_memory: Quantity | None = _shared(JobSpec, "share_memory")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, name: str) -> str:
+        if not name:
+            raise ValueError("the workspace name is empty: give NAME")
+        k8s.check_dns1035(name, "workspace name")
+        if len(name) > NAME_MAX:
+            raise ValueError(f"workspace name {name!r} is {len(name)} characters; at most {NAME_MAX} (its Job is "
+                             "<name>-<run>, its home <name>-home)")
+        return name
+
+    @model_validator(mode="after")
+    def _cross(self) -> WorkspaceSpec:
+        mounts = [d.mount_path for d in self.data] + [d.mount_path for d in self.data_dir]
+        dup = sorted({m for m in mounts if mounts.count(m) > 1})
+        if dup:
+            raise ValueError(f"--data/--data-dir: mount path {dup[0]} is used twice: mount each path once")
+        if self.type is WorkspaceType.code_server and 0 < self.idle_stop <= 60:
+            raise ValueError(f"--idle-stop {self.idle_stop}s: code-server stops itself only after more than 60s "
+                             "without activity (its --idle-timeout-seconds): give more, or 0 for never")
+        if self.home and "home_size" in self.model_fields_set:
+            raise ValueError("--home-size is for the home PVC arena-helm makes; --home uses an existing one as it is")
+        if self.home and self.storage_class:
+            raise ValueError("--storage-class is for the home PVC arena-helm makes; --home uses an existing one")
+        return self
+
+
+# ---- the chart's values ---------------------------------------------------------------------------------
+class WorkspaceImages(ValuesModel):
+    jupyter: Image = Field("quay.io/jupyter/base-notebook:python-3.12", description="Image of type jupyter: a "
+                           "Jupyter Docker Stacks image (its entrypoint runs start-notebook.py; user jovyan, port "
+                           "8888); e.g. a pytorch-notebook cuda12 tag for GPUs.")
+    code_server: Image = Field("codercom/code-server:4.106.0", alias="code-server",
+                               description="Image of type code-server: 4.106.0 or later (--idle-timeout-seconds; "
+                               "user coder, port 8080).")
+    shell: Image = Field("ubuntu:24.04", description="Image of type shell: any image with a POSIX sh.")
+
+
+class WorkspaceHome(ValuesModel):
+    claim_name: Empty | DNSSubdomain = Field("", description="An existing PVC to use as the home; \"\" makes "
+                                             "<name>-home (kept on uninstall: helm.sh/resource-policy keep).")
+    size: Quantity = Field("20Gi", description="Size of the PVC <name>-home.")
+    storage_class_name: Empty | DNSSubdomain = Field("", description="StorageClass of <name>-home; \"\" = the "
+                                                     "cluster's default.")
+    mount_path: Empty | k8s.AbsPath = Field("", description="Where the home is mounted; \"\" = the type's home "
+                                            "(/home/jovyan, /home/coder, /root).")
+
+
+class WorkspaceValues(ValuesModel):
+    """The values of the workspace chart."""
+
+    global_: dict[str, Any] = global_field()
+    arena_common: ArenaCommonValues = Field(
+        None, alias="arena-common", description="Values of the arena-common library chart: it has none; helm adds "
+        "this key (holding global) itself. Leave it unset.")
+    name_override: Empty | DNS1035Label = Field("", description="Name of the workspace; \"\" = the release name.")
+    type: Literal["jupyter", "code-server", "shell"] = Field(
+        "jupyter", description="What runs: jupyter (JupyterLab, idle shutdown by Jupyter itself), code-server or "
+        "shell (each stopped by a watcher in its command when idle).")
+    image: Empty | Image = Field("", description="Image; \"\" = images.<type>.")
+    images: WorkspaceImages = Field(default_factory=WorkspaceImages, description="The image of each type.")
+    image_pull_policy: PullPolicy = Field("IfNotPresent", description="Pull policy of the workspace container.")
+    image_pull_secrets: SecretNames = Field([], description="Names of image pull Secrets.")
+    command: list[str] = Field([], description="The container's command (exec form), instead of the type's (and "
+                               "of its arguments); the idle stop is then the command's own business.")
+    port: int | None = Field(None, ge=1, le=65535, description="Port of the server (its Service's port too); "
+                             "null = the type's (8888 jupyter, 8080 code-server; a shell has none).")
+    token_secret: Empty | DNSSubdomain = Field(
+        "", description="Secret whose key `token` is the Jupyter token (JUPYTER_TOKEN) or the code-server password "
+        "(PASSWORD); \"\" = none (Jupyter then makes one of its own; code-server runs with --auth none).")
+    idle_stop_seconds: int = Field(7200, ge=0, description="Stop after this many seconds without activity (the "
+                                   "pod completes, the home stays); 0 = never.")
+    active_deadline_seconds: int | None = Field(None, ge=1, description="The Job's activeDeadlineSeconds: the "
+                                                "longest the workspace runs, busy or not; null = no limit.")
+    stopped: bool = Field(False, description="Render no Job (arena-helm workspace stop); the home and the Service "
+                          "stay.")
+    run: int = Field(1, ge=1, description="The run number: the Job is <name>-<run>; arena-helm workspace start "
+                     "of a stopped workspace raises it (a new Job with the same values).")
+    gpus: int = Field(0, ge=0, description="nvidia.com/gpu, in requests and limits; with 0, "
+                      "NVIDIA_VISIBLE_DEVICES=void hides the node's GPUs.")
+    resources: Resources = Field(default_factory=Resources, description="CPU/memory requests and limits (GPUs "
+                                 "are added to them).")
+    shm_size: Empty | Quantity = Field("2Gi", description="Size of the memory-backed /dev/shm; \"\" = the "
+                                       "runtime's default.")
+    home: WorkspaceHome = Field(default_factory=WorkspaceHome, description="The home volume.")
+    data: list[DataVolume] = Field([], description="PersistentVolumeClaims mounted into the workspace.")
+    host_paths: list[HostPathVolume] = Field([], description="Node directories mounted into the workspace.")
+    secret_volumes: list[SecretVolume] = Field([], description="Secrets mounted read-only (volumes secret-0, ...).")
+    env: list[EnvVar] = Field([], description="Environment variables (a value, or valueFrom a Secret's key).")
+    env_from: list[EnvFromSource] = Field([], description="Secrets and ConfigMaps whose every key becomes an "
+                                          "environment variable.")
+    node_selector: dict[LabelKey, LabelValue] = Field({}, description="Node labels the pod must match.")
+    tolerations: list[Toleration] = Field([], description="Tolerations of the pod.")
+    affinity: Affinity = Field(default_factory=Affinity, description="Affinity of the pod.")
+    priority_class_name: Empty | DNSSubdomain = Field("", description="PriorityClass of the pod; \"\" = none.")
+    queue: Empty | QueueName = Field("", description="Kueue LocalQueue; \"\" = none. Sets the label "
+                                     "kueue.x-k8s.io/queue-name on the Job.")
+    pod_security_context: PodSecurityContext = Field(
+        default_factory=PodSecurityContext, description="Pod-level securityContext; unset, fsGroup is the type's "
+        "user group (100 jupyter, 1000 code-server), so that the home is writable.")
+    security_context: ContainerSecurityContext = Field(
+        default_factory=lambda: ContainerSecurityContext(allow_privilege_escalation=False,
+                                                         capabilities=Capabilities(drop=["NET_RAW"])),
+        description="securityContext of the workspace container (by default: no privilege escalation, no "
+        "NET_RAW).")
+    labels: dict[LabelKey, LabelValue] = Field({}, description="Extra labels on the Job, its pod, the home and "
+                                               "the Service.")
+    annotations: dict[LabelKey, str] = Field({}, description="Extra annotations on the Job and its pod.")
+
+
+def token_secret_name(name: str) -> str:
+    return f"{name}-token"
+
+
+def home_claim(name: str, values: dict[str, Any]) -> str:
+    """The home PVC of workspace ``name`` with ``values`` (its own ``<name>-home``, or the user's)."""
+    return str(((values.get("home") or {}).get("claimName")) or f"{name}-home")
+
+
+def workspace_values(spec: WorkspaceSpec) -> dict[str, Any]:
+    """The chart values for ``spec``: only what the spec sets; the chart's defaults do the rest. Pure."""
+    values: dict[str, Any] = {"type": spec.type.value, "idleStopSeconds": spec.idle_stop}
+    if spec.type is not WorkspaceType.shell:
+        values["tokenSecret"] = token_secret_name(spec.name)
+    if spec.image:
+        values["image"] = spec.image
+    if spec.max_lifetime is not None:
+        values["activeDeadlineSeconds"] = spec.max_lifetime
+    if spec.gpus:
+        values["gpus"] = spec.gpus
+    amounts = {k: v for k, v in (("cpu", spec.cpu), ("memory", spec.memory)) if v}
+    if amounts:
+        values["resources"] = {"requests": amounts, "limits": dict(amounts)}
+    if spec.share_memory is not None and "share_memory" in spec.model_fields_set:
+        values["shmSize"] = "" if k8s.parse_quantity(spec.share_memory) == 0 else spec.share_memory
+    home: dict[str, Any] = {}
+    if spec.home:
+        home["claimName"] = spec.home
+    elif "home_size" in spec.model_fields_set:
+        home["size"] = spec.home_size
+    if spec.storage_class:
+        home["storageClassName"] = spec.storage_class
+    if home:
+        values["home"] = home
+    if spec.data:
+        values["data"] = [{"claimName": d.claim_name, "mountPath": d.mount_path, "readOnly": d.read_only}
+                          for d in spec.data]
+    if spec.data_dir:
+        values["hostPaths"] = [{"path": d.path, "mountPath": d.mount_path, "readOnly": d.read_only}
+                               for d in spec.data_dir]
+    if spec.secret:
+        values["secretVolumes"] = [v.to_values() for v in spec.secret]
+    env = [e.to_values() for e in spec.env] + [e.to_values() for e in spec.env_from_secret]
+    if env:
+        values["env"] = env
+    if spec.env_from:
+        values["envFrom"] = [e.to_values() for e in spec.env_from]
+    if spec.selector:
+        values["nodeSelector"] = dict(spec.selector)
+    if spec.toleration:
+        values["tolerations"] = [t.to_values() for t in spec.toleration]
+    if spec.priority:
+        values["priorityClassName"] = spec.priority
+    if spec.queue_name:
+        values["queue"] = spec.queue_name
+    if spec.image_pull_secret:
+        values["imagePullSecrets"] = list(spec.image_pull_secret)
+    if spec.label:
+        values["labels"] = dict(spec.label)
+    if spec.annotation:
+        values["annotations"] = dict(spec.annotation)
+    return values
+
+
+# ---- the view (pure) ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class WorkspaceView:
+    name: str
+    namespace: str
+    type: str
+    status: str
+    reason: str
+    gpus: int
+    idle_stop: int
+    home: str
+    run: int
+    created: str  # the release's first deployment (RFC 3339), "" unknown
+    pod: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "namespace": self.namespace, "type": self.type, "status": self.status,
+                "reason": self.reason, "gpus": self.gpus, "idleStopSeconds": self.idle_stop, "home": self.home,
+                "run": self.run, "pod": self.pod or None}
+
+
+def _condition(job: dict, ctype: str) -> dict | None:
+    return next((c for c in (job.get("status") or {}).get("conditions") or []
+                 if c.get("type") == ctype and c.get("status") == "True"), None)
+
+
+def workspace_state(job: dict | None, pods: list[dict], stopped: bool) -> tuple[str, str]:
+    """(status, reason) of a workspace from its Job and the Job's pods. A Job that completed is a server that
+    ended itself (idle); one past its activeDeadlineSeconds was stopped at its --max-lifetime."""
+    if stopped or job is None:
+        return "STOPPED", "stopped (workspace stop)" if stopped else "no Job"
+    if _condition(job, "Complete") or _condition(job, "SuccessCriteriaMet"):
+        return "STOPPED", "ended itself (idle, or its server exited 0)"
+    failed = _condition(job, "Failed") or _condition(job, "FailureTarget")
+    if failed:
+        if failed.get("reason") == "DeadlineExceeded":
+            return "STOPPED", "its --max-lifetime was reached"
+        return "FAILED", f"{failed.get('reason', '')}: {failed.get('message', '')}".strip(": ")
+    if (job.get("spec") or {}).get("suspend"):
+        return "QUEUED", "suspended until Kueue admits it" if ((job.get("metadata") or {}).get("labels") or {}).get(
+            "kueue.x-k8s.io/queue-name") else "suspended"
+    live = [p for p in pods if not (p.get("metadata") or {}).get("deletionTimestamp")]
+    for pod in live:
+        status = pod.get("status") or {}
+        if status.get("phase") == "Running" and all(c.get("ready") for c in status.get("containerStatuses") or [{}]):
+            return "RUNNING", ""
+    if live:
+        from .views import pod_status
+
+        return "PENDING", pod_status(live[0])
+    return "PENDING", "no pod yet"
+
+
+def workspace_view(release: dict, values: dict[str, Any] | None, job: dict | None, pods: list[dict],
+                   home_pvc: dict | None) -> WorkspaceView:
+    """One workspace from helm's list item, its values (None: not read), its current Job, the Job's pods and
+    its home PVC."""
+    name, namespace = release["name"], release.get("namespace", "")
+    values = values or {}
+    labels = {}
+    for obj in (job, home_pvc):
+        labels.update(((obj or {}).get("metadata") or {}).get("labels") or {})
+    wtype = str(values.get("type") or labels.get(TYPE_LABEL) or "-")
+    stopped = bool(values.get("stopped")) if values else job is None
+    status, reason = workspace_state(job, pods, stopped)
+    gpus = 0
+    for c in (((job or {}).get("spec") or {}).get("template") or {}).get("spec", {}).get("containers") or []:
+        gpus += int(((c.get("resources") or {}).get("limits") or {}).get("nvidia.com/gpu", 0) or 0)
+    if job is None:
+        gpus = int(values.get("gpus") or 0)
+    idle = (((job or {}).get("metadata") or {}).get("annotations") or {}).get("arena-helm.kubeflow.org/idle-stop")
+    idle_stop = int(values.get("idleStopSeconds", idle if idle is not None else 0) or 0)
+    pvc_status = ((home_pvc or {}).get("status") or {}).get("phase", "")
+    home = f"{((home_pvc or {}).get('metadata') or {}).get('name', '')} ({pvc_status})" if home_pvc else "-"
+    run = int(values.get("run") or _run_of(job or {}))
+    live = [p for p in pods if not (p.get("metadata") or {}).get("deletionTimestamp")]
+    return WorkspaceView(name=name, namespace=namespace, type=wtype, status=status, reason=reason, gpus=gpus,
+                         idle_stop=idle_stop, home=home, run=run, created=_created(job, home_pvc),
+                         pod=(live[0]["metadata"]["name"] if live else ""))
+
+
+def _created(*objs: dict | None) -> str:
+    stamps = [((o or {}).get("metadata") or {}).get("creationTimestamp") or "" for o in objs]
+    stamps = [s for s in stamps if s]
+    return min(stamps) if stamps else ""
+
+
+def age(created: str, now: dt.datetime | None = None) -> str:
+    from .k8s import parse_time
+    from .views import short_duration
+
+    when = parse_time(created)
+    if when is None:
+        return "-"
+    return short_duration(((now or dt.datetime.now(dt.UTC)) - when).total_seconds())
+
+
+# ---- the actions (helm and the API through the injected adapters) ----------------------------------------
+def _releases(c: Cluster, namespace: str, all_namespaces: bool = False) -> list[dict]:
+    return [r for r in c.helm.list(namespace, all_namespaces) if str(r.get("chart", "")).rpartition("-")[0] == CHART]
+
+
+def _release(c: Cluster, namespace: str, name: str) -> dict | None:
+    return next((r for r in _releases(c, namespace) if r.get("name") == name), None)
+
+
+def _is_ours(c: Cluster, namespace: str, name: str) -> dict:
+    release = _release(c, namespace, name)
+    if release is None:
+        other = next((r for r in c.helm.list(namespace) if r.get("name") == name), None)
+        if other is not None:
+            raise UsageError(f"release {name} is not a workspace (chart {other.get('chart')})")
+        raise NotFoundError(f"no workspace named {name} in namespace {namespace} (arena-helm workspace list)")
+    return release
+
+
+def render_workspace(helm_binary: str | None, namespace: str, name: str, values: dict[str, Any]) -> str:
+    """``workspace start --dry-run``: the manifests (``helm template``), no cluster, no kubeconfig."""
+    import tempfile
+    from pathlib import Path
+
+    from .charts import assemble_chart
+    from .helm import Helm
+
+    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
+        return Helm(helm_binary).template(name, assemble_chart(CHART, Path(tmp)), values, namespace)
+
+
+def _upgrade(c: Cluster, namespace: str, name: str, values: dict[str, Any]) -> None:
+    import tempfile
+    from pathlib import Path
+
+    from .charts import assemble_chart
+
+    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
+        c.helm.upgrade(name, assemble_chart(CHART, Path(tmp)), values, namespace, reuse_values=True)
+
+
+def start_workspace(c: Cluster, namespace: str, spec: WorkspaceSpec, values: dict[str, Any], *,
+                    given: set[str]) -> str:
+    """Start a new workspace (its token Secret, then a helm install), or start a stopped one again with its
+    own values (``given``: the flags the user set besides the name; a restart takes none). Returns what was
+    done: "started" or "restarted". A failed install leaves nothing: the release, the Secret and the home."""
+    import tempfile
+    from pathlib import Path
+
+    from .charts import assemble_chart
+    from .errors import ArenaHelmError
+
+    name = spec.name
+    release = _release(c, namespace, name)
+    if release is not None:
+        old = c.helm.get_values(name, namespace)
+        view = workspace_view(release, old, *_objects(c, namespace, name, old))
+        if view.status not in ("STOPPED", "FAILED"):
+            raise AlreadyExistsError(f"workspace {name} is {view.status} already (arena-helm workspace stop {name} "
+                                     "first to start it anew)")
+        if given:
+            raise UsageError(f"workspace {name} exists: start it again with its own values (no "
+                             f"{', '.join(sorted(given))}), or delete it to start anew")
+        _upgrade(c, namespace, name, {"stopped": False, "run": int(old.get("run") or 1) + 1})
+        return "restarted"
+    if next((r for r in c.helm.list(namespace) if r.get("name") == name), None) is not None:
+        raise AlreadyExistsError(f"a release named {name} already exists in namespace {namespace}: pick another name")
+    secret = values.get("tokenSecret")
+    made_secret = False
+    try:
+        if secret:
+            import secrets as random
+
+            made_secret = c.kube.create_secret(namespace, secret, {TOKEN_KEY: random.token_urlsafe(24)},
+                                               labels={"app.kubernetes.io/name": CHART,
+                                                       "app.kubernetes.io/instance": name})
+        with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
+            c.helm.install(name, assemble_chart(CHART, Path(tmp)), values, namespace)
+    except ArenaHelmError:
+        _remove(c, namespace, name, values, keep_home=False, secret=made_secret)
+        raise
+    return "started"
+
+
+def _remove(c: Cluster, namespace: str, name: str, values: dict[str, Any], *, keep_home: bool,
+            secret: bool = True) -> None:
+    """Uninstall the release (if any) and remove what outlives it: the home PVC arena-helm made (unless
+    ``keep_home``) and the token Secret (``secret``)."""
+    from .errors import ArenaHelmError
+
+    try:
+        c.helm.uninstall(name, namespace)
+    except NotFoundError:
+        pass
+    except ArenaHelmError:
+        if _release(c, namespace, name) is not None:
+            raise
+    if not keep_home and not (values.get("home") or {}).get("claimName"):
+        c.kube.delete_pvc(namespace, f"{name}-home")
+    if secret and values.get("tokenSecret"):
+        c.kube.delete_secret(namespace, str(values["tokenSecret"]))
+
+
+def stop_workspace(c: Cluster, namespace: str, name: str) -> None:
+    """End the workspace's Job (a helm upgrade that renders none); the home and the release stay."""
+    _is_ours(c, namespace, name)
+    _upgrade(c, namespace, name, {"stopped": True})
+
+
+def delete_workspace(c: Cluster, namespace: str, name: str, *, keep_home: bool) -> str:
+    """Uninstall the workspace; its home PVC too unless ``keep_home`` (or it was the user's own --home).
+    Returns the home claim's name."""
+    _is_ours(c, namespace, name)
+    values = c.helm.get_values(name, namespace)
+    _remove(c, namespace, name, values, keep_home=keep_home)
+    return home_claim(name, values)
+
+
+def _objects(c: Cluster, namespace: str, name: str, values: dict[str, Any]) -> tuple[dict | None, list[dict],
+                                                                                       dict | None]:
+    """The current Job of workspace ``name``, its pods and the home PVC."""
+    selector = f"{SELECTOR},app.kubernetes.io/instance={name}"
+    jobs = c.kube.list_batch_jobs(namespace, selector)
+    run = int(values.get("run") or 1)
+    job = next((j for j in jobs if j["metadata"]["name"] == f"{name}-{run}"), None)
+    pods = c.kube.list_pods(namespace, selector=f"job-name={name}-{run}") if job else []
+    pvc = c.kube.get_pvc(namespace, home_claim(name, values))
+    return job, pods, pvc
+
+
+def _run_of(job: dict) -> int:
+    return int(((job.get("metadata") or {}).get("labels") or {}).get(RUN_LABEL) or 0)
+
+
+def _job_home(job: dict) -> str:
+    """The claim a workspace Job mounts as its home (the volume named home)."""
+    volumes = (((job.get("spec") or {}).get("template") or {}).get("spec") or {}).get("volumes") or []
+    home = next((v for v in volumes if v.get("name") == "home"), {})
+    return str((home.get("persistentVolumeClaim") or {}).get("claimName") or "")
+
+
+def get_workspace(c: Cluster, namespace: str, name: str) -> WorkspaceView:
+    release = _is_ours(c, namespace, name)
+    values = c.helm.get_values(name, namespace)
+    return workspace_view(release, values, *_objects(c, namespace, name, values))
+
+
+def list_workspaces(c: Cluster, namespace: str, all_namespaces: bool) -> list[WorkspaceView]:
+    """Every workspace: helm's list, then one LIST each of the workspace Jobs, their pods and PVCs, whatever
+    their number; a stopped workspace's values are read (its run and type live there)."""
+    releases = _releases(c, namespace, all_namespaces)
+    if not releases:
+        return []
+    ns = None if all_namespaces else namespace
+    latest: dict[tuple[str, str], dict] = {}  # (namespace, workspace) -> its Job of the highest run
+    for j in c.kube.list_batch_jobs(ns, SELECTOR):
+        labels = j["metadata"].get("labels") or {}
+        key = (j["metadata"]["namespace"], labels.get("app.kubernetes.io/instance", ""))
+        if key not in latest or _run_of(j) > _run_of(latest[key]):
+            latest[key] = j
+    pods: dict[tuple[str, str], list[dict]] = {}
+    for p in c.kube.list_pods(ns, selector=SELECTOR):
+        owner = ((p.get("metadata") or {}).get("labels") or {}).get("job-name", "")
+        pods.setdefault((p["metadata"]["namespace"], owner), []).append(p)
+    pvcs = {(v["metadata"]["namespace"], v["metadata"]["name"]): v for v in c.kube.list_pvcs(ns, SELECTOR)}
+    views = []
+    for r in sorted(releases, key=lambda r: (r.get("namespace", ""), r["name"])):
+        key_ns = r.get("namespace", namespace)
+        job = latest.get((key_ns, r["name"]))
+        values = None if job is not None else c.helm.get_values(r["name"], key_ns)
+        job_pods = pods.get((key_ns, job["metadata"]["name"]), []) if job else []
+        claim = _job_home(job) if job is not None else home_claim(r["name"], values or {})
+        pvc = pvcs.get((key_ns, claim)) if claim == f"{r['name']}-home" else c.kube.get_pvc(key_ns, claim)
+        views.append(workspace_view(r, values, job, job_pods, pvc))
+    return views

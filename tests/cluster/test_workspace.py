@@ -1,0 +1,203 @@
+"""`arena-helm workspace` through the real CLI, helm and the test cluster: the real Job controller runs the
+workspace's Job, the real PV binder binds its home, kwok runs its pod. A workspace's server ending itself
+when idle is its container exiting 0 (kwok's finish_pod here; the shell watcher's own exit is checked for real
+in tests/charts/test_workspace_chart.py): the Job completes, the workspace is STOPPED, its home stays bound;
+start runs it again on the same home; stop ends it; delete leaves only what --keep-home keeps."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import clictx
+import pytest
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+from waits import wait_for
+
+pytestmark = pytest.mark.cluster
+
+
+class Cli:
+    """The CLI as clictx drives it, and the workspaces as `workspace list -o json` shows them."""
+
+    def __init__(self, helm_bin, cluster, namespace, user="admin"):
+        self.run = clictx.cli(helm_bin, cluster, namespace, user=user)
+        self.ok = clictx.cli(helm_bin, cluster, namespace, user=user, check=True)
+
+    def __call__(self, *args):
+        return self.run(*args)
+
+    def views(self) -> dict[str, dict]:
+        return {v["name"]: v for v in json.loads(self.ok("workspace", "list", "-o", "json"))}
+
+
+@pytest.fixture
+def cli(helm_bin, cluster, namespace):
+    return Cli(helm_bin, cluster, namespace)
+
+
+@pytest.fixture
+def node(kubelet, namespace):
+    name = f"ws-{namespace}"
+    kubelet.add_node(name, pool=namespace, gpus=4)
+    yield name
+    kubelet.remove_node(name)
+
+
+@pytest.fixture
+def volume(cluster, namespace):
+    """A 20Gi PV for the home to bind to (the cluster has no provisioner; the PV binder binds a class-less
+    claim to a class-less volume of its size)."""
+    core = client.CoreV1Api(cluster.api_client())
+    name = f"home-{namespace}"
+    core.create_persistent_volume({"metadata": {"name": name}, "spec": {
+        "capacity": {"storage": "20Gi"}, "accessModes": ["ReadWriteOnce"],
+        "persistentVolumeReclaimPolicy": "Retain", "hostPath": {"path": f"/tmp/{name}"}}})
+    yield name
+    core.delete_persistent_volume(name)
+
+
+def job_pod(core, namespace: str, job: str) -> str:
+    def one():
+        pods = core.list_namespaced_pod(namespace, label_selector=f"job-name={job}").items
+        return pods[0].metadata.name if pods else None
+
+    return wait_for(one, f"the pod of Job {job}")
+
+
+def test_a_workspace_runs_stops_itself_starts_again_on_its_home_and_is_deleted(cli, cluster, kubelet, namespace,
+                                                                               node, volume):
+    core = client.CoreV1Api(cluster.api_client())
+    batch = client.BatchV1Api(cluster.api_client())
+    out = cli.ok("workspace", "start", "nb", "--gpus", "2", "--idle-stop", "30m", "-e", "EPOCHS=3")
+    assert out.splitlines()[0] == f"workspace/nb started in namespace {namespace}"
+    # the token: a Secret of its own, named (not held) by the release's values
+    token = base64.b64decode(core.read_namespaced_secret("nb-token", namespace).data["token"]).decode()
+    assert len(token) >= 32
+    job = batch.read_namespaced_job("nb-1", namespace)
+    container = job.spec.template.spec.containers[0]
+    assert container.command is None  # the image's entrypoint (tini, start.sh) runs start-notebook.py
+    assert container.args[:2] == ["start-notebook.py", "--ServerApp.ip=0.0.0.0"]
+    assert "--ServerApp.shutdown_no_activity_timeout=1800" in container.args
+    assert [(e.name, e.value_from.secret_key_ref.name if e.value_from else e.value) for e in container.env] == [
+        ("HOME", "/home/jovyan"), ("JUPYTER_TOKEN", "nb-token"), ("EPOCHS", "3")]
+    assert token not in json.dumps(cli.ok("workspace", "get", "nb", "-o", "json"))
+    pod = job_pod(core, namespace, "nb-1")
+    assert kubelet.run_pod(namespace, pod) == node
+    wait_for(lambda: cli.views()["nb"]["status"] == "RUNNING", "nb RUNNING")
+    wait_for(lambda: core.read_namespaced_persistent_volume_claim("nb-home", namespace).status.phase == "Bound",
+             "the home bound")
+    view = cli.views()["nb"]
+    assert view == {"name": "nb", "namespace": namespace, "type": "jupyter", "status": "RUNNING", "reason": "",
+                    "gpus": 2, "idleStopSeconds": 1800, "home": "nb-home (Bound)", "run": 1, "pod": pod}
+    table = cli.ok("workspace", "list").splitlines()
+    assert table[0].split() == ["NAME", "TYPE", "STATUS", "GPUS", "IDLE-STOP", "HOME", "AGE"]
+    assert table[1].split()[:7] == ["nb", "jupyter", "RUNNING", "2", "30m", "nb-home", "(Bound)"]
+    # a workspace is no training job: list leaves it out
+    assert "nb" not in cli.ok("list").split()
+    # starting it while it runs is refused, in one line, with nothing changed
+    res = cli("workspace", "start", "nb")
+    assert res.exit_code == 1 and res.stderr.strip().splitlines() == [
+        "error: workspace nb is RUNNING already (arena-helm workspace stop nb first to start it anew)"]
+
+    # idle: the server ends itself (exit 0): the Job completes, the GPUs are free, the home stays
+    kubelet.finish_pod(namespace, pod, 0)
+    wait_for(lambda: cli.views()["nb"]["status"] == "STOPPED", "nb STOPPED after its server ended")
+    stopped = cli.views()["nb"]
+    assert (stopped["reason"], stopped["home"]) == ("ended itself (idle, or its server exited 0)", "nb-home (Bound)")
+    assert batch.read_namespaced_job("nb-1", namespace).status.succeeded == 1
+
+    # start again: a new Job with the same values, on the same home
+    res = cli("workspace", "start", "nb", "--gpus", "1")
+    assert res.exit_code == 2 and "start it again with its own values (no gpus)" in res.stderr, res.output
+    assert cli.ok("workspace", "start", "nb").splitlines()[0] == f"workspace/nb restarted in namespace {namespace}"
+    wait_for(lambda: [j.metadata.name for j in batch.list_namespaced_job(namespace).items] == ["nb-2"],
+             "helm replaced Job nb-1 by nb-2")
+    pod2 = job_pod(core, namespace, "nb-2")
+    kubelet.run_pod(namespace, pod2)
+    wait_for(lambda: cli.views()["nb"]["status"] == "RUNNING", "nb RUNNING again")
+    again = batch.read_namespaced_job("nb-2", namespace).spec.template.spec
+    assert again.volumes[0].persistent_volume_claim.claim_name == "nb-home"
+    assert again.containers[0].resources.limits["nvidia.com/gpu"] == "2"
+    assert cli.views()["nb"]["run"] == 2
+
+    # stop: the Job goes, the home and the release stay
+    assert cli.ok("workspace", "stop", "nb").startswith("workspace/nb stopped")
+    wait_for(lambda: not batch.list_namespaced_job(namespace).items, "the Job gone")
+    assert cli.views()["nb"]["status"] == "STOPPED"
+    assert core.read_namespaced_persistent_volume_claim("nb-home", namespace).status.phase == "Bound"
+
+    # delete: the release, the token and the home
+    assert cli.ok("workspace", "delete", "nb") == "workspace/nb deleted\n"
+    assert cli.views() == {}
+    assert gone(lambda: core.read_namespaced_secret("nb-token", namespace))
+    assert gone(lambda: core.read_namespaced_persistent_volume_claim("nb-home", namespace))
+
+
+def gone(read) -> bool:
+    """Deleted: not found, or being deleted (a PVC waits for its pvc-protection finalizer)."""
+    try:
+        return read().metadata.deletion_timestamp is not None
+    except ApiException as exc:
+        return exc.status == 404
+
+
+def test_a_shell_workspace_on_an_existing_home_and_delete_keep_home(cli, cluster, kubelet, namespace, node):
+    core = client.CoreV1Api(cluster.api_client())
+    core.create_namespaced_persistent_volume_claim(namespace, {"metadata": {"name": "mine"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
+    cli.ok("workspace", "start", "sh1", "--type", "shell", "--home", "mine", "--idle-stop", "10m")
+    with pytest.raises(ApiException):  # a shell has no token
+        core.read_namespaced_secret("sh1-token", namespace)
+    batch = client.BatchV1Api(cluster.api_client())
+    spec = batch.read_namespaced_job("sh1-1", namespace).spec.template.spec
+    assert spec.containers[0].command[:2] == ["sh", "-c"] and spec.containers[0].command[3:] == ["idle-watch", "600"]
+    assert spec.volumes[0].persistent_volume_claim.claim_name == "mine"
+    assert not core.list_namespaced_service(namespace, label_selector="app.kubernetes.io/instance=sh1").items
+    cli.ok("workspace", "start", "sh2", "--type", "shell", "--idle-stop", "0")
+    views = cli.views()
+    assert (views["sh1"]["type"], views["sh1"]["idleStopSeconds"], views["sh2"]["idleStopSeconds"]) == ("shell", 600, 0)
+    assert (views["sh1"]["home"], views["sh2"]["home"]) == ("mine (Pending)", "sh2-home (Pending)")  # no PV for them
+    assert cli.ok("workspace", "delete", "sh1") == "workspace/sh1 deleted\n"
+    assert core.read_namespaced_persistent_volume_claim("mine", namespace).metadata.deletion_timestamp is None
+    assert cli.ok("workspace", "delete", "sh2", "--keep-home") == "workspace/sh2 deleted (home sh2-home kept)\n"
+    assert core.read_namespaced_persistent_volume_claim("sh2-home", namespace).metadata.deletion_timestamp is None
+    res = cli("workspace", "stop", "sh2")
+    assert res.exit_code == 1 and res.stderr.strip() == (
+        f"error: no workspace named sh2 in namespace {namespace} (arena-helm workspace list)")
+
+
+def test_a_failed_start_leaves_nothing_behind(cli, cluster, namespace):
+    """The API server refuses the Job (a ResourceQuota of no Jobs): no release, no token Secret, no home."""
+    core = client.CoreV1Api(cluster.api_client())
+    hard = {"count/jobs.batch": "0"}
+    core.create_namespaced_resource_quota(namespace, {"metadata": {"name": "no-jobs"}, "spec": {"hard": hard}})
+    core.patch_namespaced_resource_quota_status("no-jobs", namespace, {"status": {"hard": hard, "used": {
+        "count/jobs.batch": "0"}}})
+    res = cli("workspace", "start", "nb")
+    assert res.exit_code == 1 and len(res.stderr.strip().splitlines()) == 1, res.output
+    assert "exceeded quota" in res.stderr, res.stderr
+    assert cli.views() == {}
+    assert not core.list_namespaced_secret(namespace, label_selector="app.kubernetes.io/instance=nb").items
+    claims = core.list_namespaced_persistent_volume_claim(namespace).items
+    assert all(c.metadata.deletion_timestamp for c in claims), [c.metadata.name for c in claims]
+
+
+def test_the_documented_role_is_enough_for_a_workspaces_life(helm_bin, cluster):
+    """alice holds only docs/rbac/arena-helm-user.yaml's Role in her namespace: start, list, get, stop, start
+    again, delete."""
+    from kubecluster import LIMITED_NAMESPACE, LIMITED_USER
+
+    cli = Cli(helm_bin, cluster, LIMITED_NAMESPACE, user=LIMITED_USER)
+    ok = cli.ok
+    name = f"alice-{helm_bin.parent.name.replace('.', '-')}"  # the two helm versions may share the namespace
+    try:
+        ok("workspace", "start", name, "--idle-stop", "1h")
+        assert json.loads(ok("workspace", "get", name, "-o", "json"))["status"] in ("PENDING", "RUNNING")
+        ok("workspace", "stop", name)
+        assert json.loads(ok("workspace", "get", name, "-o", "json"))["status"] == "STOPPED"
+        assert ok("workspace", "start", name).startswith(f"workspace/{name} restarted")
+    finally:
+        ok("workspace", "delete", name)
+    assert name not in cli.views()
