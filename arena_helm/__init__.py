@@ -8,6 +8,12 @@ The Python API (what the CLI wraps)::
     print(render(spec))      # the manifests, no cluster needed
     submit(spec)             # helm install into the current kubeconfig context
 
+A workspace (``arena-helm workspace start``) likewise::
+
+    from arena_helm import WorkspaceSpec, render_workspace, workspace_values
+    ws = WorkspaceSpec(name="nb", gpus=1, data=["training-data:/data"], idle_stop="1h")
+    print(render_workspace(None, "team-a", ws.name, workspace_values(ws)))
+
 A spec's fields are the flags of ``arena-helm submit`` (``data_dir`` is ``--data-dir``); a bad value raises
 ``UsageError`` naming the parameter (``data_dir=``; the CLI's messages name the flag).
 
@@ -21,6 +27,7 @@ _LAZY = {
     "render": "submission", "submit": "submission", "job_values": "submission", "wait_for": "submission",
     "SubmitResult": "submission", "Helm": "helm", "KubeTarget": "helm", "ValueSources": "helm", "Kube": "kube", "KubeReader": "kube",
     "ArenaHelmError": "errors", "UsageError": "errors", "KINDS": "kinds",
+    "WorkspaceSpec": "workspace", "workspace_values": "workspace", "render_workspace": "workspace",
 }
 
 

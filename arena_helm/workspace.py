@@ -528,6 +528,43 @@ def get_workspace(c: Cluster, namespace: str, name: str) -> WorkspaceView:
     return workspace_view(release, values, *_objects(c, namespace, name, values))
 
 
+def running_workspace(c: Cluster, namespace: str, name: str, timeout: float, *, poll: float = 1.0,
+                      notify=None) -> WorkspaceView:
+    """The workspace once RUNNING (its pod ready); says once through ``notify`` that it waits. A STOPPED or
+    FAILED one is an error at once (start it first), a PENDING one after ``timeout`` seconds."""
+    import time
+
+    from .errors import ArenaHelmError, WaitTimeoutError
+
+    deadline = time.monotonic() + timeout
+    told = False
+    while True:
+        view = get_workspace(c, namespace, name)
+        if view.status == "RUNNING":
+            return view
+        if view.status in ("STOPPED", "FAILED"):
+            raise ArenaHelmError(f"workspace {name} is {view.status} ({view.reason}): arena-helm workspace start "
+                                 f"{name} -n {namespace} first")
+        if time.monotonic() >= deadline:
+            raise WaitTimeoutError(f"workspace {name} is not running after {int(timeout)}s ({view.status}: "
+                                   f"{view.reason}; arena-helm workspace get {name} -n {namespace})")
+        if not told and notify:
+            notify(f"waiting for workspace {name} to run ({view.status}: {view.reason}; up to {int(timeout)}s: "
+                   "--timeout)")
+            told = True
+        time.sleep(poll)
+
+
+def workspace_url(wtype: str, local_port: int, token: str | None) -> str:
+    """Where the browser opens a workspace's server forwarded to ``local_port``: JupyterLab with its token in
+    the URL (Jupyter's login link); code-server's page (its password is asked there)."""
+    from urllib.parse import quote
+
+    if wtype == "jupyter":
+        return f"http://localhost:{local_port}/lab" + (f"?token={quote(token, safe='')}" if token else "")
+    return f"http://localhost:{local_port}/"
+
+
 def list_workspaces(c: Cluster, namespace: str, all_namespaces: bool) -> list[WorkspaceView]:
     """Every workspace: helm's list, then one LIST each of the workspace Jobs, their pods and PVCs, whatever
     their number; a stopped workspace's values are read (its run and type live there)."""

@@ -302,7 +302,7 @@ COMMANDS: dict[str, Entry] = {
     "data": ("data", "app", "Data volumes (PVCs) jobs can mount: data list.", False, {}),
     "tensorboard": ("tensorboard", "app", "Standalone TensorBoards (start, stop, list, open).", False, {}),
     "workspace": ("workspace", "app", "Interactive workspaces: Jupyter, code-server or a shell with GPUs, stopped "
-                  "when idle (start, list, get, stop, delete).", False, {}),
+                  "when idle (start, list, get, open, attach, stop, delete).", False, {}),
     "doctor": ("doctor", "doctor", "Check that the cluster and your permissions are ready for arena-helm.", False,
                {}),
     "version": ("version", "version", "Print the arena-helm version and the helm version it uses.", False, {}),

@@ -110,6 +110,13 @@ class Globals:
 
 # The global options, declared once: every command that talks to the cluster gets them (after its name, as
 # kubectl takes them) through ``with_globals``; the submit commands add them to their generated signatures.
+# attach's (a job's or a workspace's): the command after --, and whether it gets a terminal
+AttachCommand = Annotated[list[str] | None, typer.Argument(help="Command to run (after --); default: sh.",
+                                                           show_default=False)]
+AttachTty = Annotated[bool | None, typer.Option("--tty/--no-tty", help="Give the command a terminal (default: yes "
+                                                "for the shell when stdin and stdout are terminals).",
+                                                show_default=False)]
+
 GLOBAL_OPTIONS: list[tuple[str, Any, Any]] = [
     ("namespace", Namespace, None), ("kubeconfig", Kubeconfig, None), ("context", Context, None),
     ("helm_binary", HelmBinary, None), ("debug", Debug, False),

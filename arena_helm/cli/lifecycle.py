@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from .common import Globals, with_globals
+from .common import AttachCommand, AttachTty, Globals, with_globals
 from .jobs import JobName, TypeO, cluster_for
 
 
@@ -88,15 +88,12 @@ def wait_cmd(
 def attach_cmd(
     g: Globals,
     name: JobName,
-    command: Annotated[list[str] | None, typer.Argument(help="Command to run (after --); default: sh.",
-                                                        show_default=False)] = None,
+    command: AttachCommand = None,
     instance: Annotated[str | None, typer.Option("--instance", "-i", help="Pod to enter (default: the chief, "
                                                  "master or launcher).", show_default=False)] = None,
     container: Annotated[str | None, typer.Option("--container", "-c", help="Container (default: the pod's "
                                                   "first).", show_default=False)] = None,
-    tty: Annotated[bool | None, typer.Option("--tty/--no-tty", help="Give the command a terminal (default: "
-                                             "yes for the shell when stdin and stdout are terminals).",
-                                             show_default=False)] = None,
+    tty: AttachTty = None,
     type_: TypeO = None,
 ) -> None:
     """Open a shell (or run one command after --) in a job's pod; exits with the command's exit code."""

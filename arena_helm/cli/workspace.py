@@ -9,7 +9,7 @@ import typer
 
 from ..enums import ViewOutput
 from . import FastCommand, new_app
-from .common import GLOBAL_OPTIONS, Globals, offer_dry_run, with_globals
+from .common import GLOBAL_OPTIONS, AttachCommand, AttachTty, Globals, offer_dry_run, with_globals
 from .jobs import cluster_for
 
 app = new_app(help="Interactive workspaces: a JupyterLab, code-server or shell with GPUs that stops itself when "
@@ -155,3 +155,103 @@ def delete(
     ns, c = cluster_for(g)
     home = delete_workspace(c, ns, name, keep_home=keep_home)
     typer.echo(f"workspace/{name} deleted" + (f" (home {home} kept)" if keep_home else ""))
+
+
+@app.command("open", cls=FastCommand)
+@with_globals
+def open_(
+    g: Globals,
+    name: Name,
+    port: Annotated[int | None, typer.Option("--port", help="Local port (default: the server's).",
+                                             show_default=False)] = None,
+    timeout: Annotated[str, typer.Option("--timeout", help="How long to wait for the workspace to run (e.g. 90s, "
+                                         "5m).")] = "2m",
+    browser: Annotated[bool, typer.Option("--browser", help="Open the URL in a browser too.")] = False,
+) -> None:
+    """Forward a local port to a workspace's server (kubectl port-forward, once it runs) and print its URL with
+    its token (Jupyter) or its password (code-server). Ctrl-C stops."""
+    import shutil
+    import subprocess
+
+    from ..errors import ArenaHelmError, UsageError
+    from ..k8s import parse_duration
+    from ..workspace import running_workspace, token_secret_name, workspace_url
+
+    try:
+        wait_seconds = parse_duration(timeout)
+    except ValueError as exc:
+        raise UsageError(f"--timeout: {exc}") from None
+    if port is not None and not 1 <= port <= 65535:
+        raise UsageError(f"--port {port}: give a port from 1 to 65535")
+    ns, c = cluster_for(g)
+    view = running_workspace(c, ns, name, wait_seconds, notify=lambda m: typer.echo(m, err=True))
+    if view.type == "shell":
+        raise UsageError(f"workspace {name} is a shell: it has no server to open (arena-helm workspace attach {name})")
+    svc = next((s for s in c.kube.list_services(ns, f"app.kubernetes.io/instance={name},app.kubernetes.io/name="
+                                                    "workspace")), None)
+    if svc is None:
+        raise ArenaHelmError(f"workspace {name} has no Service (kubectl get services -n {ns} -l "
+                             f"app.kubernetes.io/instance={name})")
+    svc_port = int((svc["spec"].get("ports") or [{}])[0].get("port", 0))
+    local = port or svc_port
+    token = c.kube.get_secret_key(ns, token_secret_name(name), "token")
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        raise ArenaHelmError("kubectl not found on PATH: install it to port-forward")
+    argv = [kubectl, "port-forward", "-n", ns, f"svc/{svc['metadata']['name']}", f"{local}:{svc_port}"]
+    if g.kubeconfig:
+        argv += ["--kubeconfig", g.kubeconfig]
+    if g.context:
+        argv += ["--context", g.context]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()  # "Forwarding from 127.0.0.1:LOCAL -> PORT" once it listens
+        if not first:
+            raise typer.Exit(proc.wait() or 1)
+        url = workspace_url(view.type, local, token)
+        typer.echo(url)
+        if view.type == "code-server" and token:
+            typer.echo(f"Password: {token}")
+        typer.echo(f"Forwarding localhost:{local} to workspace {name} (Ctrl-C stops)", err=True)
+        if browser:
+            import webbrowser
+
+            webbrowser.open(url)
+        for _ in proc.stdout:  # kubectl's "Handling connection" lines
+            pass
+        raise typer.Exit(proc.wait())
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+
+
+@app.command("attach", cls=FastCommand)
+@with_globals
+def attach(
+    g: Globals,
+    name: Name,
+    command: AttachCommand = None,
+    tty: AttachTty = None,
+) -> None:
+    """Open a shell (or run one command after --) in a running workspace; exits with the command's exit code.
+    A shell workspace counts the session as activity."""
+    import sys
+
+    from ..attach import run_attached
+    from ..errors import ArenaHelmError
+    from ..kube import open_exec
+    from ..workspace import get_workspace
+
+    ns, c = cluster_for(g)
+    view = get_workspace(c, ns, name)
+    if view.status != "RUNNING":
+        raise ArenaHelmError(f"workspace {name} is {view.status} ({view.reason}): "
+                             + (f"arena-helm workspace start {name} -n {ns} first" if view.status in
+                                ("STOPPED", "FAILED") else "wait until it runs (arena-helm workspace get)"))
+    argv = list(command or []) or ["sh"]
+    if tty is None:
+        tty = not command and sys.stdin.isatty() and sys.stdout.isatty()
+    code = run_attached(open_exec(c.kube, ns, view.pod, "workspace", argv, tty), view.pod, tty=tty)
+    if code:
+        raise typer.Exit(code)

@@ -88,3 +88,13 @@ def _child_of(pid: int) -> int:
             return int(children[0])
         time.sleep(0.05)
     raise AssertionError(f"no child of {pid}")
+
+
+def test_the_python_api_renders_what_the_cli_renders(helm_bin):
+    from arena_helm import WorkspaceSpec, render_workspace, workspace_values
+
+    ws = WorkspaceSpec(name="ws", namespace="team-a", gpus=1, data=["training-data:/data"], idle_stop="1h")
+    res = runner.invoke(app, ["workspace", "start", "ws", "--gpus", "1", "-d", "training-data:/data", "--idle-stop",
+                              "1h", "-n", "team-a", "--dry-run", "--helm-binary", str(helm_bin)])
+    assert res.exit_code == 0, res.output
+    assert render_workspace(str(helm_bin), "team-a", ws.name, workspace_values(ws)) == res.stdout

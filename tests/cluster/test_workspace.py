@@ -201,3 +201,71 @@ def test_the_documented_role_is_enough_for_a_workspaces_life(helm_bin, cluster):
     finally:
         ok("workspace", "delete", name)
     assert name not in cli.views()
+
+
+def test_open_forwards_a_port_to_the_server_with_its_token_and_attach_runs_in_the_workspace(helm_bin, cli, cluster,
+                                                                                              kubelet, namespace, node,
+                                                                                              volume):
+    """`workspace open` runs the real kubectl port-forward (API server -> kwok's pods/portforward) to the
+    workspace's Service; kwok forwards the pod's 8888 to a small HTTP server here, standing in for Jupyter
+    (no Jupyter image can run on kwok). `workspace attach` runs a command through pods/exec."""
+    import http.server
+    import os
+    import subprocess
+    import sys
+    import threading
+    import urllib.request
+    from pathlib import Path
+
+    from kubecluster import free_port
+
+    core = client.CoreV1Api(cluster.api_client())
+    cli.ok("workspace", "start", "nb", "--idle-stop", "1h")
+    token = base64.b64decode(core.read_namespaced_secret("nb-token", namespace).data["token"]).decode()
+    pod = job_pod(core, namespace, "nb-1")
+    seen: list[str] = []
+
+    class Stand(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            seen.append(self.path)
+            body = b"jupyter stand-in"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stand)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    kubelet.forward_port(namespace, pod, 8888, server.server_port)
+    kubelet.run_pod(namespace, pod)
+    local = free_port()
+    env = {**os.environ, "PATH": f"{helm_bin.parent}:{os.environ['PATH']}"}  # the kubectl beside the helm
+    opener = subprocess.Popen([str(Path(sys.executable).parent / "arena-helm"), "workspace", "open", "nb", "--port",
+                               str(local), "--timeout", "60s", *clictx_base(helm_bin, cluster, namespace)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        url = opener.stdout.readline().strip()
+        assert url == f"http://localhost:{local}/lab?token={token}", (url, opener.poll())
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            assert resp.read() == b"jupyter stand-in"
+        assert seen == [f"/lab?token={token}"]
+    finally:
+        opener.terminate()
+        opener.wait(timeout=30)
+        server.shutdown()
+    assert cli.ok("workspace", "attach", "nb", "--", "sh", "-c", "echo in the workspace $ARENA_HELM_KWOK_EXEC") == (
+        "in the workspace 1\n")
+    res = cli("workspace", "open", "nb2")
+    assert res.exit_code == 1 and "no workspace named nb2" in res.stderr
+    cli.ok("workspace", "stop", "nb")
+    res = cli("workspace", "attach", "nb", "--", "true")
+    assert res.exit_code == 1 and res.stderr.strip() == (
+        f"error: workspace nb is STOPPED (stopped (workspace stop)): arena-helm workspace start nb -n {namespace} "
+        "first")
+
+
+def clictx_base(helm_bin, cluster, namespace) -> list[str]:
+    return ["--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "-n", namespace]

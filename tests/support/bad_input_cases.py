@@ -152,6 +152,10 @@ CASES = [
     ("workspace-bad-type", ["workspace", "start", "nb", "--type", "vscode"], 2, "Invalid value for '--type'", "cli"),
     ("workspace-home-and-size", ["workspace", "start", "nb", "--home", "mine", "--home-size", "5Gi"], 2,
      "--home-size is for the home PVC arena-helm makes", "cli"),
+    ("workspace-open-bad-port", ["workspace", "open", "nb", "--port", "70000"], 2,
+     "--port 70000: give a port from 1 to 65535", "cli"),
+    ("workspace-open-bad-timeout", ["workspace", "open", "nb", "--timeout", "soon"], 2,
+     "--timeout: 'soon' is not a duration", "cli"),
     # the fit check (submit --check, fit KIND): installs nothing, answers as a table, json or yaml
     ("check-dry-run", [*TF, *OK_NAME, "--check", "--dry-run"], 2, "--check cannot be used with --dry-run", "cli"),
     ("check-wait", [*TF, *OK_NAME, "--check", "--wait"], 2, "--wait cannot be used with --check", "cli"),

@@ -1097,7 +1097,7 @@ class Controllers:
         for n in [n for n in ctrls if n in started]:
             c = ctrls[n]
             try:
-                self._wait_ready(c)
+                c = self._ready_or_respawned(c, started)
                 self.start_seconds[n] = round(time.monotonic() - started[n], 1)
                 self.running[n] = c
                 for body in c.webhooks():
@@ -1111,6 +1111,23 @@ class Controllers:
         if strict and self.errors:
             raise ControllerError("; ".join(f"{k}: {v}" for k, v in self.errors.items()))
         return self
+
+    def _ready_or_respawned(self, c: Controller, started: dict[str, float], tries: int = 3) -> Controller:
+        """Wait for ``c``; a controller that exited because one of the free ports it was given had been taken
+        meanwhile (an ephemeral port of an outgoing connection: free_port's race) is started again, twice at
+        most, with new ports. Returns the controller that runs."""
+        for attempt in range(tries):
+            try:
+                self._wait_ready(c)
+                return c
+            except ControllerError as exc:
+                if attempt == tries - 1 or "address already in use" not in str(exc):
+                    raise
+                c.terminate()
+                c = CLASSES[c.name](self)  # new ports
+                started[c.name] = time.monotonic()
+                c.spawn(c.prepare())
+        return c
 
     def _wait_ready(self, c: Controller) -> None:
         deadline = time.monotonic() + c.ready_timeout

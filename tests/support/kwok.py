@@ -7,7 +7,7 @@ complete KwokConfiguration and the stages of tests/data/kwok/, nodes managed by 
 are left alone), and its kubelet API on ``https://127.0.0.1:<free port>`` with a certificate for
 127.0.0.1 from ``cluster.ca`` (the API server verifies it: ``--kubelet-certificate-authority``). Its own
 CRDs ``logs`` and ``attaches`` (kwok.x-k8s.io, from the module's kustomize/crd/bases) are installed and
-``--enable-crds=Logs,Attach`` makes kwok watch per-pod objects; ``ClusterLogs``, ``ClusterAttach`` and
+``--enable-crds=Logs,Attach,PortForward`` makes kwok watch per-pod objects; ``ClusterLogs``, ``ClusterAttach`` and
 ``ClusterExec`` defaults come from a file made at start. Ready when ``/healthz`` answers; ``close()``
 stops it. The methods are those the tests used with the former Python kubelet stand-in (same signatures
 and meaning), done through kwok, plus ``finish_pod``, ``restart_container``, ``evict_pod``, ``wait_pod`` and ``annotate``.
@@ -50,7 +50,9 @@ Found by the tests of tests/cluster/test_kwok.py:
   may be lost (make the command wait for input before it exits).
 Attach (pods/attach): the container's log file again (an ``Attach`` object per pod): lines written after
 the stream is set up arrive on stdout; stdin is ignored; ``close_log`` ends it (the read error as status).
-Port-forward: not configured. kwok does no authentication of its own: it listens on 127.0.0.1 only.
+Port-forward (pods/portforward, as ``kubectl port-forward`` speaks it): to an address of this machine, per pod
+(``forward_port``: a ``PortForward`` object). kwok does no authentication of its own: it listens on
+127.0.0.1 only.
 
 Porting a test written for the former kubelet stand-in:
 - a bound pod runs at once (the stand-in left it Pending until ``run_pod``/``set_pod_state``): to keep it
@@ -98,7 +100,8 @@ STATE_ANNOTATIONS = tuple(A + k for k in (
     "waiting-reason", "waiting-message", "waiting-phase", "pod-reason", "pod-message", "exit-code", "reason",
     "message", "container", "restart-count", "restart-exit-code", "restart-reason", "evict", "evict-message",
 ))
-CRD_KINDS = {"Logs": "kwok.x-k8s.io_logs.yaml", "Attach": "kwok.x-k8s.io_attaches.yaml"}
+CRD_KINDS = {"Logs": "kwok.x-k8s.io_logs.yaml", "Attach": "kwok.x-k8s.io_attaches.yaml",
+             "PortForward": "kwok.x-k8s.io_portforwards.yaml"}
 KWOK_GROUP, KWOK_VERSION = "kwok.x-k8s.io", "v1alpha1"
 PROBE_CONTAINER = "arena-helm-kwok-probe"  # an entry of every Logs object: tells when kwok has its version
 CLOSE_MARKER = re.compile(r'failed to read log file "[^"]*": read [^\n]*: is a directory$')
@@ -608,6 +611,18 @@ class Kwok:
             url += "?" + urllib.parse.urlencode(query)
         with urllib.request.urlopen(url, context=self._ssl(), timeout=5) as resp:
             return resp.read()
+
+    def forward_port(self, namespace: str, pod: str, port: int, target_port: int) -> None:
+        """The pod's ``port`` (what ``kubectl port-forward`` reaches through the API server's pods/portforward)
+        forwarded by kwok to ``127.0.0.1:target_port`` on this machine (a ``PortForward`` object named as the
+        pod, kwok's own CRD)."""
+        from kubernetes import client
+
+        body = {"apiVersion": f"{KWOK_GROUP}/{KWOK_VERSION}", "kind": "PortForward",
+                "metadata": {"name": pod, "namespace": namespace},
+                "spec": {"forwards": [{"ports": [port], "target": {"address": "127.0.0.1", "port": target_port}}]}}
+        client.CustomObjectsApi(self.api_client).create_namespaced_custom_object(
+            KWOK_GROUP, KWOK_VERSION, namespace, "portforwards", body)
 
     def write_log(self, namespace: str, pod: str, container: str, text: str, *, stream: str = "stdout") -> None:
         """Append ``text``'s lines (CRI format, stamped now; ``stream`` stdout or stderr) to the container's

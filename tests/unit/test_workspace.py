@@ -103,3 +103,11 @@ def test_a_stopped_workspace_is_read_from_its_values_and_its_home():
     assert view.to_json() == {"name": "nb", "namespace": "team-a", "type": "jupyter", "status": "STOPPED",
                               "reason": "stopped (workspace stop)", "gpus": 2, "idleStopSeconds": 600,
                               "home": "nb-home (Bound)", "run": 3, "pod": None}
+
+
+def test_the_url_open_prints():
+    from arena_helm.workspace import workspace_url
+
+    assert workspace_url("jupyter", 8888, "a/b+c") == "http://localhost:8888/lab?token=a%2Fb%2Bc"
+    assert workspace_url("jupyter", 9999, None) == "http://localhost:9999/lab"
+    assert workspace_url("code-server", 8080, "secret") == "http://localhost:8080/"
