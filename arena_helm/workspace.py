@@ -296,7 +296,7 @@ class WorkspaceView:
     idle_stop: int
     home: str
     run: int
-    created: str  # the release's first deployment (RFC 3339), "" unknown
+    created: str  # the oldest of its Job and home (RFC 3339): the workspace's age; "" unknown
     pod: str
 
     def to_json(self) -> dict[str, Any]:
@@ -333,6 +333,10 @@ def workspace_state(job: dict | None, pods: list[dict], stopped: bool) -> tuple[
     if live:
         from .views import pod_status
 
+        unscheduled = next((c for c in (live[0].get("status") or {}).get("conditions") or []
+                            if c.get("type") == "PodScheduled" and c.get("status") == "False"), None)
+        if unscheduled and unscheduled.get("message"):  # the scheduler's verdict, as kubectl describe shows it
+            return "PENDING", f"{unscheduled.get('reason', 'Unschedulable')}: {unscheduled['message']}"
         return "PENDING", pod_status(live[0])
     return "PENDING", "no pod yet"
 
@@ -382,21 +386,25 @@ def age(created: str, now: dt.datetime | None = None) -> str:
 
 
 # ---- the actions (helm and the API through the injected adapters) ----------------------------------------
+def _is_workspace(release: dict) -> bool:
+    return str(release.get("chart", "")).rpartition("-")[0] == CHART
+
+
 def _releases(c: Cluster, namespace: str, all_namespaces: bool = False) -> list[dict]:
-    return [r for r in c.helm.list(namespace, all_namespaces) if str(r.get("chart", "")).rpartition("-")[0] == CHART]
+    return [r for r in c.helm.list(namespace, all_namespaces) if _is_workspace(r)]
 
 
-def _release(c: Cluster, namespace: str, name: str) -> dict | None:
-    return next((r for r in _releases(c, namespace) if r.get("name") == name), None)
+def _named(c: Cluster, namespace: str, name: str) -> dict | None:
+    """The release ``name`` of the namespace, of whatever chart (one helm list)."""
+    return next((r for r in c.helm.list(namespace) if r.get("name") == name), None)
 
 
 def _is_ours(c: Cluster, namespace: str, name: str) -> dict:
-    release = _release(c, namespace, name)
+    release = _named(c, namespace, name)
     if release is None:
-        other = next((r for r in c.helm.list(namespace) if r.get("name") == name), None)
-        if other is not None:
-            raise UsageError(f"release {name} is not a workspace (chart {other.get('chart')})")
         raise NotFoundError(f"no workspace named {name} in namespace {namespace} (arena-helm workspace list)")
+    if not _is_workspace(release):
+        raise UsageError(f"release {name} is not a workspace (chart {release.get('chart')})")
     return release
 
 
@@ -434,7 +442,10 @@ def start_workspace(c: Cluster, namespace: str, spec: WorkspaceSpec, values: dic
     from .errors import ArenaHelmError
 
     name = spec.name
-    release = _release(c, namespace, name)
+    release = _named(c, namespace, name)
+    if release is not None and not _is_workspace(release):
+        raise AlreadyExistsError(f"a release named {name} already exists in namespace {namespace} (chart "
+                                 f"{release.get('chart')}): pick another name")
     if release is not None:
         old = c.helm.get_values(name, namespace)
         view = workspace_view(release, old, *_objects(c, namespace, name, old))
@@ -446,8 +457,6 @@ def start_workspace(c: Cluster, namespace: str, spec: WorkspaceSpec, values: dic
                              f"{', '.join(sorted(given))}), or delete it to start anew")
         _upgrade(c, namespace, name, {"stopped": False, "run": int(old.get("run") or 1) + 1})
         return "restarted"
-    if next((r for r in c.helm.list(namespace) if r.get("name") == name), None) is not None:
-        raise AlreadyExistsError(f"a release named {name} already exists in namespace {namespace}: pick another name")
     secret = values.get("tokenSecret")
     made_secret = False
     try:
@@ -476,7 +485,7 @@ def _remove(c: Cluster, namespace: str, name: str, values: dict[str, Any], *, ke
     except NotFoundError:
         pass
     except ArenaHelmError:
-        if _release(c, namespace, name) is not None:
+        if _named(c, namespace, name) is not None:
             raise
     if not keep_home and not (values.get("home") or {}).get("claimName"):
         c.kube.delete_pvc(namespace, f"{name}-home")

@@ -19,6 +19,10 @@ Name = Annotated[str, typer.Argument(help="Name of the workspace (also its relea
 START_OPTIONS: list[tuple[str, Any, Any]] = [
     ("dry_run", Annotated[bool, typer.Option("--dry-run", help="Print the manifests only (no cluster, no "
                                              "kubeconfig).")], False),
+    ("wait", Annotated[bool, typer.Option("--wait", help="Wait until it runs: exit 0 running, 1 if it stopped or "
+                                          "failed first, 3 after --timeout.")], False),
+    ("timeout", Annotated[str | None, typer.Option("--timeout", help="With --wait: how long to wait. [default: "
+                                                   "10m]", show_default=False)], None),
 ]
 
 
@@ -38,7 +42,7 @@ def _start_command():
         g = Globals(**{n: kwargs.pop(n) for n, _, _ in GLOBAL_OPTIONS})
         name = kwargs.pop("name")
         fields = _fields_from(kwargs, options)
-        _start(g, name, fields, run["dry_run"])
+        _start(g, name, fields, run)
 
     start.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     start.__annotations__ = {p.name: p.annotation for p in params}
@@ -47,20 +51,34 @@ def _start_command():
     return start
 
 
-def _start(g: Globals, name: str, fields: dict[str, Any], dry_run: bool) -> None:
+def _start(g: Globals, name: str, fields: dict[str, Any], run: dict[str, Any]) -> None:
     from ..config import load_defaults, resolve_namespace
-    from ..workspace import WorkspaceSpec, render_workspace, start_workspace, workspace_values
+    from ..errors import UsageError
+    from ..k8s import parse_duration
+    from ..workspace import WorkspaceSpec, render_workspace, running_workspace, start_workspace, workspace_values
 
+    if run["timeout"] is not None and not run["wait"]:
+        raise UsageError("--timeout needs --wait")
+    if run["wait"] and run["dry_run"]:
+        raise UsageError("--wait cannot be used with --dry-run: a dry run starts nothing")
+    try:
+        wait_seconds = parse_duration(run["timeout"] or "10m")
+    except ValueError as exc:
+        raise UsageError(f"--timeout: {exc}") from None
     ns = resolve_namespace(g.namespace, g.kubeconfig, g.context, load_defaults())
     spec = WorkspaceSpec(name=name, namespace=ns, **fields)
     values = workspace_values(spec)
-    if dry_run:
+    if run["dry_run"]:
         typer.echo(render_workspace(g.helm_binary, ns, name, values), nl=False)
         return
     with offer_dry_run():
         ns, c = cluster_for(g)
         done = start_workspace(c, ns, spec, values, given=set(fields))
     typer.echo(f"workspace/{name} {done} in namespace {ns}")
+    if run["wait"]:
+        view = running_workspace(c, ns, name, wait_seconds, notify=lambda m: typer.echo(m, err=True))
+        typer.echo(f"workspace/{name} is RUNNING (pod {view.pod})")
+        return
     typer.echo(f"Follow it: arena-helm workspace get {name} -n {ns}")
 
 

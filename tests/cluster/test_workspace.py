@@ -166,6 +166,15 @@ def test_a_shell_workspace_on_an_existing_home_and_delete_keep_home(cli, cluster
     res = cli("workspace", "stop", "sh2")
     assert res.exit_code == 1 and res.stderr.strip() == (
         f"error: no workspace named sh2 in namespace {namespace} (arena-helm workspace list)")
+    # a job's release is no workspace: neither started over nor stopped
+    cli.ok("submit", "tf", "--name", "taken", "--image", "tf:2", "--", "python", "train.py")
+    res = cli("workspace", "start", "taken")
+    assert res.exit_code == 1 and res.stderr.strip() == (
+        f"error: a release named taken already exists in namespace {namespace} (chart tfjob-0.1.0): pick another "
+        "name")
+    res = cli("workspace", "stop", "taken")
+    assert res.exit_code == 2 and res.stderr.strip() == "error: release taken is not a workspace (chart tfjob-0.1.0)"
+    assert "taken" not in cli.views()
 
 
 def test_a_failed_start_leaves_nothing_behind(cli, cluster, namespace):
@@ -269,3 +278,20 @@ def test_open_forwards_a_port_to_the_server_with_its_token_and_attach_runs_in_th
 
 def clictx_base(helm_bin, cluster, namespace) -> list[str]:
     return ["--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "-n", namespace]
+
+
+def test_start_wait_follows_the_workspace_until_it_runs_or_gives_up(cli, cluster, kubelet, namespace, node, volume):
+    """--wait: exit 0 once its pod runs (kwok runs it once the scheduler binds it), 3 after --timeout while it
+    is pending (no node takes a pod of 8 GPUs), 1 when it stops first (its server exits before it is ready)."""
+    res = cli("workspace", "start", "nb", "--wait", "--timeout", "60s")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[-1].startswith("workspace/nb is RUNNING (pod nb-1-")
+    res = cli("workspace", "start", "big", "--type", "shell", "--gpus", "8", "--home", "nb-home", "--wait",
+              "--timeout", "3s")
+    assert res.exit_code == 3, res.output
+    assert res.stderr.strip().splitlines()[-1] == (
+        "error: workspace big is not running after 3s (PENDING: Unschedulable: 0/1 nodes are available: 1 "
+        "Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: 1 Preemption is not helpful for "
+        f"scheduling.; arena-helm workspace get big -n {namespace})")
+    cli.ok("workspace", "delete", "big")
+    cli.ok("workspace", "delete", "nb")

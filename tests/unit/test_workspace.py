@@ -90,6 +90,10 @@ def pod(phase="Running", ready=True, deleting=False, waiting=None):
     (job(), [pod(ready=False)], False, ("PENDING", "Running")),
     (job(), [pod("Pending", ready=False, waiting="ImagePullBackOff")], False, ("PENDING", "ImagePullBackOff")),
     (job(), [pod(deleting=True)], False, ("PENDING", "no pod yet")),
+    (job(), [{"metadata": {"name": "p"}, "status": {"phase": "Pending", "conditions": [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+         "message": "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."}]}}], False,
+     ("PENDING", "Unschedulable: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu.")),
 ])
 def test_the_state_of_a_workspace(the_job, pods, stopped, state):
     assert workspace_state(the_job, pods, stopped) == state
