@@ -10,9 +10,10 @@ The Python API (what the CLI wraps)::
 
 A workspace (``arena-helm workspace start``) likewise::
 
-    from arena_helm import WorkspaceSpec, render_workspace, workspace_values
-    ws = WorkspaceSpec(name="nb", gpus=1, data=["training-data:/data"], idle_stop="1h")
-    print(render_workspace(None, "team-a", ws.name, workspace_values(ws)))
+    from arena_helm import WorkspaceSpec, render_workspace, start_workspace, workspace_values
+    ws = WorkspaceSpec(name="nb", namespace="team-a", gpus=1, data=["training-data:/data"], idle_stop="1h")
+    print(render_workspace(None, ws.namespace, ws.name, workspace_values(ws)))
+    start_workspace(ws)      # "started" (or "restarted": a stopped workspace of that name, its own values)
 
 A spec's fields are the flags of ``arena-helm submit`` (``data_dir`` is ``--data-dir``); a bad value raises
 ``UsageError`` naming the parameter (``data_dir=``; the CLI's messages name the flag).
@@ -28,6 +29,7 @@ _LAZY = {
     "SubmitResult": "submission", "Helm": "helm", "KubeTarget": "helm", "ValueSources": "helm", "Kube": "kube", "KubeReader": "kube",
     "ArenaHelmError": "errors", "UsageError": "errors", "KINDS": "kinds",
     "WorkspaceSpec": "workspace", "workspace_values": "workspace", "render_workspace": "workspace",
+    "start_workspace": "workspace",
 }
 
 

@@ -79,7 +79,8 @@ class WorkspaceType(str, enum.Enum):
 
 
 class ViewOutput(str, enum.Enum):
-    """``workspace list|get -o``: a table, or the views as JSON or YAML."""
+    """``-o`` of the views that are a table or a document (top, doctor, data list, workspace list|get): a table,
+    or the view as JSON or YAML."""
 
     table = "table"
     json = "json"

@@ -62,6 +62,14 @@ class UsageError(ArenaHelmError):
     exit_code = 2
 
 
+class NotAJobError(UsageError):
+    """A job command named a release of another chart (a workspace, ...)."""
+
+    def __init__(self, name: str, namespace: str, chart: str):
+        super().__init__(f"release {name} in namespace {namespace} is not an arena-helm job (chart {chart})")
+        self.chart = chart
+
+
 class HelmNotFoundError(ArenaHelmError):
     """No usable helm binary."""
 

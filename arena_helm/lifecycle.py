@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from .errors import ArenaHelmError, ClusterError, UsageError
+from .errors import ArenaHelmError, ClusterError, NotAJobError
 from .kinds import BY_KIND
 from .reader import Cluster, find_job
 from .views import chart_kind, job_phase, job_suspended, release_info
@@ -60,8 +60,7 @@ def set_suspend(c: Cluster, namespace: str, name: str, suspend: bool, kind: str 
         raise LifecycleError(f"{ref} in namespace {namespace} has no helm release (it was not submitted by "
                              f"arena-helm): set spec.{BY_KIND[k].suspend_key} on it with kubectl patch instead")
     if not chart_kind(release):
-        raise UsageError(f"release {name} in namespace {namespace} is not an arena-helm job "
-                         f"(chart {release.get('chart')})")
+        raise NotAJobError(name, namespace, str(release.get("chart")))
     if job is None:
         raise LifecycleError(f"{ref}: the release exists but its {k} is missing from namespace {namespace} "
                              f"(see arena-helm get {name} -n {namespace})")

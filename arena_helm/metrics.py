@@ -74,6 +74,20 @@ def idle_query(seconds: int) -> str:
     return " or ".join(f"(avg_over_time({name}[{w}]) and {name} offset {w} and {name})" for name in (DCGM_UTIL, OLD_UTIL))
 
 
+IDLE_FOR_RANGE = 86400  # seconds: how far back idle_for_query looks (a longer idle time reads "24h+")
+
+
+def idle_for_query(below: float, seconds: int = IDLE_FOR_RANGE) -> str:
+    """One instant query for how long each GPU's series has been idle: the seconds since its last sample at or
+    above ``below`` percent (the current one when busy now; else the last within ``seconds``), or, with none,
+    since its first sample there (the series names the pod, so that is since the pod got the GPU); a series
+    newer than the server's evaluation interval (no subquery step has seen it yet) since its current sample.
+    Subqueries step at the evaluation interval; ``timestamp`` is the sample's own."""
+    r = f"{int(seconds)}s"
+    return " or ".join(f"(time() - (timestamp({n} >= {below:g}) or max_over_time(timestamp({n} >= {below:g})[{r}:])"
+                       f" or min_over_time(timestamp({n})[{r}:]) or timestamp({n})))" for n in (DCGM_UTIL, OLD_UTIL))
+
+
 def parse_idle_below(text: str, flag: str = "--idle-below") -> float:
     """``5%``, ``5`` or ``0.5%`` -> 5.0: a percentage above 0 and at most 100."""
     raw = str(text).strip()
@@ -290,10 +304,12 @@ class Collector:
         return self._prom
 
     def collect(self, *, gpus: bool = True, usage: bool = True, nodes: bool = False,
-                namespace: str | None = None, idle: IdleSpec | None = None) -> Metrics:
+                namespace: str | None = None, idle: IdleSpec | None = None,
+                idle_for_below: float | None = None) -> Metrics:
         """GPU series and/or CPU/memory usage for pods of ``namespace`` (None: every namespace); with
-        ``nodes``, NodeMetrics too; with ``idle``, the idle GPUs (one more query). At most 4 Prometheus
-        queries and 2 metrics.k8s.io LISTs."""
+        ``nodes``, NodeMetrics too; with ``idle``, the idle GPUs (one more query); with ``idle_for_below``,
+        how long each GPU has been under that utilisation (one more). At most 5 Prometheus queries and 2
+        metrics.k8s.io LISTs."""
         m = Metrics(idle_spec=idle)
         reasons: list[str] = []
         prom = self.prometheus()
@@ -319,6 +335,8 @@ class Collector:
                     m.gpus = gpus_from_series(gpu_series, exporters)
                 m.idle_avgs = idle_from_series(idle_series, exporters)
                 m.apply_idle()
+            if prom is not None and idle_for_below is not None:
+                m.idle_for = idle_from_series(prom.query(idle_for_query(idle_for_below)))
             if prom is not None and usage and m.pods is None:
                 cpu, mem = prom.query(CPU_QUERY), prom.query(MEM_QUERY)
                 m.pods, m.usage_source = usage_from_cadvisor(cpu, mem), "prometheus"
@@ -329,6 +347,7 @@ class Collector:
         if reasons:
             parts = (["GPU utilisation and memory"] if gpus and m.gpus is None else []) + (
                 ["idle GPUs"] if idle is not None and m.idle_avgs is None and not (gpus and m.gpus is None) else []) + (
+                ["idle times"] if idle_for_below is not None and m.idle_for is None else []) + (
                 ["CPU/memory usage"] if usage and m.pods is None else [])
             what = " and ".join(parts)
             m.notes.append(f"note: {reasons[-1]}; {what} read N/A" if what else f"note: {reasons[-1]}")

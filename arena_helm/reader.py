@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import ForbiddenError, NotFoundError, UsageError
+from .errors import ForbiddenError, NotAJobError, NotFoundError, UsageError
 from .fit import EXIT_CODES, FitResult, check_fit, namespace_selector, pod_group
 from .helm import Helm
 from .kinds import BY_KIND, KINDS, lookup
@@ -307,8 +307,7 @@ def find_job(c: Cluster, namespace: str, name: str, kind: str | None = None) -> 
     release = read_release(c, namespace, name)
     rkind = chart_kind(release) if release else None
     if release and not rkind:
-        raise UsageError(f"release {name} in namespace {namespace} is not an arena-helm job "
-                         f"(chart {release.get('chart')})")
+        raise NotAJobError(name, namespace, str(release.get("chart")))
     if rkind and kind in (None, rkind):
         versions = c.kube.served_job_versions().get(rkind) or list(BY_KIND[rkind].versions)
         return rkind, versions[0], None, release

@@ -38,7 +38,7 @@ from typing import Any
 
 from .k8s import quantity_float
 from .nodeviews import NodeView
-from .views import JobView, fmt_cpu, fmt_mem
+from .views import WORKSPACE, JobView, fmt_cpu, fmt_mem
 
 MIB = 2**20
 DCGM_UTIL, DCGM_FB_USED, DCGM_FB_FREE = "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE"
@@ -273,6 +273,7 @@ class Metrics:
     notes: list[str] = field(default_factory=list)
     idle_spec: IdleSpec | None = None  # what the view asked (None: no idle information wanted)
     idle_avgs: dict[IdleKey, float] | None = None  # the idle query's answer (None: not asked or not answered)
+    idle_for: dict[IdleKey, float] | None = None  # seconds each GPU has been idle (metrics.idle_for_query)
     _by_pod: dict[tuple[str, str], list[GpuMetric]] | None = None
     _by_node: dict[str, list[GpuMetric]] | None = None
     _idle_by_pod: dict[tuple[str, str], list[tuple[str, str, float]]] | None = None
@@ -337,6 +338,14 @@ class Metrics:
                 g.avg_util = None
                 g.idle = False if self.idle_known else None
         self._by_pod = self._by_node = None
+
+    def pod_idle_for(self, namespace: str, pod: str) -> float | None:
+        """How long ``pod`` has had all its GPUs idle: the shortest idle time of its GPUs (None: not known,
+        or no series names the pod)."""
+        if self.idle_for is None:
+            return None
+        times = [s for (_, _, ns, p), s in self.idle_for.items() if (ns, p) == (namespace, pod)]
+        return min(times) if times else None
 
     def pod_idle(self, namespace: str, pod: str) -> list[tuple[str, str, float]]:
         """(node, device, average) of the GPUs ``pod`` held idle over the window (from the idle query alone:
@@ -471,7 +480,8 @@ def jobs_idle_summary(m: Metrics, views: list[JobView], *, all_namespaces: bool)
     for v in views:
         gpus = job_gpus(m, v) or []
         if gpus:
-            held.append((f"{v.namespace}/{v.name}" if all_namespaces else v.name, v.user, len(gpus),
+            name = f"{WORKSPACE}/{v.name}" if v.trainer == WORKSPACE else v.name
+            held.append((f"{v.namespace}/{name}" if all_namespaces else name, v.user, len(gpus),
                          sum(1 for g in gpus if g.idle)))
     return idle_summary(m.idle_spec, held)
 

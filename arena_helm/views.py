@@ -355,6 +355,9 @@ def job_priority(job: dict) -> str:
     return "N/A"
 
 
+WORKSPACE = "workspace"  # the trainer of a workspace's row among the jobs (top job, list --idle)
+
+
 @dataclass
 class JobView:
     name: str

@@ -58,6 +58,7 @@ from .spec import Gpus, JobSpec, PodFlags, PodJobSpec, opt
 
 if TYPE_CHECKING:
     from .reader import Cluster
+    from .views import JobView
 
 CHART = "workspace"
 # <name>-home (PVC), <name>-token (Secret), <name>-<run> (the Job, whose pods add -xxxxx): kept well under 63
@@ -430,8 +431,8 @@ def _upgrade(c: Cluster, namespace: str, name: str, values: dict[str, Any]) -> N
         c.helm.upgrade(name, assemble_chart(CHART, Path(tmp)), values, namespace, reuse_values=True)
 
 
-def start_workspace(c: Cluster, namespace: str, spec: WorkspaceSpec, values: dict[str, Any], *,
-                    given: set[str]) -> str:
+def start_in(c: Cluster, namespace: str, spec: WorkspaceSpec, values: dict[str, Any], *,
+             given: set[str]) -> str:
     """Start a new workspace (its token Secret, then a helm install), or start a stopped one again with its
     own values (``given``: the flags the user set besides the name; a restart takes none). Returns what was
     done: "started" or "restarted". A failed install leaves nothing: the release, the Secret and the home."""
@@ -472,6 +473,22 @@ def start_workspace(c: Cluster, namespace: str, spec: WorkspaceSpec, values: dic
         _remove(c, namespace, name, values, keep_home=False, secret=made_secret)
         raise
     return "started"
+
+
+def start_workspace(spec: WorkspaceSpec, helm: Any = None, kube: Any = None) -> str:
+    """The Python API of ``workspace start``: start ``spec`` in ``spec.namespace`` (or a stopped workspace of
+    that name again, with its own values: then ``spec`` may set nothing but its name and namespace). Returns
+    "started" or "restarted". ``helm``/``kube``: adapters to use (default: the current kubeconfig context)."""
+    from .kube import KubeReader
+    from .reader import Cluster
+
+    kube = kube or KubeReader()
+    if helm is None:  # helm reaches the cluster ``kube`` reaches
+        from .helm import Helm, KubeTarget
+
+        helm = Helm(target=KubeTarget(kube.kubeconfig, kube.context))
+    given = spec.model_fields_set - {"name", "namespace"}
+    return start_in(Cluster(helm, kube), spec.namespace, spec, workspace_values(spec), given=given)
 
 
 def _remove(c: Cluster, namespace: str, name: str, values: dict[str, Any], *, keep_home: bool,
@@ -574,14 +591,11 @@ def workspace_url(wtype: str, local_port: int, token: str | None) -> str:
     return f"http://localhost:{local_port}/"
 
 
-def list_workspaces(c: Cluster, namespace: str, all_namespaces: bool) -> list[WorkspaceView]:
-    """Every workspace: helm's list, then one LIST each of the workspace Jobs, their pods and PVCs, whatever
-    their number; a stopped workspace's values are read (its run and type live there)."""
-    releases = _releases(c, namespace, all_namespaces)
-    if not releases:
-        return []
-    ns = None if all_namespaces else namespace
-    latest: dict[tuple[str, str], dict] = {}  # (namespace, workspace) -> its Job of the highest run
+def _jobs_and_pods(c: Cluster, ns: str | None) -> tuple[dict[tuple[str, str], dict],
+                                                         dict[tuple[str, str], list[dict]]]:
+    """(namespace, workspace) -> its Job of the highest run, and (namespace, Job) -> the Job's pods: one LIST
+    each, whatever their number."""
+    latest: dict[tuple[str, str], dict] = {}
     for j in c.kube.list_batch_jobs(ns, SELECTOR):
         labels = j["metadata"].get("labels") or {}
         key = (j["metadata"]["namespace"], labels.get("app.kubernetes.io/instance", ""))
@@ -591,6 +605,17 @@ def list_workspaces(c: Cluster, namespace: str, all_namespaces: bool) -> list[Wo
     for p in c.kube.list_pods(ns, selector=SELECTOR):
         owner = ((p.get("metadata") or {}).get("labels") or {}).get("job-name", "")
         pods.setdefault((p["metadata"]["namespace"], owner), []).append(p)
+    return latest, pods
+
+
+def list_workspaces(c: Cluster, namespace: str, all_namespaces: bool) -> list[WorkspaceView]:
+    """Every workspace: helm's list, then one LIST each of the workspace Jobs, their pods and PVCs, whatever
+    their number; a stopped workspace's values are read (its run and type live there)."""
+    releases = _releases(c, namespace, all_namespaces)
+    if not releases:
+        return []
+    ns = None if all_namespaces else namespace
+    latest, pods = _jobs_and_pods(c, ns)
     pvcs = {(v["metadata"]["namespace"], v["metadata"]["name"]): v for v in c.kube.list_pvcs(ns, SELECTOR)}
     views = []
     for r in sorted(releases, key=lambda r: (r.get("namespace", ""), r["name"])):
@@ -602,3 +627,50 @@ def list_workspaces(c: Cluster, namespace: str, all_namespaces: bool) -> list[Wo
         pvc = pvcs.get((key_ns, claim)) if claim == f"{r['name']}-home" else c.kube.get_pvc(key_ns, claim)
         views.append(workspace_view(r, values, job, job_pods, pvc))
     return views
+
+
+# ---- workspaces among the jobs of top job ------------------------------------------------------------------
+def workspace_job_view(job: dict, pods: list[dict], now: dt.datetime) -> JobView:
+    """A running (or waiting) workspace as a row of ``top job``: its Job and pods, GPUs requested from the Job's
+    template, its pod the one instance. Pure."""
+    from .views import WORKSPACE, JobView, container_requests, instance_of, short_duration
+
+    meta = job.get("metadata") or {}
+    name = (meta.get("labels") or {}).get("app.kubernetes.io/instance") or meta.get("name", "")
+    status, reason = workspace_state(job, pods, False)
+    live = sorted((p for p in pods if not (p.get("metadata") or {}).get("deletionTimestamp")),
+                  key=lambda p: (p.get("metadata") or {}).get("creationTimestamp") or "")
+    instances = [instance_of(p, now) for p in live[-1:]]
+    if instances:
+        instances[0].is_chief = True
+    template = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
+    gpus, cpu, memory = (container_requests(template.get("containers") or [], r) for r in ("nvidia.com/gpu", "cpu", "memory"))
+    created = k8s.parse_time(meta.get("creationTimestamp"))
+    seconds = (now - created).total_seconds() if created else None
+    return JobView(name=name, namespace=meta.get("namespace", ""), trainer=WORKSPACE, status=status,
+                   duration=short_duration(seconds), created=meta.get("creationTimestamp", ""), ended="",
+                   requested_gpus=int(gpus), allocated_gpus=int(gpus) if status == "RUNNING" else 0,
+                   requested_cpu=cpu, requested_memory=memory,
+                   node=instances[0].node if instances else "N/A", chief_name=instances[0].name if instances else "",
+                   priority=template.get("priorityClassName") or "N/A", instances=instances,
+                   release={"name": name, "namespace": meta.get("namespace", ""), "chart": CHART},
+                   created_ts=created.timestamp() if created else 0.0, reason=reason, uid=meta.get("uid", ""),
+                   duration_seconds=max(int(seconds), 0) if seconds is not None else 0,
+                   start_ts=int(created.timestamp()) if created else 0)
+
+
+def active_workspace_views(c: Cluster, namespace: str, all_namespaces: bool) -> list[JobView]:
+    """The workspaces whose current Job has not ended (those that hold or wait for GPUs), as ``top job`` rows:
+    two LISTs (the workspace Jobs and their pods), no helm. A user who may not list Jobs sees none (the jobs'
+    view goes on without them)."""
+    from .errors import ForbiddenError
+    from .reader import now_utc
+
+    try:
+        latest, pods = _jobs_and_pods(c, None if all_namespaces else namespace)
+    except ForbiddenError:
+        return []
+    now = now_utc()
+    views = [workspace_job_view(job, pods.get((ns, job["metadata"]["name"]), []), now)
+             for (ns, _), job in sorted(latest.items())]
+    return [v for v in views if v.status != "STOPPED"]

@@ -123,6 +123,25 @@ GLOBAL_OPTIONS: list[tuple[str, Any, Any]] = [
 ]
 
 
+def port_forward_argv(g: Globals, namespace: str, service: str, local: int, remote: int, *,
+                      hint: str = "") -> list[str]:
+    """``kubectl port-forward -n NS svc/SERVICE LOCAL:REMOTE`` with the global --kubeconfig/--context (an
+    argv, never a shell string); kubectl missing from PATH is one line (``hint``: what else to do)."""
+    import shutil
+
+    from ..errors import ArenaHelmError
+
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        raise ArenaHelmError(f"kubectl not found on PATH: install it to port-forward{hint}")
+    argv = [kubectl, "port-forward", "-n", namespace, f"svc/{service}", f"{local}:{remote}"]
+    if g.kubeconfig:
+        argv += ["--kubeconfig", g.kubeconfig]
+    if g.context:
+        argv += ["--context", g.context]
+    return argv
+
+
 def with_globals(fn: Callable[..., Any]) -> Callable[..., Any]:
     """A command whose first parameter is ``g: Globals``: Typer sees the command's own options and the global
     ones; the function gets the global ones as one ``Globals`` (with those given before the command)."""

@@ -7,9 +7,10 @@ from typing import Annotated
 
 import typer
 
+from ..enums import ViewOutput
 from . import FastCommand, new_app
 from .common import Globals, with_globals
-from .jobs import AllNamespaces, DetailFormat, emit
+from .jobs import AllNamespaces, emit
 
 app = new_app(help="Data volumes (PersistentVolumeClaims) jobs can mount.")
 
@@ -43,7 +44,7 @@ def complete_claims(ctx: typer.Context, incomplete: str) -> list[str]:
 def list_cmd(
     g: Globals,
     all_namespaces: AllNamespaces = False,
-    output: Annotated[DetailFormat, typer.Option("--output", "-o", help="table, json or yaml.")] = DetailFormat.table,
+    output: Annotated[ViewOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = ViewOutput.table,
 ) -> None:
     """The PVCs of the namespace: status, capacity, access modes, storage class, the jobs that mount them."""
     from ..config import load_defaults, resolve_namespace
@@ -52,7 +53,7 @@ def list_cmd(
 
     ns = resolve_namespace(g.namespace, g.kubeconfig, g.context, load_defaults())
     claims = list_claims(KubeReader(g.kubeconfig, g.context), None if all_namespaces else ns)
-    if output is not DetailFormat.table:
+    if output is not ViewOutput.table:
         emit([c.to_json() for c in claims], output.value)
         return
     if not claims:

@@ -6,9 +6,10 @@ from typing import Annotated
 
 import typer
 
+from ..enums import ViewOutput
 from ..kinds import names_hint
 from .common import Globals, with_globals
-from .jobs import DetailFormat, PrometheusService, PrometheusUrl
+from .jobs import PrometheusService, PrometheusUrl
 
 
 @with_globals
@@ -17,7 +18,7 @@ def doctor(
     type_: Annotated[list[str] | None, typer.Option(
         "--type", "-T", show_default=False,
         help=f"Only these job kinds (repeatable; default: every one): {names_hint()}.")] = None,
-    output: Annotated[DetailFormat, typer.Option("--output", "-o", help="table, json or yaml.")] = DetailFormat.table,
+    output: Annotated[ViewOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = ViewOutput.table,
     prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
 ) -> None:
     """Check the cluster against docs/cluster-setup.md: API server, your permissions, each job kind's CRD and
@@ -39,9 +40,9 @@ def doctor(
     view = lenient_view(g.kubeconfig, g.context)
     report = run(KubeReader(g.kubeconfig, g.context), lambda: Helm(g.helm_binary, KubeTarget(g.kubeconfig, g.context)),
                  ns, kinds, metrics_options=opts, context=view.context if view else None)
-    if output is DetailFormat.table:
+    if output is ViewOutput.table:
         typer.echo(table(report))
     else:
         data = report.to_json()
-        typer.echo(as_json(data) if output is DetailFormat.json else as_yaml(data))
+        typer.echo(as_json(data) if output is ViewOutput.json else as_yaml(data))
     raise typer.Exit(0 if report.ready else 1)

@@ -8,18 +8,13 @@ from typing import Annotated
 
 import typer
 
+from ..enums import ViewOutput
 from ..kinds import names_hint
 from . import FastCommand, new_app
 from .common import Globals, OutputFormat, with_globals
 
 AllNamespaces = Annotated[bool, typer.Option("--all-namespaces", "-A", help="Jobs of every namespace.")]
 TypeO = Annotated[str | None, typer.Option("--type", "-T", help=f"Job kind: {names_hint()}.", show_default=False)]
-
-
-class DetailFormat(str, enum.Enum):
-    table = "table"
-    json = "json"
-    yaml = "yaml"
 
 
 class GetFormat(str, enum.Enum):
@@ -184,6 +179,10 @@ def list_cmd(
         metrics = coll.collect(gpus=False, usage=False, idle=spec, namespace=None if all_namespaces else ns)
         if not metrics.idle_known:
             raise ArenaHelmError(f"--idle needs Prometheus: {coll.reason}")
+        if kind is None:  # the workspaces holding idle GPUs are listed too (TRAINER workspace)
+            from ..workspace import active_workspace_views
+
+            views += active_workspace_views(c, ns, all_namespaces)
         views = [v for v in views if job_idle_gpus(metrics, v)]
     if output in (OutputFormat.json, OutputFormat.yaml):
         docs = [v.to_json() for v in views]
@@ -420,16 +419,19 @@ def top_job(
                                                autocompletion=_complete_names, show_default=False)] = None,
     all_namespaces: AllNamespaces = False,
     type_: TypeO = None,
-    output: Annotated[DetailFormat, typer.Option("--output", "-o", help="table, json or yaml.")] = DetailFormat.table,
+    output: Annotated[ViewOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = ViewOutput.table,
     refresh: Refresh = None,
     idle_below: IdleBelow = "5%", idle_for: IdleFor = "30m",
     prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
 ) -> None:
-    """Jobs by GPUs requested, with GPU utilisation/memory, idle GPUs and CPU/memory usage where metrics exist."""
+    """Jobs by GPUs requested, with GPU utilisation/memory, idle GPUs and CPU/memory usage where metrics exist;
+    running workspaces among them (TRAINER workspace)."""
+    from ..errors import NotAJobError, NotFoundError
     from ..metrics import idle_spec
     from ..output import job_document, top_job_instances, top_jobs_order, top_jobs_table
     from ..reader import get_job, kind_of_type, list_jobs
     from ..usage import add_job_json
+    from ..workspace import active_workspace_views
 
     check_refresh(refresh)
     spec = idle_spec(idle_below, idle_for)
@@ -438,23 +440,35 @@ def top_job(
     coll = collector_for(c, ns, prometheus_url, prometheus_service)
     notes = Notes()
 
+    def named_view(job: str):
+        """The job ``job``, else the running workspace of that name."""
+        try:
+            return get_job(c, ns, job, kind).view
+        except (NotFoundError, NotAJobError):
+            found = [v for v in active_workspace_views(c, ns, False) if v.name == job] if kind is None else []
+            if not found:
+                raise
+            return found[0]
+
     def render() -> str:
         from ..output import as_json, as_yaml
 
         if name:
-            d = get_job(c, ns, name, kind)
+            view = named_view(name)
             m = coll.collect(namespace=ns, idle=spec)
             notes.show(m)
-            if output is not DetailFormat.table:
-                data = job_document(add_job_json(m, d.view, d.view.to_json()), output.value)
-                return as_json(data) if output is DetailFormat.json else as_yaml(data)
-            return top_job_instances(d.view, m)
+            if output is not ViewOutput.table:
+                data = job_document(add_job_json(m, view, view.to_json()), output.value)
+                return as_json(data) if output is ViewOutput.json else as_yaml(data)
+            return top_job_instances(view, m)
         views = list_jobs(c, ns, all_namespaces, kind)
+        if kind is None:  # and the workspaces that hold or wait for GPUs (TRAINER workspace)
+            views += active_workspace_views(c, ns, all_namespaces)
         m = coll.collect(namespace=None if all_namespaces else ns, idle=spec)
         notes.show(m)
-        if output is not DetailFormat.table:
+        if output is not ViewOutput.table:
             data = [job_document(add_job_json(m, v, v.to_json()), output.value) for v in top_jobs_order(views)]
-            return as_json(data) if output is DetailFormat.json else as_yaml(data)
+            return as_json(data) if output is ViewOutput.json else as_yaml(data)
         return top_jobs_table(views, all_namespaces=all_namespaces, metrics=m)
 
     show_view(render, refresh)
@@ -466,7 +480,7 @@ def top_node(
     g: Globals,
     names: Annotated[list[str] | None, typer.Argument(help="Only these nodes.", show_default=False)] = None,
     details: Annotated[bool, typer.Option("--details", "-d", help="List each node's GPU pods and GPUs.")] = False,
-    output: Annotated[DetailFormat, typer.Option("--output", "-o", help="table, json or yaml.")] = DetailFormat.table,
+    output: Annotated[ViewOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = ViewOutput.table,
     refresh: Refresh = None,
     idle_below: IdleBelow = "5%", idle_for: IdleFor = "30m",
     prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
@@ -489,14 +503,14 @@ def top_node(
         m.keep_holders(node_holders(nodes))  # a GPU serves a pod bound to its node holding GPUs (not an exporter)
         notes.show(m)
         pods_on = node_pods(pods)
-        if output is not DetailFormat.table:
+        if output is not ViewOutput.table:
             counts = [node_idle_gpus(m, n) for n in nodes]
             data = {"nodes": [add_node_json(m, n, pods_on.get(n.name, []), n.to_json()) for n in nodes],
                     "totalGPUs": sum(n.gpu_total for n in nodes),
                     "allocatedGPUs": sum(n.gpu_allocated for n in nodes),
                     "idleGPUs": None if not m.idle_known else sum(k or 0 for k in counts),
                     "idle": {"below": spec.below, "for": spec.window}}
-            return as_json(data) if output is DetailFormat.json else as_yaml(data)
+            return as_json(data) if output is ViewOutput.json else as_yaml(data)
         return top_nodes_table(nodes, details=details, metrics=m, pods_on=pods_on, pods=pods)
 
     show_view(render, refresh)

@@ -8,7 +8,7 @@ import typer
 
 from ..enums import ServiceType
 from . import FastCommand, new_app
-from .common import Globals, offer_dry_run, with_globals
+from .common import Globals, offer_dry_run, port_forward_argv, with_globals
 from .jobs import cluster_for
 
 app = new_app(help="Standalone TensorBoards (a job's own TensorBoard comes with submit --tensorboard).")
@@ -93,10 +93,9 @@ def open_(
                                          "(e.g. 90s, 5m).")] = "2m",
 ) -> None:
     """Run `kubectl port-forward` to a ClusterIP TensorBoard once its pod runs (kubectl must be on PATH)."""
-    import shutil
     import subprocess
 
-    from ..errors import ArenaHelmError, NotFoundError, UsageError
+    from ..errors import NotFoundError, UsageError
     from ..k8s import parse_duration
     from ..tensorboard import find_service, wait_for_tensorboard_pod
 
@@ -108,15 +107,8 @@ def open_(
     svc = find_service(c, ns, name)
     if svc is None:
         raise NotFoundError(f"no TensorBoard for {name} in namespace {ns} (see arena-helm tensorboard list)")
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        raise ArenaHelmError("kubectl not found on PATH: install it to port-forward, or use the URL from get")
-    wait_for_tensorboard_pod(c, ns, name, wait_seconds, notify=lambda m: typer.echo(m, err=True))
     svc_port = (svc["spec"].get("ports") or [{}])[0].get("port", 6006)
-    argv = [kubectl, "port-forward", "-n", ns, f"svc/{svc['metadata']['name']}", f"{port}:{svc_port}"]
-    if g.kubeconfig:
-        argv += ["--kubeconfig", g.kubeconfig]
-    if g.context:
-        argv += ["--context", g.context]
+    argv = port_forward_argv(g, ns, svc["metadata"]["name"], port, svc_port, hint=", or use the URL from get")
+    wait_for_tensorboard_pod(c, ns, name, wait_seconds, notify=lambda m: typer.echo(m, err=True))
     typer.echo(f"Forwarding http://localhost:{port} to {svc['metadata']['name']} (Ctrl-C stops)", err=True)
     raise typer.Exit(subprocess.call(argv))

@@ -9,8 +9,8 @@ import typer
 
 from ..enums import ViewOutput
 from . import FastCommand, new_app
-from .common import GLOBAL_OPTIONS, AttachCommand, AttachTty, Globals, offer_dry_run, with_globals
-from .jobs import cluster_for
+from .common import GLOBAL_OPTIONS, AttachCommand, AttachTty, Globals, offer_dry_run, port_forward_argv, with_globals
+from .jobs import PrometheusService, PrometheusUrl, cluster_for
 
 app = new_app(help="Interactive workspaces: a JupyterLab, code-server or shell with GPUs that stops itself when "
                    "idle; its home PVC stays.")
@@ -55,7 +55,7 @@ def _start(g: Globals, name: str, fields: dict[str, Any], run: dict[str, Any]) -
     from ..config import load_defaults, resolve_namespace
     from ..errors import UsageError
     from ..k8s import parse_duration
-    from ..workspace import WorkspaceSpec, render_workspace, running_workspace, start_workspace, workspace_values
+    from ..workspace import WorkspaceSpec, render_workspace, running_workspace, start_in, workspace_values
 
     if run["timeout"] is not None and not run["wait"]:
         raise UsageError("--timeout needs --wait")
@@ -73,7 +73,7 @@ def _start(g: Globals, name: str, fields: dict[str, Any], run: dict[str, Any]) -
         return
     with offer_dry_run():
         ns, c = cluster_for(g)
-        done = start_workspace(c, ns, spec, values, given=set(fields))
+        done = start_in(c, ns, spec, values, given=set(fields))
     typer.echo(f"workspace/{name} {done} in namespace {ns}")
     if run["wait"]:
         view = running_workspace(c, ns, name, wait_seconds, notify=lambda m: typer.echo(m, err=True))
@@ -85,16 +85,39 @@ def _start(g: Globals, name: str, fields: dict[str, Any], run: dict[str, Any]) -
 app.command("start", cls=FastCommand)(_start_command())
 
 
-def _rows(views, all_namespaces: bool) -> tuple[list[str], list[list[str]]]:
+def _rows(views, all_namespaces: bool, idle_for: dict) -> tuple[list[str], list[list[str]]]:
+    from ..metrics import IDLE_FOR_RANGE
     from ..workspace import age
 
-    headers = ["NAME", "TYPE", "STATUS", "GPUS", "IDLE-STOP", "HOME", "AGE"]
+    headers = ["NAME", "TYPE", "STATUS", "GPUS", "IDLE-FOR", "IDLE-STOP", "HOME", "AGE"]
     rows = []
     for v in views:
         idle = "never" if not v.idle_stop else _duration(v.idle_stop)
-        row = [v.name, v.type, v.status, str(v.gpus), idle, v.home, age(v.created)]
+        since = idle_for.get((v.namespace, v.name), "-")
+        if isinstance(since, float):  # how long its GPUs have been under --idle-below
+            since = _duration(min(since, IDLE_FOR_RANGE)) + ("+" if since >= IDLE_FOR_RANGE else "")
+        row = [v.name, v.type, v.status, str(v.gpus), since, idle, v.home, age(v.created)]
         rows.append([v.namespace, *row] if all_namespaces else row)
     return (["NAMESPACE", *headers] if all_namespaces else headers), rows
+
+
+def _idle_for(c, ns: str, views, all_namespaces: bool, below: float, url: str | None,
+              service: str | None) -> dict:
+    """(namespace, workspace) -> seconds its GPUs have been idle, "N/A" where Prometheus cannot say, for the
+    RUNNING workspaces with GPUs (one Prometheus query; none, and no search for Prometheus, without them)."""
+    from .jobs import Notes, collector_for
+
+    held = [v for v in views if v.status == "RUNNING" and v.gpus and v.pod]
+    if not held:
+        return {}
+    m = collector_for(c, ns, url, service).collect(gpus=False, usage=False, idle_for_below=below,
+                                                   namespace=None if all_namespaces else ns)
+    Notes().show(m)
+    out: dict = {}
+    for v in held:
+        since = m.pod_idle_for(v.namespace, v.pod)
+        out[(v.namespace, v.name)] = "N/A" if since is None else float(since)
+    return out
 
 
 def _duration(seconds: int) -> str:
@@ -109,21 +132,32 @@ def list_(
     g: Globals,
     all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="Every namespace.")] = False,
     output: Annotated[ViewOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = ViewOutput.table,
+    idle_below: Annotated[str, typer.Option(
+        "--idle-below", metavar="PERCENT", help="IDLE-FOR: how long a running workspace's GPUs have been under "
+        "this utilisation (from Prometheus).")] = "5%",
+    prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
 ) -> None:
-    """List workspaces: type, status (RUNNING, PENDING, QUEUED, STOPPED, FAILED), GPUs, idle stop, home, age."""
+    """List workspaces: type, status (RUNNING, PENDING, QUEUED, STOPPED, FAILED), GPUs, how long they have been
+    idle, idle stop, home, age."""
+    from ..metrics import parse_idle_below
     from ..output import as_json, as_yaml, table
     from ..workspace import list_workspaces
 
+    below = parse_idle_below(idle_below)
     ns, c = cluster_for(g)
     views = list_workspaces(c, ns, all_namespaces)
+    idle_for = _idle_for(c, ns, views, all_namespaces, below, prometheus_url, prometheus_service)
     if output.value in ("json", "yaml"):
-        doc = [v.to_json() for v in views]
+        doc = []
+        for v in views:
+            since = idle_for.get((v.namespace, v.name))
+            doc.append({**v.to_json(), "idleForSeconds": int(since) if isinstance(since, float) else None})
         typer.echo(as_json(doc) if output.value == "json" else as_yaml(doc), nl=output.value == "json")
         return
     if not views:
         typer.echo(f"No workspaces found{'' if all_namespaces else f' in namespace {ns}'}.", err=True)
         return
-    headers, rows = _rows(views, all_namespaces)
+    headers, rows = _rows(views, all_namespaces, idle_for)
     typer.echo(table(headers, rows))
 
 
@@ -188,7 +222,6 @@ def open_(
 ) -> None:
     """Forward a local port to a workspace's server (kubectl port-forward, once it runs) and print its URL with
     its token (Jupyter) or its password (code-server). Ctrl-C stops."""
-    import shutil
     import subprocess
 
     from ..errors import ArenaHelmError, UsageError
@@ -213,14 +246,7 @@ def open_(
     svc_port = int((svc["spec"].get("ports") or [{}])[0].get("port", 0))
     local = port or svc_port
     token = c.kube.get_secret_key(ns, token_secret_name(name), "token")
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        raise ArenaHelmError("kubectl not found on PATH: install it to port-forward")
-    argv = [kubectl, "port-forward", "-n", ns, f"svc/{svc['metadata']['name']}", f"{local}:{svc_port}"]
-    if g.kubeconfig:
-        argv += ["--kubeconfig", g.kubeconfig]
-    if g.context:
-        argv += ["--context", g.context]
+    argv = port_forward_argv(g, ns, svc["metadata"]["name"], local, svc_port)
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None

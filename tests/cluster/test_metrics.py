@@ -620,3 +620,80 @@ def test_the_idle_views_keep_a_constant_number_of_requests_and_queries(quiet, cl
         kubelet.run_pod(namespace, pod, None)
     after = [_stats(ctx, *v) for v in views]
     assert after == before, (before, after)
+
+
+# ---- workspaces: among the jobs of top job and list --idle; how long their GPUs have idled ----------------------
+def test_a_workspace_gpu_shows_in_top_job_and_list_idle_and_its_idle_time_in_workspace_list(
+        cluster, kubelet, namespace, prometheus):
+    """Workspace ``nb`` (1 GPU, on its own node) runs; its GPU is busy (80%), then idle (0%): ``workspace list``
+    says for how long (the real Prometheus' answer to metrics.idle_for_query, bounded by when the test made it
+    idle), ``top job`` has it as a WORKSPACE row with its GPU, ``list --idle`` names it once its GPU averaged
+    under 5% for the window."""
+    from kubecluster import make_claim
+
+    from arena_helm.metrics import idle_for_query, idle_query
+
+    ns = namespace
+    ctx = Ctx(cluster, ns)
+    core = client.CoreV1Api(cluster.api_client())
+    node = f"w-{ns}"
+    kubelet.add_node(node, pool=ns, gpus=2, cpu="16", memory="64Gi")
+    try:
+        make_claim(core, ns, "mine", modes=["ReadWriteOnce"], size="1Gi", storage_class="")
+        ok(ctx("workspace", "start", "nb", "--home", "mine", "--gpus", "1", "--cpu", "2", "--idle-stop", "1h"))
+        pod = wait_for(lambda: [p.metadata.name for p in core.list_namespaced_pod(
+            ns, label_selector="job-name=nb-1").items], "the workspace's pod")[0]
+        assert kubelet.run_pod(ns, pod, node) == node
+        wait_for(lambda: json.loads(ok(ctx("workspace", "list", "-o", "json")).stdout)[0]["status"] == "RUNNING",
+                 "nb RUNNING")
+        sim = prometheus.sim
+        sim.set_gpu(Gpu(node, 0, 80, 4096, 81920 - 4096, ns, pod, "workspace"))
+        sim.set_gpu(Gpu(node, 1, 0, 0, 81920))
+        by_pod = lambda m: (m.get("Hostname"), m.get("exported_pod"))  # noqa: E731
+        prometheus.wait_for(GPU_QUERY, {(node, pod): 80},
+                            lambda m: by_pod(m) if m["__name__"] == "DCGM_FI_DEV_GPU_UTIL" else None, timeout=30)
+        busy = json.loads(ok(ctx("workspace", "list", "-o", "json", "--prometheus-url", prometheus.url)).stdout)[0]
+        assert busy["idleForSeconds"] is not None and busy["idleForSeconds"] <= 1  # busy now
+        age = f'time() - min_over_time(timestamp(DCGM_FI_DEV_GPU_UTIL{{exported_pod="{pod}"}})[1h:])'
+        wait_for(lambda: any(float(r["value"][1]) >= 20 for r in prometheus.query(age)), "the busy series 20 s old",
+                 60)
+        before = time.time()
+        sim.set_gpu(Gpu(node, 0, 0, 4096, 81920 - 4096, ns, pod, "workspace"))
+        after = time.time()
+        prometheus.wait_for(idle_query(IDLE_FOR), {(node, pod): 0}, by_pod, timeout=90)  # 0% all the window now
+        start = time.time()
+        res = ok(ctx("workspace", "list", "-o", "json", "--prometheus-url", prometheus.url))
+        end = time.time()
+        (view,) = json.loads(res.stdout)
+        # the last busy sample is before `after` (+ a scrape), and Prometheus sees it at its last 5 s step
+        # since the last busy sample (not since the GPU's series began, 20 s earlier): as fine as Prometheus'
+        # 5 s evaluation steps and the 0.5 s scrapes
+        assert start - after - 6 <= view["idleForSeconds"] <= end - before + 6, (view, start - after)
+        table = norm(ok(ctx("workspace", "list", "--prometheus-url", prometheus.url)).stdout).splitlines()
+        assert table[0] == "NAME TYPE STATUS GPUS IDLE-FOR IDLE-STOP HOME AGE"
+        assert table[1].split()[:6] == ["nb", "jupyter", "RUNNING", "1", table[1].split()[4], "60m"]
+        assert re.fullmatch(r"\d+s", table[1].split()[4]) and int(table[1].split()[4][:-1]) >= IDLE_FOR - 1
+        # the real Prometheus' own answer, asked directly, agrees with what list showed (to the second)
+        direct = {by_pod(r["metric"]): float(r["value"][1]) for r in prometheus.query(idle_for_query(5.0))}
+        assert direct[(node, pod)] >= view["idleForSeconds"]
+
+        flags = ("--idle-for", f"{IDLE_FOR}s", "--prometheus-url", prometheus.url)
+        res = ok(ctx("top", "job", *flags))
+        assert res.stderr == ""
+        lines = norm(res.stdout).splitlines()
+        assert lines[1] == f"nb RUNNING WORKSPACE 1 1 1 0.0% 4096.0/81920.0(MiB) 2 N/A 0 N/A {node}"
+        assert lines[3:] == ["Total Allocated/Requested GPUs of Training Jobs: 0/0",
+                             "Total Allocated/Requested GPUs of Workspaces: 1/1",
+                             f"Idle/Allocated GPUs (under 5% for {IDLE_FOR}s+): 1/1", "by job: workspace/nb 1",
+                             "by user: <unknown> 1"]
+        rows = norm(ok(ctx("top", "job", "nb", *flags)).stdout).splitlines()
+        assert rows[1].split()[:2] == [pod, "Running"] and rows[1].endswith(" IDLE")
+        assert ok(ctx("list", "--idle", "-o", "name", *flags)).stdout == "workspace/nb\n"
+        assert ok(ctx("list", "-o", "name")).stdout == ""  # a workspace is no training job
+
+        # stopped, it holds no GPU: top job leaves it out
+        ok(ctx("workspace", "stop", "nb"))
+        wait_for(lambda: "nb" not in ok(ctx("top", "job", "--prometheus-url", prometheus.url)).stdout.split(),
+                 "nb gone from top job")
+    finally:
+        kubelet.remove_node(node)

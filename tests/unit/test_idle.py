@@ -365,3 +365,109 @@ class FakeKube:
         (_, q), = query
         self.calls.append(f"proxy /api/v1/namespaces/{namespace}/services/{service}/proxy/{path} {q}")
         return json.dumps(self.answers.get(q, answer())).encode()
+
+
+# ---- idle for (workspace list) ------------------------------------------------------------------------------
+def test_the_idle_for_query_is_one_instant_query_of_both_exporters():
+    from arena_helm.metrics import idle_for_query
+
+    assert idle_for_query(5.0, 86400) == (
+        "(time() - (timestamp(DCGM_FI_DEV_GPU_UTIL >= 5) or "
+        "max_over_time(timestamp(DCGM_FI_DEV_GPU_UTIL >= 5)[86400s:]) or "
+        "min_over_time(timestamp(DCGM_FI_DEV_GPU_UTIL)[86400s:]) or timestamp(DCGM_FI_DEV_GPU_UTIL))) or "
+        "(time() - (timestamp(nvidia_gpu_duty_cycle >= 5) or "
+        "max_over_time(timestamp(nvidia_gpu_duty_cycle >= 5)[86400s:]) or "
+        "min_over_time(timestamp(nvidia_gpu_duty_cycle)[86400s:]) or timestamp(nvidia_gpu_duty_cycle)))")
+    assert idle_for_query(0.5).count(">= 0.5") == 4
+
+
+def test_a_pod_is_idle_for_as_long_as_its_most_recently_busy_gpu():
+    from arena_helm.metrics import idle_for_query
+
+    kube = FakeKube(answers={idle_for_query(5.0): idle_answer("n1", [
+        (0, 125.0, "nb-1-abcde"), (1, 3600.0, "nb-1-abcde"), (2, 40.0, "other-0"), (3, 9.0, "")])})
+    m = Collector(kube, MetricsOptions(service="mon/prom"), "team").collect(gpus=False, usage=False,
+                                                                            idle_for_below=5.0)
+    assert [c.split(" ", 2)[2] for c in kube.calls if c.startswith("proxy")] == [idle_for_query(5.0)]
+    assert (m.pod_idle_for("team", "nb-1-abcde"), m.pod_idle_for("team", "other-0"),
+            m.pod_idle_for("team", "gone")) == (125.0, 40.0, None)
+    assert m.notes == []
+    refused = FakeKube(answers={idle_for_query(5.0): {"status": "error", "error": "query timed out"}})
+    m = Collector(refused, MetricsOptions(service="mon/prom"), "team").collect(gpus=False, usage=False,
+                                                                               idle_for_below=5.0)
+    assert m.pod_idle_for("team", "nb-1-abcde") is None
+    assert m.notes == ["note: Prometheus at service mon/prom:9090 (through the API server's service proxy) "
+                       "refused the query: query timed out; idle times read N/A"]
+
+
+def ws_job(name="nb", run=1, gpus=1, ns="team", conditions=()):
+    return {"metadata": {"name": f"{name}-{run}", "namespace": ns, "creationTimestamp": "2026-01-02T14:00:00Z",
+                         "uid": "u1", "labels": {"app.kubernetes.io/name": "workspace",
+                                                 "app.kubernetes.io/instance": name,
+                                                 "arena-helm.kubeflow.org/workspace-run": str(run)}},
+            "spec": {"template": {"spec": {"containers": [{"name": "workspace", "resources": {
+                "limits": {"nvidia.com/gpu": str(gpus)}, "requests": {"cpu": "2", "memory": "4Gi"}}}]}}},
+            "status": {"conditions": list(conditions)}}
+
+
+def ws_pod(name, node_name, gpus, ns="team"):
+    p = pod(name, node_name, gpus, ns=ns, user="")
+    p["metadata"]["labels"] = {"app.kubernetes.io/name": "workspace", "job-name": name.rsplit("-", 1)[0]}
+    p["status"]["containerStatuses"] = [{"name": "workspace", "ready": True}]
+    return p
+
+
+def test_a_running_workspace_is_a_row_of_top_job_with_its_gpus(cluster):
+    from arena_helm.workspace import workspace_job_view
+
+    job, _, _ = cluster
+    ws = workspace_job_view(ws_job(gpus=1), [ws_pod("nb-1-abcde", "n1", 1)], NOW)
+    assert (ws.name, ws.trainer, ws.status, ws.requested_gpus, ws.allocated_gpus, ws.requested_cpu,
+            ws.requested_memory, ws.node, ws.duration) == ("nb", "workspace", "RUNNING", 1, 1, 2.0, 4 * 2**30, "n1",
+                                                           "60m")
+    assert [(i.name, i.gpus, i.node, i.is_chief) for i in ws.instances] == [("nb-1-abcde", 1, "n1", True)]
+    kube = FakeKube(answers={GPU_QUERY: gpu_answer("n1", [*N1[:3], (3, 1, 512, "nb-1-abcde")]),
+                             idle_query(SPEC.seconds): idle_answer("n1", [*N1_AVGS[:3], (3, 1.0, "nb-1-abcde")])})
+    m = Collector(kube, MetricsOptions(url=None, service="mon/prom"), "team").collect(usage=False, idle=SPEC)
+    lines = top_jobs_table([job, ws], all_namespaces=False, metrics=m).splitlines()
+    assert lines[2].split() == ["nb", "RUNNING", "WORKSPACE", "1", "1", "1", "1.0%", "512.0/81920.0(MiB)", "2",
+                                "N/A", "4Gi", "N/A", "n1"]
+    assert lines[3:] == ["", "Total Allocated/Requested GPUs of Training Jobs: 4/4",
+                         "Total Allocated/Requested GPUs of Workspaces: 1/1",
+                         "Idle/Allocated GPUs (under 5% for 30m+): 2/4",  # train: 3 series here, nb: 1
+                         "  by job: train 1, workspace/nb 1", "  by user: <unknown> 1, alice 1"]
+    assert top_job_instances(ws, m).splitlines()[1].split()[:2] == ["nb-1-abcde", "Running"]
+
+
+def test_only_the_workspaces_whose_job_has_not_ended_are_among_the_jobs():
+    from arena_helm.workspace import active_workspace_views
+
+    class Kube:
+        def list_batch_jobs(self, ns, selector):
+            assert (ns, selector) == ("team", "app.kubernetes.io/name=workspace")
+            return [ws_job("nb", 1, conditions=[{"type": "Complete", "status": "True"}]), ws_job("nb", 2),
+                    ws_job("old", 1, conditions=[{"type": "Complete", "status": "True"}]), ws_job("wait", 1, gpus=4)]
+
+        def list_pods(self, ns, selector):
+            return [ws_pod("nb-2-xyz12", "n1", 1)]
+
+    class C:
+        kube = Kube()
+
+    views = active_workspace_views(C(), "team", False)
+    assert [(v.name, v.status, v.requested_gpus, v.allocated_gpus) for v in views] == [
+        ("nb", "RUNNING", 1, 1), ("wait", "PENDING", 4, 0)]
+
+
+def test_a_user_who_may_not_list_jobs_sees_no_workspaces_among_the_jobs():
+    from arena_helm.errors import ForbiddenError
+    from arena_helm.workspace import active_workspace_views
+
+    class Kube:
+        def list_batch_jobs(self, ns, selector):
+            raise ForbiddenError("jobs.batch is forbidden")
+
+    class C:
+        kube = Kube()
+
+    assert active_workspace_views(C(), "team", False) == []
