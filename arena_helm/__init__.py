@@ -30,6 +30,7 @@ _LAZY = {
     "ArenaHelmError": "errors", "UsageError": "errors", "KINDS": "kinds",
     "WorkspaceSpec": "workspace", "workspace_values": "workspace", "render_workspace": "workspace",
     "start_workspace": "workspace",
+    "CustomServeSpec": "serving", "serving_values": "serving", "render_serving": "serving",
 }
 
 

@@ -566,6 +566,41 @@ class JobValues(ValuesModel):
         "Deployment and a Service named <job name>-tensorboard; the Service is NodePort, as in Arena).")
 
 
+class PodChartValues(ValuesModel):
+    """The values every one-pod-template chart that arena-helm fills from the pod flags shares (the workspace and
+    the serving charts: arena_helm.spec.PodFlags.pod_values): the pod's image pulling, resources, volumes, env,
+    scheduling, security and metadata. Each chart's model adds its own keys after these."""
+
+    global_: dict[str, Any] = global_field()
+    arena_common: ArenaCommonValues = Field(
+        None, alias="arena-common", description="Values of the arena-common library chart: it has none; helm adds "
+        "this key (holding global) itself. Leave it unset.")
+    name_override: Empty | DNS1035Label = Field("", description="Name of the chart's objects; \"\" = the release "
+                                                "name.")
+    image_pull_policy: PullPolicy = Field("IfNotPresent", description="Pull policy of the main container.")
+    image_pull_secrets: SecretNames = Field([], description="Names of image pull Secrets.")
+    gpus: int = Field(0, ge=0, description="nvidia.com/gpu of each pod, in requests and limits; with 0, "
+                      "NVIDIA_VISIBLE_DEVICES=void hides the node's GPUs.")
+    resources: Resources = Field(default_factory=Resources, description="CPU/memory requests and limits of each "
+                                 "pod's main container (GPUs are added to them).")
+    data: list[DataVolume] = Field([], description="PersistentVolumeClaims mounted into the main container.")
+    host_paths: list[HostPathVolume] = Field([], description="Node directories mounted into the main container.")
+    secret_volumes: list[SecretVolume] = Field([], description="Secrets mounted read-only (volumes secret-0, ...).")
+    env: list[EnvVar] = Field([], description="Environment variables (a value, or valueFrom a Secret's key).")
+    env_from: list[EnvFromSource] = Field([], description="Secrets and ConfigMaps whose every key becomes an "
+                                          "environment variable.")
+    node_selector: dict[LabelKey, LabelValue] = Field({}, description="Node labels the pods must match.")
+    tolerations: list[Toleration] = Field([], description="Tolerations of the pods.")
+    affinity: Affinity = Field(default_factory=Affinity, description="Affinity of the pods.")
+    priority_class_name: Empty | DNSSubdomain = Field("", description="PriorityClass of the pods; \"\" = none.")
+    security_context: ContainerSecurityContext = Field(
+        default_factory=lambda: ContainerSecurityContext(allow_privilege_escalation=False,
+                                                         capabilities=Capabilities(drop=["NET_RAW"])),
+        description="securityContext of the main container (by default: no privilege escalation, no NET_RAW).")
+    labels: dict[LabelKey, LabelValue] = Field({}, description="Extra labels on every object and pod.")
+    annotations: dict[LabelKey, str] = Field({}, description="Extra annotations on the workload and its pods.")
+
+
 # chart name -> its values model (arena-common: the library chart's own values, global only); the job charts'
 # models live in their kind modules (arena_helm.kinds), read from the registry on first use: the kind modules
 # import this one.
@@ -573,10 +608,11 @@ def __getattr__(name: str) -> Any:
     if name == "JOB_VALUES":
         return {k.chart: k.values_class() for k in KINDS}
     if name == "CHART_VALUES":
+        from .serving import CustomServingValues
         from .workspace import WorkspaceValues
 
         return {**__getattr__("JOB_VALUES"), "tensorboard": TensorBoardValues, "workspace": WorkspaceValues,
-                "arena-common": ArenaCommonValues}
+                "custom-serving": CustomServingValues, "arena-common": ArenaCommonValues}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

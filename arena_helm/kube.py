@@ -556,6 +556,10 @@ class KubeReader(Kube):
             return False
         return True
 
+    def list_deployments(self, namespace: str | None, selector: str) -> list[dict]:
+        return self.list_path(f"/apis/apps/v1{ns_path(namespace)}/deployments", "listing deployments",
+                              labelSelector=selector)
+
     def list_services(self, namespace: str | None, selector: str) -> list[dict]:
         return self.list_path(f"/api/v1{ns_path(namespace)}/services", "listing services", labelSelector=selector)
 

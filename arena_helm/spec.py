@@ -243,6 +243,46 @@ class PodFlags(Strict):
             data["command"] = shlex.join(command)
         return data
 
+    def pod_values(self) -> dict[str, Any]:
+        """The chart values of the pod-level flags this spec declares, as the one-pod charts (workspace, the
+        serving charts) name them: GPUs, CPU/memory (request = limit), /dev/shm, data, host paths, Secret
+        volumes, env, envFrom, node selector, tolerations, priority, pull Secrets, labels, annotations; only what
+        is set (the chart's defaults do the rest). Pure."""
+        get = lambda name: getattr(self, name, None)  # noqa: E731 - a subclass declares only some of them
+        values: dict[str, Any] = {}
+        if get("gpus"):
+            values["gpus"] = self.gpus
+        amounts = {k: v for k, v in (("cpu", get("cpu")), ("memory", get("memory"))) if v}
+        if amounts:
+            values["resources"] = {"requests": amounts, "limits": dict(amounts)}
+        if get("share_memory") is not None and "share_memory" in self.model_fields_set:
+            values["shmSize"] = "" if k8s.parse_quantity(self.share_memory) == 0 else self.share_memory
+        if get("data"):
+            values["data"] = [{"claimName": d.claim_name, "mountPath": d.mount_path, "readOnly": d.read_only}
+                              for d in self.data]
+        if get("data_dir"):
+            values["hostPaths"] = [{"path": d.path, "mountPath": d.mount_path, "readOnly": d.read_only}
+                                   for d in self.data_dir]
+        if get("secret"):
+            values["secretVolumes"] = [v.to_values() for v in self.secret]
+        env = [e.to_values() for e in get("env") or []] + [e.to_values() for e in get("env_from_secret") or []]
+        if env:
+            values["env"] = env
+        if get("env_from"):
+            values["envFrom"] = [e.to_values() for e in self.env_from]
+        for name, key in (("selector", "nodeSelector"), ("label", "labels"), ("annotation", "annotations")):
+            if get(name):
+                values[key] = dict(get(name))
+        if get("toleration"):
+            values["tolerations"] = [t.to_values() for t in self.toleration]
+        if get("priority"):
+            values["priorityClassName"] = self.priority
+        if get("queue_name"):
+            values["queue"] = self.queue_name
+        if get("image_pull_secret"):
+            values["imagePullSecrets"] = list(self.image_pull_secret)
+        return values
+
     def __init__(self, **fields: Any):
         """Validate ``fields``; a problem is a :class:`UsageError` naming its flag (all problems, one line)."""
         try:

@@ -27,23 +27,10 @@ from pydantic import Field, field_validator, model_validator
 
 from . import k8s
 from .chart_values import (
-    Affinity,
-    ArenaCommonValues,
-    Capabilities,
-    ContainerSecurityContext,
-    DataVolume,
     Empty,
-    EnvFromSource,
-    EnvVar,
-    HostPathVolume,
+    PodChartValues,
     PodSecurityContext,
-    PullPolicy,
-    Resources,
-    SecretNames,
-    SecretVolume,
-    Toleration,
     ValuesModel,
-    global_field,
 )
 from .enums import WorkspaceType
 from .errors import AlreadyExistsError, NotFoundError, UsageError
@@ -53,7 +40,7 @@ from .flagtypes import EnvVar as EnvFlag
 from .flagtypes import HostPathVolume as HostPathFlag
 from .flagtypes import SecretVolume as SecretFlag
 from .flagtypes import Toleration as TolerationFlag
-from .k8s import DNS1035Label, DNSSubdomain, Duration, Image, LabelKey, LabelValue, Quantity, QueueName
+from .k8s import DNSSubdomain, Duration, Image, Quantity, QueueName
 from .spec import Gpus, JobSpec, PodFlags, PodJobSpec, opt
 
 if TYPE_CHECKING:
@@ -159,21 +146,14 @@ class WorkspaceHome(ValuesModel):
                                             "(/home/jovyan, /home/coder, /root).")
 
 
-class WorkspaceValues(ValuesModel):
+class WorkspaceValues(PodChartValues):
     """The values of the workspace chart."""
 
-    global_: dict[str, Any] = global_field()
-    arena_common: ArenaCommonValues = Field(
-        None, alias="arena-common", description="Values of the arena-common library chart: it has none; helm adds "
-        "this key (holding global) itself. Leave it unset.")
-    name_override: Empty | DNS1035Label = Field("", description="Name of the workspace; \"\" = the release name.")
     type: Literal["jupyter", "code-server", "shell"] = Field(
         "jupyter", description="What runs: jupyter (JupyterLab, idle shutdown by Jupyter itself), code-server or "
         "shell (each stopped by a watcher in its command when idle).")
     image: Empty | Image = Field("", description="Image; \"\" = images.<type>.")
     images: WorkspaceImages = Field(default_factory=WorkspaceImages, description="The image of each type.")
-    image_pull_policy: PullPolicy = Field("IfNotPresent", description="Pull policy of the workspace container.")
-    image_pull_secrets: SecretNames = Field([], description="Names of image pull Secrets.")
     command: list[str] = Field([], description="The container's command (exec form), instead of the type's (and "
                                "of its arguments); the idle stop is then the command's own business.")
     port: int | None = Field(None, ge=1, le=65535, description="Port of the server (its Service's port too); "
@@ -189,36 +169,14 @@ class WorkspaceValues(ValuesModel):
                           "stay.")
     run: int = Field(1, ge=1, description="The run number: the Job is <name>-<run>; arena-helm workspace start "
                      "of a stopped workspace raises it (a new Job with the same values).")
-    gpus: int = Field(0, ge=0, description="nvidia.com/gpu, in requests and limits; with 0, "
-                      "NVIDIA_VISIBLE_DEVICES=void hides the node's GPUs.")
-    resources: Resources = Field(default_factory=Resources, description="CPU/memory requests and limits (GPUs "
-                                 "are added to them).")
     shm_size: Empty | Quantity = Field("2Gi", description="Size of the memory-backed /dev/shm; \"\" = the "
                                        "runtime's default.")
     home: WorkspaceHome = Field(default_factory=WorkspaceHome, description="The home volume.")
-    data: list[DataVolume] = Field([], description="PersistentVolumeClaims mounted into the workspace.")
-    host_paths: list[HostPathVolume] = Field([], description="Node directories mounted into the workspace.")
-    secret_volumes: list[SecretVolume] = Field([], description="Secrets mounted read-only (volumes secret-0, ...).")
-    env: list[EnvVar] = Field([], description="Environment variables (a value, or valueFrom a Secret's key).")
-    env_from: list[EnvFromSource] = Field([], description="Secrets and ConfigMaps whose every key becomes an "
-                                          "environment variable.")
-    node_selector: dict[LabelKey, LabelValue] = Field({}, description="Node labels the pod must match.")
-    tolerations: list[Toleration] = Field([], description="Tolerations of the pod.")
-    affinity: Affinity = Field(default_factory=Affinity, description="Affinity of the pod.")
-    priority_class_name: Empty | DNSSubdomain = Field("", description="PriorityClass of the pod; \"\" = none.")
     queue: Empty | QueueName = Field("", description="Kueue LocalQueue; \"\" = none. Sets the label "
                                      "kueue.x-k8s.io/queue-name on the Job.")
     pod_security_context: PodSecurityContext = Field(
         default_factory=PodSecurityContext, description="Pod-level securityContext; unset, fsGroup is the type's "
         "user group (100 jupyter, 1000 code-server), so that the home is writable.")
-    security_context: ContainerSecurityContext = Field(
-        default_factory=lambda: ContainerSecurityContext(allow_privilege_escalation=False,
-                                                         capabilities=Capabilities(drop=["NET_RAW"])),
-        description="securityContext of the workspace container (by default: no privilege escalation, no "
-        "NET_RAW).")
-    labels: dict[LabelKey, LabelValue] = Field({}, description="Extra labels on the Job, its pod, the home and "
-                                               "the Service.")
-    annotations: dict[LabelKey, str] = Field({}, description="Extra annotations on the Job and its pod.")
 
 
 def token_secret_name(name: str) -> str:
@@ -239,13 +197,7 @@ def workspace_values(spec: WorkspaceSpec) -> dict[str, Any]:
         values["image"] = spec.image
     if spec.max_lifetime is not None:
         values["activeDeadlineSeconds"] = spec.max_lifetime
-    if spec.gpus:
-        values["gpus"] = spec.gpus
-    amounts = {k: v for k, v in (("cpu", spec.cpu), ("memory", spec.memory)) if v}
-    if amounts:
-        values["resources"] = {"requests": amounts, "limits": dict(amounts)}
-    if spec.share_memory is not None and "share_memory" in spec.model_fields_set:
-        values["shmSize"] = "" if k8s.parse_quantity(spec.share_memory) == 0 else spec.share_memory
+    values.update(spec.pod_values())
     home: dict[str, Any] = {}
     if spec.home:
         home["claimName"] = spec.home
@@ -255,33 +207,6 @@ def workspace_values(spec: WorkspaceSpec) -> dict[str, Any]:
         home["storageClassName"] = spec.storage_class
     if home:
         values["home"] = home
-    if spec.data:
-        values["data"] = [{"claimName": d.claim_name, "mountPath": d.mount_path, "readOnly": d.read_only}
-                          for d in spec.data]
-    if spec.data_dir:
-        values["hostPaths"] = [{"path": d.path, "mountPath": d.mount_path, "readOnly": d.read_only}
-                               for d in spec.data_dir]
-    if spec.secret:
-        values["secretVolumes"] = [v.to_values() for v in spec.secret]
-    env = [e.to_values() for e in spec.env] + [e.to_values() for e in spec.env_from_secret]
-    if env:
-        values["env"] = env
-    if spec.env_from:
-        values["envFrom"] = [e.to_values() for e in spec.env_from]
-    if spec.selector:
-        values["nodeSelector"] = dict(spec.selector)
-    if spec.toleration:
-        values["tolerations"] = [t.to_values() for t in spec.toleration]
-    if spec.priority:
-        values["priorityClassName"] = spec.priority
-    if spec.queue_name:
-        values["queue"] = spec.queue_name
-    if spec.image_pull_secret:
-        values["imagePullSecrets"] = list(spec.image_pull_secret)
-    if spec.label:
-        values["labels"] = dict(spec.label)
-    if spec.annotation:
-        values["annotations"] = dict(spec.annotation)
     return values
 
 

@@ -54,13 +54,19 @@ GOLDEN_DIR = REPO / "tests" / "golden"
 CRD_DIR = REPO / "tests" / "data" / "crds"
 LIBRARY_CHARTS = ("arena-common",)
 JOB_CHARTS = tuple(k.chart for k in KINDS if k.replica_key)
-APP_CHARTS = (*JOB_CHARTS, "tensorboard", "workspace")
+APP_CHARTS = (*JOB_CHARTS, "tensorboard", "workspace", "custom-serving")
 # tested in test_trainjob_chart.py; here: lint, Chart.yaml, packaging
 TRAINER_CHARTS = tuple(k.chart for k in KINDS if not k.replica_key)
 ALL_CHARTS = (*LIBRARY_CHARTS, *APP_CHARTS, *TRAINER_CHARTS)
 JOB_KINDS = {k.kind for k in KINDS if k.replica_key}
 REPLICA_SPECS_KEY = {k.kind: k.replica_key for k in KINDS if k.replica_key}
 BASE = {"image": "registry.example.com/trainer:1.0", "command": "python train.py"}
+# what each chart needs besides its defaults to render (a job: an image and a command; a custom serving: an image)
+NEEDS = {"custom-serving": {"image": "registry.example.com/server:1.0"}}
+
+
+def base_values(chart: str) -> dict:
+    return dict(BASE) if chart in JOB_CHARTS else dict(NEEDS.get(chart, {}))
 
 
 def ci_values(chart: str) -> list[Path]:
@@ -281,6 +287,8 @@ def test_ci_values_render_valid_objects(helm_bin, chart, values):
     kinds = sorted(d["kind"] for d in docs)
     if chart == "tensorboard":
         assert kinds == ["Deployment", "Service"]
+    elif chart == "custom-serving":  # a Service only for a server with a port
+        assert kinds == sorted(["Deployment", *(["Service"] if yaml.safe_load(values.read_text()).get("ports") else [])])
     elif chart == "workspace":  # its Service with a server, its home PVC unless an existing claim is the home
         values_doc = yaml.safe_load(values.read_text())
         assert kinds == sorted(["Job", *([] if values_doc.get("type") == "shell" else ["Service"]),
@@ -294,7 +302,7 @@ def test_ci_values_render_valid_objects(helm_bin, chart, values):
 
 @pytest.mark.parametrize("chart", APP_CHARTS)
 def test_kube_version_constraint(helm_bin, chart):
-    values = BASE if chart in JOB_CHARTS else {}
+    values = base_values(chart)
     render_docs(helm_bin, chart, values, extra_args=("--kube-version", "1.20.2"))  # the test API server
     render_docs(helm_bin, chart, values, extra_args=("--kube-version", "1.33.1"))
     message = render_error(helm_bin, chart, values, extra_args=("--kube-version", "1.19.16"))
@@ -385,7 +393,7 @@ def test_chart_yaml(chart):
             have = tuple(int(x) for x in dep_meta["version"].split("-")[0].split("."))
             want = tuple(int(x) for x in m.groups())
             assert have[:2] == want[:2] and have >= want, f"{chart}: {name} {dep_meta['version']} not in {dep['version']}"
-    elif chart in TRAINER_CHARTS or chart == "workspace":
+    elif chart in TRAINER_CHARTS or chart in ("workspace", "custom-serving"):
         assert meta["dependencies"] == [{"name": "arena-common", "version": "~0.1.0",
                                          "repository": "file://../arena-common"}]
     else:
@@ -612,7 +620,7 @@ SCHEMA_REJECTS = [
 @pytest.mark.parametrize(("chart", "values", "key"), SCHEMA_REJECTS,
                          ids=[f"{c}-{json.dumps(v)[:40]}" for c, v, _ in SCHEMA_REJECTS])
 def test_schema_rejects(helm_bin, chart, values, key):
-    message = render_error(helm_bin, chart, {**(BASE if chart in JOB_CHARTS else {}), **values})
+    message = render_error(helm_bin, chart, {**base_values(chart), **values})
     assert "values don't meet the specifications of the schema" in message, message
     assert key in message, message
 
@@ -620,7 +628,7 @@ def test_schema_rejects(helm_bin, chart, values, key):
 @pytest.mark.parametrize("chart", APP_CHARTS)
 def test_schema_accepts_global_values(helm_bin, chart):
     """helm passes `global` to every chart (and `arena-common: {global: {}}` to a job chart): both allowed."""
-    values = {**(BASE if chart in JOB_CHARTS else {}), "global": {"imageRegistry": "x", "anything": [1]}}
+    values = {**base_values(chart), "global": {"imageRegistry": "x", "anything": [1]}}
     if chart in JOB_CHARTS:
         values["arena-common"] = {"global": {}}
         values["tensorboard"] = {"enabled": True, "global": {}}
@@ -1157,7 +1165,7 @@ def test_notes(helm_bin, chart, tmp_path):
         pytest.skip("helm 3's `install --dry-run=client` still contacts a cluster; NOTES.txt is checked with helm 4")
     chart_dir = assemble_chart(chart, tmp_path)
     values = {**BASE, "nameOverride": "mnist", "tensorboard": {"enabled": True, "nameOverride": "mnist"}} \
-        if chart in JOB_CHARTS else {"nameOverride": "mnist"}
+        if chart in JOB_CHARTS else {**base_values(chart), "nameOverride": "mnist"}
     proc = subprocess.run([str(helm_bin), "install", "rel", str(chart_dir), "-n", "team-a", "--dry-run=client",
                            "--values", "-"], input=yaml.safe_dump(values), capture_output=True, text=True,
                           env=_isolated_helm_env(tmp_path))
@@ -1176,6 +1184,11 @@ def test_notes(helm_bin, chart, tmp_path):
                      "kubectl get jobs,pods -n team-a -l app.kubernetes.io/instance=rel",
                      "kubectl port-forward -n team-a service/mnist 8888",
                      "The home mnist-home is kept when the workspace stops."):
+            assert line in notes, notes
+    elif chart == "custom-serving":
+        for line in ("Serving rel runs as Deployment mnist (1 replica) in namespace team-a.",
+                     "arena-helm serve get rel -n team-a", "kubectl rollout status -n team-a deployment/mnist",
+                     "No port is set: no Service (set ports.grpc, ports.restful or ports.metrics for one)."):
             assert line in notes, notes
     else:
         assert "kubectl port-forward service/mnist-tensorboard 6006:6006 -n team-a" in notes, notes

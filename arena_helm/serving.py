@@ -1,0 +1,393 @@
+"""Serving: a trained model online with one command (``arena-helm serve custom ...``; the chart is
+``charts/custom-serving``).
+
+A serving is a helm release ``<name>-<version>`` of a serving chart: a Deployment of ``--replicas`` pods and,
+when it listens on a port, a ClusterIP Service, both named as the release. The version defaults to the minute
+of the submit (``YYYYMMDDHHMM``, Arena's form), so that a new version of a model is a new release beside the old
+one. The objects and the pods carry Arena's labels (``servingName``, ``servingVersion``, ``servingType``,
+``serviceName``, ``app``, ``release``), so that Arena's ``serve list`` finds them, beside the
+``app.kubernetes.io/*`` ones.
+
+Here: the spec (its fields are the flags of ``serve custom``), the chart's values model (its
+``values.schema.json`` is generated from it), spec -> values (pure: what ``--dry-run`` renders), the view of a
+serving from its release, Deployment, Service and pods (pure), and the actions, through the injected adapters.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, field_validator, model_validator
+
+from . import k8s
+from .chart_values import (
+    Empty,
+    PodChartValues,
+    PodSecurityContext,
+    ValuesModel,
+)
+from .enums import ImagePullPolicy
+from .errors import NotFoundError, UsageError
+from .flagtypes import DataVolume as DataFlag
+from .flagtypes import EnvSource, SecretEnv
+from .flagtypes import EnvVar as EnvFlag
+from .flagtypes import HostPathVolume as HostPathFlag
+from .flagtypes import SecretVolume as SecretFlag
+from .flagtypes import Toleration as TolerationFlag
+from .k8s import DNS1035Label, DNSLabel, DNSSubdomain, Image, LabelValue, Quantity
+from .spec import Gpus, JobSpec, PodFlags, opt
+
+if TYPE_CHECKING:
+    from .reader import Cluster
+
+CHART = "custom-serving"
+SERVING_TYPE = "custom-serving"  # Arena's servingType label of a custom serving
+# Arena's labels (kubeflow/arena charts/custom-serving/templates/deployment.yaml; pkg/serving/serving.go finds
+# the Deployments, pods and Services of a serving by them)
+NAME_LABEL, VERSION_LABEL, TYPE_LABEL = "servingName", "servingVersion", "servingType"
+SELECTOR = f"{NAME_LABEL},{VERSION_LABEL},app.kubernetes.io/part-of=arena-helm"
+RELEASE_MAX = 53  # helm's limit on a release name: <name>-<version>
+PORTS = (("port", "grpc"), ("restful_port", "restful"), ("metrics_port", "metrics"))  # flag field, port name
+
+
+def _shared(model: type, name: str) -> Any:
+    """A field of the job specs, for the same flag of ``serve custom`` (one help text, one parser)."""
+    return copy.copy(model.model_fields[name])
+
+
+def default_version(now: dt.datetime | None = None) -> str:
+    """Arena's default serving version: the minute of the submit, ``YYYYMMDDHHMM`` (pkg/argsbuilder/serving.go
+    ``setServingVersion``: ``t.Format("200601021504")``)."""
+    return (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%d%H%M")
+
+
+# ---- the spec: the flags of `serve custom` ------------------------------------------------------------------
+class CustomServeSpec(PodFlags):
+    """A custom serving: the user's image and command as a Deployment (and a Service for its ports). Each field
+    is the flag of the same name."""
+
+    name: str = opt("Serving name (the release is <name>-<version>). Required.")
+    version: DNSLabel | None = opt("Serving version (default: the submit's minute, YYYYMMDDHHMM, as Arena).")
+    namespace: str = _shared(JobSpec, "namespace")
+    image: Image | None = opt("Container image of the server. Required.")
+    command: str = Field("", description="The serving command, run as [SHELL, -c, COMMAND] byte for byte (none: "
+                         "the image's entrypoint).", json_schema_extra={"flag": {"cli": False}})
+    shell: str = _shared(JobSpec, "shell")
+    replicas: int = opt("Number of server pods.", 1, ge=0, le=1000)
+    port: int = opt("gRPC port the server listens on (0: none): the Service's port grpc.", 0, ge=0, le=65535)
+    restful_port: int = opt("HTTP (REST) port the server listens on (0: none): the Service's port restful.", 0,
+                            ge=0, le=65535)
+    metrics_port: int = opt("Metrics port (0: none): the Service's port metrics.", 0, ge=0, le=65535)
+    gpus: Gpus = opt("GPUs of each replica (nvidia.com/gpu).", 0)
+    cpu: Quantity | None = opt("CPU of each replica (e.g. 4, 500m): the request and the limit.")
+    memory: Quantity | None = opt("Memory of each replica (e.g. 16Gi): the request and the limit.")
+    share_memory: Quantity | None = opt("Size of the memory-backed /dev/shm (default: the runtime's 64Mi).")
+    data: list[DataFlag] = _shared(JobSpec, "data")
+    data_dir: list[HostPathFlag] = _shared(JobSpec, "data_dir")
+    env: list[EnvFlag] = _shared(JobSpec, "env")
+    env_from_secret: list[SecretEnv] = _shared(JobSpec, "env_from_secret")
+    env_from: list[EnvSource] = _shared(JobSpec, "env_from")
+    secret: list[SecretFlag] = _shared(JobSpec, "secret")
+    selector: dict[str, str] = _shared(JobSpec, "selector")
+    toleration: list[TolerationFlag] = _shared(JobSpec, "toleration")
+    priority: DNSSubdomain | None = _shared(JobSpec, "priority")
+    image_pull_secret: list[DNSSubdomain] = _shared(JobSpec, "image_pull_secret")
+    image_pull_policy: ImagePullPolicy = opt("Image pull policy.", ImagePullPolicy.IfNotPresent)
+    label: dict[str, str] = _shared(JobSpec, "label")
+    annotation: dict[str, str] = _shared(JobSpec, "annotation")
+    model_name: LabelValue | None = opt("Model name: the serving's modelName label.")
+    model_version: LabelValue | None = opt("Model version: the serving's modelVersion label.")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, name: str) -> str:
+        if not name:
+            raise ValueError("the serving name is empty: give --name")
+        return k8s.check_dns1035(name, "serving name")
+
+    @model_validator(mode="after")
+    def _cross(self) -> CustomServeSpec:
+        if self.version is None:
+            self.version = default_version()
+        release = f"{self.name}-{self.version}"
+        if len(release) > RELEASE_MAX:
+            raise ValueError(f"--name/--version: the release {release!r} is {len(release)} characters; helm allows "
+                             f"{RELEASE_MAX}: shorten the name or the version")
+        if not self.image:
+            raise ValueError("--image: a custom serving runs your image: give --image IMAGE")
+        ports = [getattr(self, f) for f, _ in PORTS if getattr(self, f)]
+        if len(set(ports)) < len(ports):
+            raise ValueError("--port/--restful-port/--metrics-port: two of them are the same port: give each its own")
+        mounts = [d.mount_path for d in self.data] + [d.mount_path for d in self.data_dir]
+        dup = sorted({m for m in mounts if mounts.count(m) > 1})
+        if dup:
+            raise ValueError(f"--data/--data-dir: mount path {dup[0]} is used twice: mount each path once")
+        return self
+
+    @property
+    def release(self) -> str:
+        return f"{self.name}-{self.version}"
+
+
+# ---- the chart's values ---------------------------------------------------------------------------------
+class ServingPorts(ValuesModel):
+    grpc: int = Field(0, ge=0, le=65535, description="gRPC port of the server (Service port grpc); 0 = none.")
+    restful: int = Field(0, ge=0, le=65535, description="HTTP (REST) port of the server (Service port restful); "
+                         "0 = none.")
+    metrics: int = Field(0, ge=0, le=65535, description="Metrics port (Service port metrics); 0 = none.")
+
+
+class ServingService(ValuesModel):
+    type: str = Field("ClusterIP", pattern="^(ClusterIP|NodePort|LoadBalancer)$",
+                      description="Service type: ClusterIP, NodePort or LoadBalancer.")
+
+
+class CustomServingValues(PodChartValues):
+    """The values of the custom-serving chart."""
+
+    serving_name: Empty | DNS1035Label = Field("", description="The serving's name (Arena's servingName label); "
+                                               "\"\" = the release name.")
+    serving_version: Empty | DNSLabel = Field("", description="The serving's version (Arena's servingVersion "
+                                              "label); \"\" = none.")
+    image: Empty | Image = Field("", description="Image of the server (required).")
+    command: str = Field("", description="The server's command, run as [shell, -c, command] byte for byte; \"\" = "
+                         "the image's entrypoint.")
+    shell: str = Field("sh", min_length=1, description="Shell that runs the command.")
+    replicas: int = Field(1, ge=0, description="Number of server pods.")
+    ports: ServingPorts = Field(default_factory=ServingPorts, description="The server's ports; the Service has one "
+                                "port per port set (none set: no Service).")
+    service: ServingService = Field(default_factory=ServingService, description="The Service.")
+    shm_size: Empty | Quantity = Field("", description="Size of the memory-backed /dev/shm; \"\" = the runtime's "
+                                       "default.")
+    pod_security_context: PodSecurityContext = Field(default_factory=PodSecurityContext,
+                                                     description="Pod-level securityContext.")
+
+
+def serving_values(spec: CustomServeSpec) -> dict[str, Any]:
+    """The chart values for ``spec``: only what the spec sets besides its names; the chart's defaults do the
+    rest. Pure."""
+    values: dict[str, Any] = {"servingName": spec.name, "servingVersion": spec.version, "image": spec.image}
+    if spec.command:
+        values["command"] = spec.command
+        if spec.shell != "sh":
+            values["shell"] = spec.shell
+    if spec.replicas != 1:
+        values["replicas"] = spec.replicas
+    ports = {name: getattr(spec, f) for f, name in PORTS if getattr(spec, f)}
+    if ports:
+        values["ports"] = ports
+    if spec.image_pull_policy is not ImagePullPolicy.IfNotPresent:
+        values["imagePullPolicy"] = spec.image_pull_policy.value
+    values.update(spec.pod_values())
+    model = {k: v for k, v in (("modelName", spec.model_name), ("modelVersion", spec.model_version)) if v}
+    if model:
+        values["labels"] = {**values.get("labels", {}), **model}
+    return values
+
+
+# ---- the view (pure) ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ServingView:
+    name: str
+    version: str
+    namespace: str
+    type: str
+    release: str
+    desired: int
+    available: int
+    ready: int
+    gpus: int  # per replica
+    address: str  # the Service's cluster IP ("" none)
+    ports: list[tuple[str, int]] = field(default_factory=list)
+    created: str = ""
+    revision: int = 0
+    status: str = ""  # helm's status of the release
+    pods: list[dict[str, Any]] = field(default_factory=list)  # name, status, ready, node, restarts
+
+    def endpoint(self) -> str:
+        if not self.address:
+            return "-"
+        return ",".join(f"{name.upper()}:{port}" for name, port in self.ports) or "-"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "namespace": self.namespace, "type": self.type,
+                "release": self.release, "desiredReplicas": self.desired, "availableReplicas": self.available,
+                "readyReplicas": self.ready, "gpusPerReplica": self.gpus, "address": self.address or None,
+                "ports": {name: port for name, port in self.ports}, "revision": self.revision,
+                "helmStatus": self.status, "pods": self.pods, "creationTimestamp": self.created or None}
+
+
+def serving_view(release: dict, deployment: dict | None, service: dict | None, pods: list[dict]) -> ServingView:
+    """One serving from helm's list item, its Deployment, Service and pods. Pure."""
+    from .views import pod_status
+
+    meta = (deployment or {}).get("metadata") or {}
+    labels = meta.get("labels") or {}
+    spec = (deployment or {}).get("spec") or {}
+    status = (deployment or {}).get("status") or {}
+    containers = (((spec.get("template") or {}).get("spec") or {}).get("containers")) or []
+    gpus = sum(int(((c.get("resources") or {}).get("limits") or {}).get("nvidia.com/gpu", 0) or 0) for c in containers)
+    svc_spec = (service or {}).get("spec") or {}
+    address = svc_spec.get("clusterIP") or ""
+    ports = [(p.get("name", ""), int(p.get("port", 0))) for p in svc_spec.get("ports") or []]
+    pod_rows = []
+    for p in sorted(pods, key=lambda p: p["metadata"]["name"]):
+        statuses = (p.get("status") or {}).get("containerStatuses") or []
+        n_containers = len(statuses) or len((p.get("spec") or {}).get("containers") or [])
+        pod_rows.append({"name": p["metadata"]["name"], "status": pod_status(p),
+                         "ready": f"{sum(1 for c in statuses if c.get('ready'))}/{n_containers}",
+                         "restarts": sum(int(c.get("restartCount", 0)) for c in statuses),
+                         "node": (p.get("spec") or {}).get("nodeName") or "N/A"})
+    name = release.get("name", "")
+    return ServingView(
+        name=labels.get(NAME_LABEL) or name, version=labels.get(VERSION_LABEL, ""),
+        namespace=release.get("namespace", ""), type=labels.get(TYPE_LABEL) or str(release.get("chart", "")).rpartition("-")[0],
+        release=name, desired=int(spec.get("replicas", 0) or 0), available=int(status.get("availableReplicas", 0) or 0),
+        ready=int(status.get("readyReplicas", 0) or 0), gpus=gpus, address=address if address != "None" else "",
+        ports=ports, created=meta.get("creationTimestamp", ""), revision=int(release.get("revision", 0) or 0),
+        status=str(release.get("status", "")), pods=pod_rows)
+
+
+# ---- the actions (helm and the API through the injected adapters) ----------------------------------------
+SERVING_CHARTS = (CHART,)
+
+
+def _is_serving(release: dict) -> bool:
+    return str(release.get("chart", "")).rpartition("-")[0] in SERVING_CHARTS
+
+
+def render_serving(helm_binary: str | None, spec: CustomServeSpec, values: dict[str, Any]) -> str:
+    """The manifests ``serve custom --dry-run`` prints: helm template of the chart (no cluster)."""
+    import tempfile
+    from pathlib import Path
+
+    from .charts import assemble_chart
+    from .helm import Helm
+
+    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
+        return Helm(helm_binary).template(spec.release, assemble_chart(CHART, Path(tmp)), values, spec.namespace)
+
+
+def serve(c: Cluster, spec: CustomServeSpec, values: dict[str, Any]) -> None:
+    """Install the serving's release; all or nothing (a failed install is uninstalled again)."""
+    import tempfile
+    from pathlib import Path
+
+    from .charts import assemble_chart
+    from .errors import AlreadyExistsError, ArenaHelmError
+
+    existing = next((r for r in c.helm.list(spec.namespace) if r.get("name") == spec.release), None)
+    if existing is not None:
+        raise AlreadyExistsError(f"serving {spec.name} version {spec.version} exists in namespace {spec.namespace} "
+                                 f"(release {spec.release}): give another --version, or arena-helm serve delete "
+                                 f"{spec.name} --version {spec.version}")
+    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
+        try:
+            c.helm.install(spec.release, assemble_chart(CHART, Path(tmp)), values, spec.namespace)
+        except ArenaHelmError as exc:
+            from .failures import nothing_installed
+
+            if not nothing_installed(exc):  # else the cluster was never reached: nothing to remove
+                try:
+                    c.helm.uninstall(spec.release, spec.namespace)
+                except ArenaHelmError:
+                    pass
+            raise
+
+
+def _releases(c: Cluster, namespace: str, all_namespaces: bool) -> list[dict]:
+    return [r for r in c.helm.list(namespace, all_namespaces) if _is_serving(r)]
+
+
+def list_servings(c: Cluster, namespace: str, all_namespaces: bool = False, name: str | None = None,
+                  version: str | None = None, type_: str | None = None) -> list[ServingView]:
+    """Every serving in view: helm's list, then one LIST each of the serving Deployments, Services and pods,
+    whatever their number."""
+    ns = None if all_namespaces else namespace
+    releases = _releases(c, namespace, all_namespaces)
+    if not releases:
+        return []
+    selector = SELECTOR + (f",{NAME_LABEL}={name}" if name else "") + (f",{VERSION_LABEL}={version}" if version else "")
+    by_release: dict[tuple[str, str], dict] = {}
+    for d in c.kube.list_deployments(ns, selector):
+        by_release[(d["metadata"]["namespace"], (d["metadata"].get("labels") or {}).get("release", ""))] = d
+    services: dict[tuple[str, str], dict] = {}
+    for s in c.kube.list_services(ns, selector):
+        services[(s["metadata"]["namespace"], (s["metadata"].get("labels") or {}).get("release", ""))] = s
+    pods: dict[tuple[str, str], list[dict]] = {}
+    for p in c.kube.list_pods(ns, selector=selector):
+        key = (p["metadata"]["namespace"], (p["metadata"].get("labels") or {}).get("release", ""))
+        pods.setdefault(key, []).append(p)
+    views = []
+    for r in sorted(releases, key=lambda r: (r.get("namespace", ""), r["name"])):
+        key = (r.get("namespace", namespace), r["name"])
+        if (name or version) and key not in by_release:
+            continue
+        view = serving_view(r, by_release.get(key), services.get(key), pods.get(key, []))
+        if type_ and view.type != type_:
+            continue
+        views.append(view)
+    return views
+
+
+def servings_named(c: Cluster, namespace: str, name: str, version: str | None = None) -> list[ServingView]:
+    """The versions of serving ``name`` (one, with ``version``); NotFoundError when there is none."""
+    views = list_servings(c, namespace, False, name, version)
+    if not views:
+        what = f"serving {name}" + (f" version {version}" if version else "")
+        raise NotFoundError(f"no {what} in namespace {namespace} (see arena-helm serve list)")
+    return views
+
+
+def one_serving(c: Cluster, namespace: str, name: str, version: str | None = None) -> ServingView:
+    views = servings_named(c, namespace, name, version)
+    if len(views) > 1:
+        raise UsageError(f"serving {name} has {len(views)} versions in namespace {namespace} "
+                         f"({', '.join(v.version for v in views)}): pick one with --version")
+    return views[0]
+
+
+def delete_servings(c: Cluster, namespace: str, name: str, version: str | None = None) -> list[ServingView]:
+    """Uninstall serving ``name`` (all its versions, or ``version``): everything its releases made."""
+    views = servings_named(c, namespace, name, version)
+    for v in views:
+        c.helm.uninstall(v.release, namespace)
+    return views
+
+
+def serving_type(text: str) -> str:
+    """``-T``'s value: a serving type (custom or custom-serving, Arena's names)."""
+    wanted = text if text.endswith("-serving") else f"{text}-serving"
+    if wanted not in SERVING_CHARTS:
+        raise UsageError(f"--type {text}: not a serving type; one of {', '.join(SERVING_CHARTS)} (or without "
+                         "-serving)")
+    return wanted
+
+
+def ready_serving(c: Cluster, namespace: str, name: str, version: str, timeout: float, *, poll: float = 1.0,
+                  notify=None) -> ServingView:
+    """The serving once every desired replica of its Deployment is ready and available (the rollout done); says
+    once through ``notify`` that it waits; WaitTimeoutError (exit 3) after ``timeout`` seconds."""
+    import time
+
+    from .errors import WaitTimeoutError
+
+    deadline = time.monotonic() + timeout
+    told = False
+    while True:
+        view = one_serving(c, namespace, name, version)
+        if view.desired and view.ready >= view.desired and view.available >= view.desired:
+            return view
+        pending = "; ".join(f"{p['name']} {p['status']}" for p in view.pods) or "no pod yet"
+        if time.monotonic() >= deadline:
+            raise WaitTimeoutError(f"serving {name} version {version} is not ready after {int(timeout)}s "
+                                   f"({view.ready}/{view.desired} ready: {pending}; arena-helm serve get {name} "
+                                   f"--version {version} -n {namespace})")
+        if not told and notify:
+            notify(f"waiting for serving {name} version {version} to be ready ({view.ready}/{view.desired}; up to "
+                   f"{int(timeout)}s: --timeout)")
+            told = True
+        time.sleep(poll)

@@ -1,0 +1,156 @@
+"""`arena-helm serve custom|list|get|delete` on the test cluster: the real API server, the real Deployment and
+ReplicaSet controllers of kube-controller-manager, the real scheduler, kwok running the pods; helm 3 and 4."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import clictx
+import pytest
+from kubernetes import client
+from waits import wait_for
+
+pytestmark = pytest.mark.cluster
+
+
+class Cli:
+    def __init__(self, helm_bin, cluster, namespace, user="admin"):
+        self.run = clictx.cli(helm_bin, cluster, namespace, user=user)
+        self.ok = clictx.cli(helm_bin, cluster, namespace, user=user, check=True)
+
+    def __call__(self, *args):
+        return self.run(*args)
+
+    def views(self, *args) -> list[dict]:
+        return json.loads(self.ok("serve", "list", "-o", "json", *args))
+
+
+@pytest.fixture
+def cli(helm_bin, cluster, namespace):
+    return Cli(helm_bin, cluster, namespace)
+
+
+@pytest.fixture
+def node(kubelet, namespace):
+    name = f"srv-{namespace}"
+    kubelet.add_node(name, pool=namespace, gpus=4)
+    yield name
+    kubelet.remove_node(name)
+
+
+def norm(text: str) -> list[str]:
+    return [re.sub(r" +", " ", line).strip() for line in text.splitlines()]
+
+
+def test_serve_custom_runs_as_a_deployment_with_a_service_and_delete_leaves_nothing(cli, cluster, namespace, node):
+    apps, core = client.AppsV1Api(cluster.api_client()), client.CoreV1Api(cluster.api_client())
+    out = cli.ok("serve", "custom", "--name", "mnist", "--version", "v1", "--image", "tensorflow/serving:2.15.0",
+                 "--replicas", "2", "--port", "8500", "--restful-port", "8501", "--gpus", "1", "-e", "MODEL=mnist",
+                 "--", "tensorflow_model_server", "--port=8500", "--model_name=it's")
+    assert out.splitlines()[0] == f"serving mnist version v1 submitted in namespace {namespace} (release mnist-v1)"
+    dep = apps.read_namespaced_deployment("mnist-v1", namespace)
+    container = dep.spec.template.spec.containers[0]
+    assert container.command == ["sh", "-c", "tensorflow_model_server --port=8500 --model_name=it's"]
+    assert container.resources.limits["nvidia.com/gpu"] == "1"
+    for labels in (dep.metadata.labels, dep.spec.template.metadata.labels):
+        assert {k: labels[k] for k in ("servingName", "servingVersion", "servingType", "serviceName", "app",
+                                       "release")} == {
+            "servingName": "mnist", "servingVersion": "v1", "servingType": "custom-serving", "serviceName": "mnist",
+            "app": "custom-serving", "release": "mnist-v1"}
+    svc = core.read_namespaced_service("mnist-v1", namespace)
+    assert [(p.name, p.port) for p in svc.spec.ports] == [("grpc", 8500), ("restful", 8501)]
+    # the real controllers make a ReplicaSet and its two pods; the scheduler binds them, kwok runs them
+    wait_for(lambda: cli.views()[0]["availableReplicas"] == 2, "two replicas available")
+    (view,) = cli.views()
+    assert {k: view[k] for k in ("name", "version", "type", "release", "desiredReplicas", "readyReplicas",
+                                 "gpusPerReplica", "address", "ports", "revision", "helmStatus")} == {
+        "name": "mnist", "version": "v1", "type": "custom-serving", "release": "mnist-v1", "desiredReplicas": 2,
+        "readyReplicas": 2, "gpusPerReplica": 1, "address": svc.spec.cluster_ip,
+        "ports": {"grpc": 8500, "restful": 8501}, "revision": 1, "helmStatus": "deployed"}
+    assert sorted(p["node"] for p in view["pods"]) == [node, node]
+    assert norm(cli.ok("serve", "list")) == [
+        "NAME TYPE VERSION DESIRED AVAILABLE ADDRESS PORTS GPU",
+        f"mnist custom-serving v1 2 2 {svc.spec.cluster_ip} GRPC:8500,RESTFUL:8501 2"]
+    got = cli.ok("serve", "get", "mnist")
+    assert "Desired:   2\nAvailable: 2\nReady:     2" in got
+    assert f"Address:   {svc.spec.cluster_ip}\nPorts:     GRPC:8500,RESTFUL:8501" in got
+    assert [line.split()[1:3] for line in norm(got.split("\n\n")[-1])[1:]] == [["Running", "1/1"]] * 2
+
+    # a second version beside it; the same version again is refused, in one line, with nothing changed
+    cli.ok("serve", "custom", "--name", "mnist", "--version", "v2", "--image", "tensorflow/serving:2.16.1",
+           "--restful-port", "8501")
+    res = cli("serve", "custom", "--name", "mnist", "--version", "v2", "--image", "other:1")
+    assert res.exit_code == 1 and res.stderr.strip().splitlines() == [
+        f"error: serving mnist version v2 exists in namespace {namespace} (release mnist-v2): give another --version, "
+        "or arena-helm serve delete mnist --version v2"], res.output
+    assert apps.read_namespaced_deployment("mnist-v2", namespace).spec.template.spec.containers[0].image == \
+        "tensorflow/serving:2.16.1"
+    assert [v["version"] for v in cli.views()] == ["v1", "v2"]
+    res = cli("serve", "get", "mnist", "-o", "json")
+    assert [v["version"] for v in json.loads(res.stdout)] == ["v1", "v2"]
+    res = cli("serve", "get", "nope")
+    assert res.exit_code == 1 and res.stderr.strip() == (
+        f"error: no serving nope in namespace {namespace} (see arena-helm serve list)")
+
+    # delete one version, then the rest: everything the releases made goes (the GC takes the pods)
+    assert cli.ok("serve", "delete", "mnist", "--version", "v2").splitlines() == [
+        "serving mnist version v2 deleted (release mnist-v2)"]
+    assert [v["version"] for v in cli.views()] == ["v1"]
+    cli.ok("serve", "delete", "mnist")
+    assert cli.views() == []
+    wait_for(lambda: not core.list_namespaced_pod(namespace, label_selector="servingName=mnist").items,
+             "the serving's pods gone")
+    assert not apps.list_namespaced_deployment(namespace).items
+    assert not apps.list_namespaced_replica_set(namespace).items
+    assert not core.list_namespaced_service(namespace, label_selector="servingName=mnist").items
+
+
+def test_serve_wait_follows_the_rollout_until_ready_or_gives_up(cli, cluster, namespace, node):
+    """--wait: exit 0 once every replica is ready (kwok runs them once bound), 3 after --timeout while a replica
+    cannot be scheduled (8 GPUs: no node has them)."""
+    res = cli("serve", "custom", "--name", "web", "--version", "v1", "--image", "nginx:1.27", "--restful-port", "80",
+              "--wait", "--timeout", "60s")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[-1] == "serving web version v1 is ready (1/1 replicas)"
+    res = cli("serve", "custom", "--name", "big", "--version", "v1", "--image", "nginx:1.27", "--gpus", "8",
+              "--wait", "--timeout", "3s")
+    assert res.exit_code == 3, res.output
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: serving big version v1 is not ready after 3s (0/1 ready: big-v1-"), last
+    assert last.endswith(f"Pending; arena-helm serve get big --version v1 -n {namespace})"), last
+    cli.ok("serve", "delete", "big")
+    cli.ok("serve", "delete", "web")
+
+
+def test_bad_input_is_one_line_and_leaves_nothing(cli, cluster, namespace):
+    for args, line in [
+        (("--name", "mnist"), "error: --image: a custom serving runs your image: give --image IMAGE"),
+        (("--name", "mnist", "--image", "x:1", "--port", "8500", "--metrics-port", "8500"),
+         "error: --port/--restful-port/--metrics-port: two of them are the same port: give each its own"),
+        (("--name", "mnist", "--image", "x:1", "--version", "V1"), None),
+    ]:
+        res = cli("serve", "custom", *args)
+        assert res.exit_code == 2, res.output
+        assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+        if line:
+            assert res.stderr.strip() == line
+        else:
+            assert res.stderr.startswith("error: --version: ") and "'V1'" in res.stderr, res.stderr
+    assert cli.views() == []
+    assert not client.AppsV1Api(cluster.api_client()).list_namespaced_deployment(namespace).items
+
+
+def test_the_documented_role_is_enough_for_a_servings_life(helm_bin, cluster):
+    """alice holds only docs/rbac/arena-helm-user.yaml's Role in her namespace: serve, list, get, delete."""
+    from kubecluster import LIMITED_NAMESPACE, LIMITED_USER
+
+    cli = Cli(helm_bin, cluster, LIMITED_NAMESPACE, user=LIMITED_USER)
+    name = f"alice-{helm_bin.parent.name.replace('.', '-')}"  # the two helm versions may share the namespace
+    try:
+        cli.ok("serve", "custom", "--name", name, "--version", "v1", "--image", "nginx:1.27", "--restful-port", "80")
+        assert [v["name"] for v in cli.views()].count(name) == 1
+        assert json.loads(cli.ok("serve", "get", name, "-o", "json"))[0]["desiredReplicas"] == 1
+    finally:
+        cli.ok("serve", "delete", name)
+    assert name not in [v["name"] for v in cli.views()]
