@@ -30,7 +30,8 @@ _LAZY = {
     "ArenaHelmError": "errors", "UsageError": "errors", "KINDS": "kinds",
     "WorkspaceSpec": "workspace", "workspace_values": "workspace", "render_workspace": "workspace",
     "start_workspace": "workspace",
-    "CustomServeSpec": "serving", "serving_values": "serving", "render_serving": "serving",
+    "ServeSpec": "serving", "serving_values": "serving", "render_serving": "serving",
+    "CustomServeSpec": "serve_kinds.custom", "VllmServeSpec": "serve_kinds.vllm",
 }
 
 

@@ -608,11 +608,11 @@ def __getattr__(name: str) -> Any:
     if name == "JOB_VALUES":
         return {k.chart: k.values_class() for k in KINDS}
     if name == "CHART_VALUES":
-        from .serving import CustomServingValues
+        from .serve_kinds import SERVE_KINDS
         from .workspace import WorkspaceValues
 
         return {**__getattr__("JOB_VALUES"), "tensorboard": TensorBoardValues, "workspace": WorkspaceValues,
-                "custom-serving": CustomServingValues, "arena-common": ArenaCommonValues}
+                **{k.chart: k.values_class() for k in SERVE_KINDS}, "arena-common": ArenaCommonValues}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -1,5 +1,5 @@
-"""Serving: a trained model online with one command (``arena-helm serve custom ...``; the chart is
-``charts/custom-serving``).
+"""Serving: a trained model online with one command (``arena-helm serve KIND ...``; each kind a module of
+``arena_helm.serve_kinds`` and a chart ``charts/<kind>-serving``).
 
 A serving is a helm release ``<name>-<version>`` of a serving chart: a Deployment of ``--replicas`` pods and,
 when it listens on a port, a ClusterIP Service, both named as the release. The version defaults to the minute
@@ -8,9 +8,10 @@ one. The objects and the pods carry Arena's labels (``servingName``, ``servingVe
 ``serviceName``, ``app``, ``release``), so that Arena's ``serve list`` finds them, beside the
 ``app.kubernetes.io/*`` ones.
 
-Here: the spec (its fields are the flags of ``serve custom``), the chart's values model (its
-``values.schema.json`` is generated from it), spec -> values (pure: what ``--dry-run`` renders), the view of a
-serving from its release, Deployment, Service and pods (pure), and the actions, through the injected adapters.
+Here, what every kind shares: the spec's common fields (the flags of every ``serve KIND``), the values' common
+keys (each chart's ``values.schema.json`` is generated from its kind's model), spec -> values (pure: what
+``--dry-run`` renders), the view of a serving from its release, Deployment, Service and pods (pure), and the
+actions, through the injected adapters.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field, field_validator, model_validator
 
@@ -43,14 +44,11 @@ from .spec import Gpus, JobSpec, PodFlags, opt
 if TYPE_CHECKING:
     from .reader import Cluster
 
-CHART = "custom-serving"
-SERVING_TYPE = "custom-serving"  # Arena's servingType label of a custom serving
 # Arena's labels (kubeflow/arena charts/custom-serving/templates/deployment.yaml; pkg/serving/serving.go finds
 # the Deployments, pods and Services of a serving by them)
 NAME_LABEL, VERSION_LABEL, TYPE_LABEL = "servingName", "servingVersion", "servingType"
 SELECTOR = f"{NAME_LABEL},{VERSION_LABEL},app.kubernetes.io/part-of=arena-helm"
 RELEASE_MAX = 53  # helm's limit on a release name: <name>-<version>
-PORTS = (("port", "grpc"), ("restful_port", "restful"), ("metrics_port", "metrics"))  # flag field, port name
 
 
 def _shared(model: type, name: str) -> Any:
@@ -64,23 +62,19 @@ def default_version(now: dt.datetime | None = None) -> str:
     return (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%d%H%M")
 
 
-# ---- the spec: the flags of `serve custom` ------------------------------------------------------------------
-class CustomServeSpec(PodFlags):
-    """A custom serving: the user's image and command as a Deployment (and a Service for its ports). Each field
-    is the flag of the same name."""
+# ---- the spec: the flags every `serve KIND` shares ---------------------------------------------------------
+class ServeSpec(PodFlags):
+    """What every serving kind shares: its names, image, replicas, resources, data, env and scheduling. Each field
+    is the flag of the same name; a kind (arena_helm.serve_kinds) adds its own."""
+
+    KIND: ClassVar[str]  # the serve kinds registry's key (arena_helm.serve_kinds): the `serve KIND` command
+    IMAGE_REQUIRED: ClassVar[bool] = False  # a kind without an image of its own (custom) needs --image
 
     name: str = opt("Serving name (the release is <name>-<version>). Required.")
     version: DNSLabel | None = opt("Serving version (default: the submit's minute, YYYYMMDDHHMM, as Arena).")
     namespace: str = _shared(JobSpec, "namespace")
-    image: Image | None = opt("Container image of the server. Required.")
-    command: str = Field("", description="The serving command, run as [SHELL, -c, COMMAND] byte for byte (none: "
-                         "the image's entrypoint).", json_schema_extra={"flag": {"cli": False}})
-    shell: str = _shared(JobSpec, "shell")
+    image: Image | None = opt("Container image of the server.")
     replicas: int = opt("Number of server pods.", 1, ge=0, le=1000)
-    port: int = opt("gRPC port the server listens on (0: none): the Service's port grpc.", 0, ge=0, le=65535)
-    restful_port: int = opt("HTTP (REST) port the server listens on (0: none): the Service's port restful.", 0,
-                            ge=0, le=65535)
-    metrics_port: int = opt("Metrics port (0: none): the Service's port metrics.", 0, ge=0, le=65535)
     gpus: Gpus = opt("GPUs of each replica (nvidia.com/gpu).", 0)
     cpu: Quantity | None = opt("CPU of each replica (e.g. 4, 500m): the request and the limit.")
     memory: Quantity | None = opt("Memory of each replica (e.g. 16Gi): the request and the limit.")
@@ -109,18 +103,15 @@ class CustomServeSpec(PodFlags):
         return k8s.check_dns1035(name, "serving name")
 
     @model_validator(mode="after")
-    def _cross(self) -> CustomServeSpec:
+    def _cross(self) -> ServeSpec:
         if self.version is None:
             self.version = default_version()
         release = f"{self.name}-{self.version}"
         if len(release) > RELEASE_MAX:
             raise ValueError(f"--name/--version: the release {release!r} is {len(release)} characters; helm allows "
                              f"{RELEASE_MAX}: shorten the name or the version")
-        if not self.image:
-            raise ValueError("--image: a custom serving runs your image: give --image IMAGE")
-        ports = [getattr(self, f) for f, _ in PORTS if getattr(self, f)]
-        if len(set(ports)) < len(ports):
-            raise ValueError("--port/--restful-port/--metrics-port: two of them are the same port: give each its own")
+        if self.IMAGE_REQUIRED and not self.image:
+            raise ValueError(f"--image: a {self.KIND} serving runs your image: give --image IMAGE")
         mounts = [d.mount_path for d in self.data] + [d.mount_path for d in self.data_dir]
         dup = sorted({m for m in mounts if mounts.count(m) > 1})
         if dup:
@@ -133,58 +124,44 @@ class CustomServeSpec(PodFlags):
 
 
 # ---- the chart's values ---------------------------------------------------------------------------------
-class ServingPorts(ValuesModel):
-    grpc: int = Field(0, ge=0, le=65535, description="gRPC port of the server (Service port grpc); 0 = none.")
-    restful: int = Field(0, ge=0, le=65535, description="HTTP (REST) port of the server (Service port restful); "
-                         "0 = none.")
-    metrics: int = Field(0, ge=0, le=65535, description="Metrics port (Service port metrics); 0 = none.")
-
-
 class ServingService(ValuesModel):
     type: str = Field("ClusterIP", pattern="^(ClusterIP|NodePort|LoadBalancer)$",
                       description="Service type: ClusterIP, NodePort or LoadBalancer.")
 
 
-class CustomServingValues(PodChartValues):
-    """The values of the custom-serving chart."""
+class ServingValues(PodChartValues):
+    """The values every serving chart shares (its kind's model adds the server's own)."""
 
     serving_name: Empty | DNS1035Label = Field("", description="The serving's name (Arena's servingName label); "
                                                "\"\" = the release name.")
     serving_version: Empty | DNSLabel = Field("", description="The serving's version (Arena's servingVersion "
                                               "label); \"\" = none.")
-    image: Empty | Image = Field("", description="Image of the server (required).")
-    command: str = Field("", description="The server's command, run as [shell, -c, command] byte for byte; \"\" = "
-                         "the image's entrypoint.")
-    shell: str = Field("sh", min_length=1, description="Shell that runs the command.")
     replicas: int = Field(1, ge=0, description="Number of server pods.")
-    ports: ServingPorts = Field(default_factory=ServingPorts, description="The server's ports; the Service has one "
-                                "port per port set (none set: no Service).")
-    service: ServingService = Field(default_factory=ServingService, description="The Service.")
+    service: ServingService = Field(default_factory=ServingService, description="The Service of the server's ports.")
     shm_size: Empty | Quantity = Field("", description="Size of the memory-backed /dev/shm; \"\" = the runtime's "
                                        "default.")
     pod_security_context: PodSecurityContext = Field(default_factory=PodSecurityContext,
                                                      description="Pod-level securityContext.")
 
 
-def serving_values(spec: CustomServeSpec) -> dict[str, Any]:
-    """The chart values for ``spec``: only what the spec sets besides its names; the chart's defaults do the
+def serving_values(spec: ServeSpec) -> dict[str, Any]:
+    """The chart values for ``spec``: what every serving sets (names, image, replicas, the pod flags, the model
+    labels), then its kind's own (the kind module's ``values``). Only what is set; the chart's defaults do the
     rest. Pure."""
-    values: dict[str, Any] = {"servingName": spec.name, "servingVersion": spec.version, "image": spec.image}
-    if spec.command:
-        values["command"] = spec.command
-        if spec.shell != "sh":
-            values["shell"] = spec.shell
+    from .serve_kinds import BY_KEY
+
+    values: dict[str, Any] = {"servingName": spec.name, "servingVersion": spec.version}
+    if spec.image:
+        values["image"] = spec.image
     if spec.replicas != 1:
         values["replicas"] = spec.replicas
-    ports = {name: getattr(spec, f) for f, name in PORTS if getattr(spec, f)}
-    if ports:
-        values["ports"] = ports
     if spec.image_pull_policy is not ImagePullPolicy.IfNotPresent:
         values["imagePullPolicy"] = spec.image_pull_policy.value
     values.update(spec.pod_values())
     model = {k: v for k, v in (("modelName", spec.model_name), ("modelVersion", spec.model_version)) if v}
     if model:
         values["labels"] = {**values.get("labels", {}), **model}
+    values.update(BY_KEY[spec.KIND].module().values(spec))
     return values
 
 
@@ -206,6 +183,8 @@ class ServingView:
     revision: int = 0
     status: str = ""  # helm's status of the release
     pods: list[dict[str, Any]] = field(default_factory=list)  # name, status, ready, node, restarts
+    updated: int = 0  # replicas of the Deployment's current template (status.updatedReplicas)
+    rolled_out: bool = False  # the controller has seen the latest spec and every replica is of it (no old pods)
 
     def endpoint(self) -> str:
         if not self.address:
@@ -215,9 +194,23 @@ class ServingView:
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version, "namespace": self.namespace, "type": self.type,
                 "release": self.release, "desiredReplicas": self.desired, "availableReplicas": self.available,
-                "readyReplicas": self.ready, "gpusPerReplica": self.gpus, "address": self.address or None,
+                "readyReplicas": self.ready, "updatedReplicas": self.updated, "rolledOut": self.rolled_out,
+                "gpusPerReplica": self.gpus, "address": self.address or None,
                 "ports": {name: port for name, port in self.ports}, "revision": self.revision,
                 "helmStatus": self.status, "pods": self.pods, "creationTimestamp": self.created or None}
+
+
+def rolled_out(deployment: dict | None) -> bool:
+    """kubectl rollout status's test: the controller has observed the latest generation, every desired replica
+    is of the latest template and available, and no replica of an older one is left."""
+    if not deployment:
+        return False
+    meta, spec, status = deployment.get("metadata") or {}, deployment.get("spec") or {}, deployment.get("status") or {}
+    desired = int(spec.get("replicas", 1) if spec.get("replicas") is not None else 1)
+    return (int(status.get("observedGeneration", 0) or 0) >= int(meta.get("generation", 0) or 0)
+            and int(status.get("updatedReplicas", 0) or 0) >= desired
+            and int(status.get("replicas", 0) or 0) <= int(status.get("updatedReplicas", 0) or 0)
+            and int(status.get("availableReplicas", 0) or 0) >= desired)
 
 
 def serving_view(release: dict, deployment: dict | None, service: dict | None, pods: list[dict]) -> ServingView:
@@ -248,18 +241,22 @@ def serving_view(release: dict, deployment: dict | None, service: dict | None, p
         release=name, desired=int(spec.get("replicas", 0) or 0), available=int(status.get("availableReplicas", 0) or 0),
         ready=int(status.get("readyReplicas", 0) or 0), gpus=gpus, address=address if address != "None" else "",
         ports=ports, created=meta.get("creationTimestamp", ""), revision=int(release.get("revision", 0) or 0),
-        status=str(release.get("status", "")), pods=pod_rows)
+        status=str(release.get("status", "")), pods=pod_rows, updated=int(status.get("updatedReplicas", 0) or 0),
+        rolled_out=rolled_out(deployment))
 
 
 # ---- the actions (helm and the API through the injected adapters) ----------------------------------------
-SERVING_CHARTS = (CHART,)
+def serving_charts() -> tuple[str, ...]:
+    from .serve_kinds import SERVE_KINDS
+
+    return tuple(k.chart for k in SERVE_KINDS)
 
 
 def _is_serving(release: dict) -> bool:
-    return str(release.get("chart", "")).rpartition("-")[0] in SERVING_CHARTS
+    return str(release.get("chart", "")).rpartition("-")[0] in serving_charts()
 
 
-def render_serving(helm_binary: str | None, spec: CustomServeSpec, values: dict[str, Any]) -> str:
+def render_serving(helm_binary: str | None, spec: ServeSpec, values: dict[str, Any]) -> str:
     """The manifests ``serve custom --dry-run`` prints: helm template of the chart (no cluster)."""
     import tempfile
     from pathlib import Path
@@ -268,10 +265,17 @@ def render_serving(helm_binary: str | None, spec: CustomServeSpec, values: dict[
     from .helm import Helm
 
     with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
-        return Helm(helm_binary).template(spec.release, assemble_chart(CHART, Path(tmp)), values, spec.namespace)
+        chart = assemble_chart(_chart_of(spec), Path(tmp))
+        return Helm(helm_binary).template(spec.release, chart, values, spec.namespace)
 
 
-def serve(c: Cluster, spec: CustomServeSpec, values: dict[str, Any]) -> None:
+def _chart_of(spec: ServeSpec) -> str:
+    from .serve_kinds import BY_KEY
+
+    return BY_KEY[spec.KIND].chart
+
+
+def serve(c: Cluster, spec: ServeSpec, values: dict[str, Any]) -> None:
     """Install the serving's release; all or nothing (a failed install is uninstalled again)."""
     import tempfile
     from pathlib import Path
@@ -286,7 +290,7 @@ def serve(c: Cluster, spec: CustomServeSpec, values: dict[str, Any]) -> None:
                                  f"{spec.name} --version {spec.version}")
     with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
         try:
-            c.helm.install(spec.release, assemble_chart(CHART, Path(tmp)), values, spec.namespace)
+            c.helm.install(spec.release, assemble_chart(_chart_of(spec), Path(tmp)), values, spec.namespace)
         except ArenaHelmError as exc:
             from .failures import nothing_installed
 
@@ -361,16 +365,17 @@ def delete_servings(c: Cluster, namespace: str, name: str, version: str | None =
 def serving_type(text: str) -> str:
     """``-T``'s value: a serving type (custom or custom-serving, Arena's names)."""
     wanted = text if text.endswith("-serving") else f"{text}-serving"
-    if wanted not in SERVING_CHARTS:
-        raise UsageError(f"--type {text}: not a serving type; one of {', '.join(SERVING_CHARTS)} (or without "
+    if wanted not in serving_charts():
+        raise UsageError(f"--type {text}: not a serving type; one of {', '.join(serving_charts())} (or without "
                          "-serving)")
     return wanted
 
 
 def ready_serving(c: Cluster, namespace: str, name: str, version: str, timeout: float, *, poll: float = 1.0,
                   notify=None) -> ServingView:
-    """The serving once every desired replica of its Deployment is ready and available (the rollout done); says
-    once through ``notify`` that it waits; WaitTimeoutError (exit 3) after ``timeout`` seconds."""
+    """The serving once its Deployment has rolled out (every desired replica of the latest template ready and
+    available, no older one left: kubectl rollout status's test); says once through ``notify`` that it waits;
+    WaitTimeoutError (exit 3) after ``timeout`` seconds."""
     import time
 
     from .errors import WaitTimeoutError
@@ -379,7 +384,7 @@ def ready_serving(c: Cluster, namespace: str, name: str, version: str, timeout: 
     told = False
     while True:
         view = one_serving(c, namespace, name, version)
-        if view.desired and view.ready >= view.desired and view.available >= view.desired:
+        if view.rolled_out and view.ready >= view.desired:
             return view
         pending = "; ".join(f"{p['name']} {p['status']}" for p in view.pods) or "no pod yet"
         if time.monotonic() >= deadline:
@@ -391,3 +396,54 @@ def ready_serving(c: Cluster, namespace: str, name: str, version: str, timeout: 
                    f"{int(timeout)}s: --timeout)")
             told = True
         time.sleep(poll)
+
+
+# ---- serve update: a helm upgrade of one version with only the given values changed ----------------------------
+# the flags `serve update` takes, of every kind: spec field -> the values keys it sets (a kind module's UPDATES
+# adds its own). Maps (labels, annotations, resources, ports) merge into the release's; lists (env) replace its.
+UPDATES: dict[str, tuple[str, ...]] = {
+    "image": ("image",), "image_pull_policy": ("imagePullPolicy",), "replicas": ("replicas",), "gpus": ("gpus",),
+    "cpu": ("resources",), "memory": ("resources",), "env": ("env",), "env_from_secret": ("env",),
+    "label": ("labels",), "annotation": ("annotations",), "model_name": ("labels",), "model_version": ("labels",),
+}
+
+
+def update_fields(kind) -> dict[str, tuple[str, ...]]:
+    """The spec fields ``serve update KIND`` takes, with the values keys each sets."""
+    return {**UPDATES, **kind.module().UPDATES}
+
+
+def update_patch(kind, name: str, version: str, given: dict[str, Any]) -> dict[str, Any]:
+    """The values ``serve update`` merges into the release's (helm upgrade --reuse-values): for each given field,
+    its keys as the kind's values make them (a key a default leaves out: the chart's default, from the values
+    model), so that a value set back to its default is set too. Pure."""
+    unknown = sorted(set(given) - set(update_fields(kind)))
+    if unknown:
+        raise UsageError(f"serve update {kind.key} does not change {', '.join(unknown)}")
+    module = kind.module()
+    spec = module.SPEC(**{"name": name, "version": version, **module.PLACEHOLDERS, **given})
+    full = module.VALUES.model_validate(serving_values(spec)).model_dump(by_alias=True, mode="json",
+                                                                        exclude_none=True)
+    keys = dict.fromkeys(k for f in given for k in update_fields(kind)[f])
+    return {k: full[k] for k in keys if k in full}
+
+
+def update_serving(c: Cluster, namespace: str, kind, name: str, version: str | None,
+                   given: dict[str, Any]) -> ServingView:
+    """helm upgrade of serving ``name`` (its one version, or ``version``) with the given flags' values merged
+    over the release's; returns the view after it (its new revision)."""
+    import tempfile
+    from pathlib import Path
+
+    from .charts import assemble_chart
+
+    if not given:
+        raise UsageError(f"serve update {kind.key}: give what to change (e.g. --image, --replicas, --gpus)")
+    view = one_serving(c, namespace, name, version)
+    if view.type != kind.chart:
+        raise UsageError(f"serving {name} version {view.version} is a {view.type}, not a {kind.chart}: "
+                         f"arena-helm serve update {view.type.removesuffix('-serving')} {name}")
+    patch = update_patch(kind, name, view.version, given)
+    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
+        c.helm.upgrade(view.release, assemble_chart(kind.chart, Path(tmp)), patch, namespace, reuse_values=True)
+    return one_serving(c, namespace, name, view.version)

@@ -156,10 +156,13 @@ def _with_runtime(spec: JobSpec, kube: KubeReader, values: dict[str, Any]) -> di
 
 
 def _explain(exc: ArenaHelmError, kind: str) -> ArenaHelmError:
-    """helm's "no matches for kind" means the job's CRD is missing: say which operator to install."""
+    """helm's "no matches for kind" means the job's CRD is missing: say which operator to install. So does a 404
+    on creating the job ("the server could not find the requested resource (post mpijobs.kubeflow.org)"): the
+    CRD went away after helm's discovery had listed it."""
     text = str(exc)
-    if "no matches for kind" in text or "ensure CRDs are installed first" in text:
-        info = BY_KIND[kind]
+    info = BY_KIND[kind]
+    gone = f"could not find the requested resource (post {info.plural}.{info.group})"
+    if "no matches for kind" in text or "ensure CRDs are installed first" in text or gone in text:
         versions = " or ".join(info.api_versions())
         return ClusterError(f"the cluster does not serve {kind} ({versions}): install {info.operator} first")
     return exc

@@ -1,4 +1,4 @@
-"""``arena-helm serve custom|list|get|delete``: a model online (arena_helm.serving)."""
+"""``arena-helm serve KIND|list|get|delete``: a model online (arena_helm.serving, arena_helm.serve_kinds)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,8 @@ from .jobs import cluster_for
 from .submit import CMD_SETTINGS, SubmitCommand, _check_command_words
 
 app = new_app(help="Serve a model: its server as a Deployment and a Service, each version a Helm release "
-                   "<name>-<version> (custom, list, get, delete).")
+                   "<name>-<version> (custom, vllm, list, get, delete).")
 
-Command = Annotated[list[str] | None, typer.Argument(help="The serving command (joined with spaces; none: the "
-                                                     "image's entrypoint).", metavar="COMMAND", show_default=False)]
 NameArg = Annotated[str, typer.Argument(help="Serving name (--name of serve custom).", show_default=False)]
 VersionO = Annotated[str | None, typer.Option("--version", help="One version of the serving (default: all of "
                                               "them).", show_default=False)]
@@ -31,39 +29,50 @@ SERVE_OPTIONS: list[tuple[str, Any, Any]] = [
 ]
 
 
-def _custom_command():
-    """``serve custom [flags] [--] COMMAND...``: the flags are CustomServeSpec's fields (as submit's are a job
-    spec's); the words after them are the serving command, joined with spaces as a job's."""
-    from ..serving import CustomServeSpec
+UPDATE_OPTIONS: list[tuple[str, Any, Any]] = [
+    ("version", VersionO, None),
+    ("wait", Annotated[bool, typer.Option("--wait", help="Follow the rollout: exit 0 once every replica is of the "
+                                          "new values and ready, 3 after --timeout.")], False),
+    ("timeout", SERVE_OPTIONS[2][1], None),
+]
+
+
+def _kind_command(kind):
+    """``serve KIND [flags] [--] WORDS...``: the flags are the kind's spec's fields (as submit's are a job spec's);
+    the words after them are the kind's (the command of a custom serving, more engine arguments of vLLM)."""
     from .submit import _fields_from, spec_options
 
-    spec_params, options = spec_options(CustomServeSpec)
+    module = kind.module()
+    spec_params, options = spec_options(module.SPEC)
     extra = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a)
              for n, a, d in SERVE_OPTIONS + GLOBAL_OPTIONS]
-    command_param = inspect.Parameter("command", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Command)
+    words_type = Annotated[list[str] | None, typer.Argument(help=module.WORDS, metavar="WORDS", show_default=False)]
+    words_param = inspect.Parameter("words", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=words_type)
     ctx_param = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)
-    params = [ctx_param, command_param, *spec_params, *extra]
+    params = [ctx_param, words_param, *spec_params, *extra]
 
-    def custom(**kwargs: Any) -> None:
+    def command(**kwargs: Any) -> None:
         run = {n: kwargs.pop(n) for n, _, _ in SERVE_OPTIONS}
         g = Globals(**{n: kwargs.pop(n) for n, _, _ in GLOBAL_OPTIONS})
-        words = list(kwargs.pop("command") or [])
+        words = list(kwargs.pop("words") or [])
         _check_command_words(kwargs.pop("ctx"), words)
         fields = _fields_from(kwargs, options)
-        _serve(g, fields, words, run)
+        _serve(g, kind, {**fields, **module.from_words(words)}, run)
 
-    custom.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    custom.__annotations__ = {p.name: p.annotation for p in params}
-    custom.__doc__ = ("Serve a model with your own image and command (none: the image's entrypoint): a Deployment "
-                      "of --replicas pods and a Service for its ports, as release <name>-<version>.")
-    return custom
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    doc = inspect.cleandoc(module.SPEC.__doc__ or "")
+    command.__doc__ = (f"Serve {kind.summary}: a Deployment of --replicas pods and a Service, as release "
+                       f"<name>-<version> (charts/{kind.chart}).\n\n{doc}")
+    command.__name__ = kind.key
+    return command
 
 
-def _serve(g: Globals, fields: dict[str, Any], words: list[str], run: dict[str, Any]) -> None:
+def _serve(g: Globals, kind, fields: dict[str, Any], run: dict[str, Any]) -> None:
     from ..config import load_defaults, resolve_namespace
     from ..errors import UsageError
     from ..k8s import parse_duration
-    from ..serving import CustomServeSpec, ready_serving, render_serving, serve, serving_values
+    from ..serving import ready_serving, render_serving, serve, serving_values
 
     if run["timeout"] is not None and not run["wait"]:
         raise UsageError("--timeout needs --wait")
@@ -75,10 +84,9 @@ def _serve(g: Globals, fields: dict[str, Any], words: list[str], run: dict[str, 
         raise UsageError(f"--timeout: {exc}") from None
     defaults = load_defaults()
     fields["namespace"] = resolve_namespace(g.namespace, g.kubeconfig, g.context, defaults)
-    fields["command"] = " ".join(words)
     if not fields.get("image_pull_secret") and defaults.image_pull_secrets:
         fields["image_pull_secret"] = list(defaults.image_pull_secrets)
-    spec = CustomServeSpec(**fields)
+    spec = kind.spec_class()(**fields)
     values = serving_values(spec)
     if run["dry_run"]:
         typer.echo(render_serving(g.helm_binary, spec, values), nl=False)
@@ -94,7 +102,78 @@ def _serve(g: Globals, fields: dict[str, Any], words: list[str], run: dict[str, 
     typer.echo(f"Follow it: arena-helm serve get {spec.name} --version {spec.version} -n {ns}")
 
 
-app.command("custom", cls=SubmitCommand, context_settings=CMD_SETTINGS)(_custom_command())
+def _update_command(kind):
+    """``serve update KIND NAME [--version V] [flags] [--] WORDS...``: the kind's flags that an update may change
+    (arena_helm.serving.update_fields); only those given change, the release keeps the rest."""
+    from ..serving import update_fields
+    from .submit import _fields_from, spec_options
+
+    module = kind.module()
+    allowed = update_fields(kind)
+    all_params, all_options = spec_options(module.SPEC)
+    options = [o for o in all_options if o.field in allowed]
+    keep = {o.param for o in options}
+    spec_params = [p for p in all_params if p.name in keep]
+    extra = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a)
+             for n, a, d in UPDATE_OPTIONS + GLOBAL_OPTIONS]
+    words_type = Annotated[list[str] | None, typer.Argument(help=module.WORDS + " After --; given, they replace "
+                                                            "the release's.", metavar="WORDS", show_default=False)]
+    params = [inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context),
+              inspect.Parameter("name", inspect.Parameter.KEYWORD_ONLY, annotation=NameArg),
+              inspect.Parameter("words", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=words_type),
+              *spec_params, *extra]
+
+    def update(**kwargs: Any) -> None:
+        from ..errors import UsageError
+        from ..k8s import parse_duration
+        from ..serving import ready_serving, update_serving
+
+        run = {n: kwargs.pop(n) for n, _, _ in UPDATE_OPTIONS}
+        g = Globals(**{n: kwargs.pop(n) for n, _, _ in GLOBAL_OPTIONS})
+        name, words = kwargs.pop("name"), list(kwargs.pop("words") or [])
+        kwargs.pop("ctx")
+        given = _fields_from(kwargs, options)
+        if words:
+            given.update(module.from_words(words))
+        if run["timeout"] is not None and not run["wait"]:
+            raise UsageError("--timeout needs --wait")
+        try:
+            wait_seconds = parse_duration(run["timeout"] or "10m")
+        except ValueError as exc:
+            raise UsageError(f"--timeout: {exc}") from None
+        with offer_dry_run():
+            ns, c = cluster_for(g)
+            view = update_serving(c, ns, kind, name, run["version"], given)
+        typer.echo(f"serving {name} version {view.version} updated (release {view.release}, revision "
+                   f"{view.revision})")
+        if run["wait"]:
+            view = ready_serving(c, ns, name, view.version, wait_seconds,
+                                 notify=lambda m: typer.echo(m, err=True))
+            typer.echo(f"serving {name} version {view.version} is rolled out ({view.ready}/{view.desired} "
+                       "replicas ready)")
+
+    update.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    update.__annotations__ = {p.name: p.annotation for p in params}
+    update.__doc__ = (f"Update a {kind.key} serving: a helm upgrade of its release with only the values of the "
+                      f"flags given changed (its history keeps the previous ones); --wait follows the rollout.")
+    update.__name__ = kind.key
+    return update
+
+
+update_app = new_app(help="Update a serving in place (a helm upgrade of one version): custom, vllm.")
+
+
+def _register() -> None:
+    from ..serve_kinds import SERVE_KINDS
+
+    for kind in SERVE_KINDS:
+        app.command(kind.key, cls=SubmitCommand, context_settings=CMD_SETTINGS)(_kind_command(kind))
+        # flags and NAME in any order; the words (a command, engine arguments) after --
+        update_app.command(kind.key, cls=FastCommand)(_update_command(kind))
+    app.add_typer(update_app, name="update")
+
+
+_register()
 
 
 def _table(views, all_namespaces: bool) -> str:
@@ -120,7 +199,7 @@ def _emit(doc: Any, output: ViewOutput) -> None:
 def list_(
     g: Globals,
     all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="Every namespace.")] = False,
-    type_: Annotated[str | None, typer.Option("--type", "-T", help="Only servings of this type (custom-serving).",
+    type_: Annotated[str | None, typer.Option("--type", "-T", help="Only servings of this type (custom, vllm).",
                                               show_default=False)] = None,
     output: Annotated[ViewOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = ViewOutput.table,
 ) -> None:

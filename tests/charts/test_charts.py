@@ -46,6 +46,7 @@ from yamllint.config import YamlLintConfig
 
 from arena_helm.charts import assemble_chart
 from arena_helm.kinds import KINDS
+from arena_helm.serve_kinds import SERVE_KINDS
 
 UPDATE_GOLDEN = os.environ.get("ARENA_HELM_UPDATE_GOLDEN") == "1"
 
@@ -54,7 +55,8 @@ GOLDEN_DIR = REPO / "tests" / "golden"
 CRD_DIR = REPO / "tests" / "data" / "crds"
 LIBRARY_CHARTS = ("arena-common",)
 JOB_CHARTS = tuple(k.chart for k in KINDS if k.replica_key)
-APP_CHARTS = (*JOB_CHARTS, "tensorboard", "workspace", "custom-serving")
+SERVING_CHARTS = tuple(k.chart for k in SERVE_KINDS)
+APP_CHARTS = (*JOB_CHARTS, "tensorboard", "workspace", *SERVING_CHARTS)
 # tested in test_trainjob_chart.py; here: lint, Chart.yaml, packaging
 TRAINER_CHARTS = tuple(k.chart for k in KINDS if not k.replica_key)
 ALL_CHARTS = (*LIBRARY_CHARTS, *APP_CHARTS, *TRAINER_CHARTS)
@@ -62,7 +64,7 @@ JOB_KINDS = {k.kind for k in KINDS if k.replica_key}
 REPLICA_SPECS_KEY = {k.kind: k.replica_key for k in KINDS if k.replica_key}
 BASE = {"image": "registry.example.com/trainer:1.0", "command": "python train.py"}
 # what each chart needs besides its defaults to render (a job: an image and a command; a custom serving: an image)
-NEEDS = {"custom-serving": {"image": "registry.example.com/server:1.0"}}
+NEEDS = {"custom-serving": {"image": "registry.example.com/server:1.0"}, "vllm-serving": {"model": "org/llm"}}
 
 
 def base_values(chart: str) -> dict:
@@ -289,6 +291,8 @@ def test_ci_values_render_valid_objects(helm_bin, chart, values):
         assert kinds == ["Deployment", "Service"]
     elif chart == "custom-serving":  # a Service only for a server with a port
         assert kinds == sorted(["Deployment", *(["Service"] if yaml.safe_load(values.read_text()).get("ports") else [])])
+    elif chart in SERVING_CHARTS:
+        assert kinds == ["Deployment", "Service"]
     elif chart == "workspace":  # its Service with a server, its home PVC unless an existing claim is the home
         values_doc = yaml.safe_load(values.read_text())
         assert kinds == sorted(["Job", *([] if values_doc.get("type") == "shell" else ["Service"]),
@@ -393,7 +397,7 @@ def test_chart_yaml(chart):
             have = tuple(int(x) for x in dep_meta["version"].split("-")[0].split("."))
             want = tuple(int(x) for x in m.groups())
             assert have[:2] == want[:2] and have >= want, f"{chart}: {name} {dep_meta['version']} not in {dep['version']}"
-    elif chart in TRAINER_CHARTS or chart in ("workspace", "custom-serving"):
+    elif chart in TRAINER_CHARTS or chart in ("workspace", *SERVING_CHARTS):
         assert meta["dependencies"] == [{"name": "arena-common", "version": "~0.1.0",
                                          "repository": "file://../arena-common"}]
     else:
@@ -1185,10 +1189,16 @@ def test_notes(helm_bin, chart, tmp_path):
                      "kubectl port-forward -n team-a service/mnist 8888",
                      "The home mnist-home is kept when the workspace stops."):
             assert line in notes, notes
+    elif chart == "vllm-serving":
+        for line in ("Serving rel runs as Deployment mnist (1 replica) in namespace team-a.",
+                     "arena-helm serve get rel -n team-a", "Service mnist.team-a (ClusterIP), port http:8000",
+                     "kubectl port-forward -n team-a service/mnist 8000",
+                     "The OpenAI-compatible API (once the model has loaded): http://mnist.team-a:8000/v1"):
+            assert line in notes, notes
     elif chart == "custom-serving":
         for line in ("Serving rel runs as Deployment mnist (1 replica) in namespace team-a.",
                      "arena-helm serve get rel -n team-a", "kubectl rollout status -n team-a deployment/mnist",
-                     "No port is set: no Service (set ports.grpc, ports.restful or ports.metrics for one)."):
+                     "No port is set: no Service."):
             assert line in notes, notes
     else:
         assert "kubectl port-forward service/mnist-tensorboard 6006:6006 -n team-a" in notes, notes

@@ -154,3 +154,85 @@ def test_the_documented_role_is_enough_for_a_servings_life(helm_bin, cluster):
     finally:
         cli.ok("serve", "delete", name)
     assert name not in [v["name"] for v in cli.views()]
+
+
+def test_serve_vllm_runs_the_openai_server_as_a_deployment(cli, cluster, namespace, node):
+    """`serve vllm`: `vllm serve MODEL ...` with its probes on /health, the port http, one GPU by default; kwok
+    runs the pod (no vLLM can run here, so the probes are checked as the API server stored them, not run)."""
+    apps = client.AppsV1Api(cluster.api_client())
+    res = cli("serve", "vllm", "--name", "qwen", "--version", "v1", "--model", "Qwen/Qwen2.5-0.5B-Instruct",
+              "--max-model-len", "4096", "--env-from-secret", "HF_TOKEN=hf", "--wait", "--timeout", "60s", "--",
+              "--dtype", "half", "--served-model-name", "it's")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[-1] == "serving qwen version v1 is ready (1/1 replicas)"
+    c = apps.read_namespaced_deployment("qwen-v1", namespace).spec.template.spec.containers[0]
+    assert (c.image, c.command, c.args) == ("vllm/vllm-openai:v0.12.0", ["vllm", "serve"], [
+        "Qwen/Qwen2.5-0.5B-Instruct", "--host", "0.0.0.0", "--port", "8000", "--tensor-parallel-size", "1",
+        "--max-model-len", "4096", "--dtype", "half", "--served-model-name", "it's"])
+    assert c.resources.limits["nvidia.com/gpu"] == "1"
+    assert [(p.http_get.path, p.http_get.port) for p in (c.startup_probe, c.readiness_probe, c.liveness_probe)] == [
+        ("/health", "http")] * 3
+    assert c.startup_probe.failure_threshold * c.startup_probe.period_seconds == 1800
+    assert [(e.name, e.value_from.secret_key_ref.name) for e in c.env if e.name == "HF_TOKEN"] == [("HF_TOKEN", "hf")]
+    cli.ok("serve", "custom", "--name", "web", "--version", "v1", "--image", "nginx:1.27", "--restful-port", "80")
+    rows = norm(cli.ok("serve", "list", "-T", "vllm"))
+    assert rows[1].split()[:5] == ["qwen", "vllm-serving", "v1", "1", "1"] and rows[1].split()[6:] == ["HTTP:8000", "1"]
+    assert len(rows) == 2
+    assert [v["name"] for v in cli.views("-T", "custom")] == ["web"]
+    cli.ok("serve", "delete", "qwen")
+    cli.ok("serve", "delete", "web")
+    assert cli.views() == []
+
+
+def test_update_rolls_out_a_new_replicaset_and_is_revision_two(helm_bin, cli, cluster, namespace, node):
+    """`serve update custom`: a helm upgrade with only the given values changed: the real Deployment controller
+    rolls out a new ReplicaSet; serve get shows revision 2; the release's history keeps revision 1's values."""
+    import subprocess
+
+    apps = client.AppsV1Api(cluster.api_client())
+    cli.ok("serve", "custom", "--name", "mnist", "--version", "v1", "--image", "tensorflow/serving:2.15.0",
+           "--replicas", "2", "--restful-port", "8501", "-e", "MODEL=mnist", "--wait", "--timeout", "60s")
+    first = {rs.metadata.name for rs in apps.list_namespaced_replica_set(namespace).items}
+    assert len(first) == 1
+    res = cli("serve", "update", "custom", "mnist", "--image", "tensorflow/serving:2.16.1", "--wait",
+              "--timeout", "60s")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines() == ["serving mnist version v1 updated (release mnist-v1, revision 2)",
+                                       "serving mnist version v1 is rolled out (2/2 replicas ready)"]
+    dep = apps.read_namespaced_deployment("mnist-v1", namespace)
+    c = dep.spec.template.spec.containers[0]
+    assert c.image == "tensorflow/serving:2.16.1"
+    assert [(e.name, e.value) for e in c.env if e.name == "MODEL"] == [("MODEL", "mnist")]  # kept
+    sets = apps.list_namespaced_replica_set(namespace).items
+    new = [rs for rs in sets if rs.metadata.name not in first]
+    assert len(new) == 1 and new[0].spec.replicas == 2 and new[0].status.ready_replicas == 2
+    assert all(rs.spec.replicas == 0 for rs in sets if rs.metadata.name in first)  # the old one scaled down
+    (view,) = cli.views()
+    assert (view["revision"], view["rolledOut"], view["readyReplicas"]) == (2, True, 2)
+    assert "Release:   mnist-v1 (revision 2, deployed)" in cli.ok("serve", "get", "mnist")
+    kc = ["--kubeconfig", str(cluster.admin.kubeconfig), "-n", namespace]
+    old = json.loads(subprocess.run([str(helm_bin), "get", "values", "mnist-v1", "--revision", "1", "-o", "json",
+                                     *kc], capture_output=True, text=True, check=True).stdout)
+    assert old["image"] == "tensorflow/serving:2.15.0" and old["replicas"] == 2
+    # scale: only replicas changes; back to 1 (the chart's default) is set too
+    assert cli.ok("serve", "update", "custom", "mnist", "--replicas", "1").splitlines()[0].endswith("revision 3)")
+    wait_for(lambda: cli.views()[0]["desiredReplicas"] == 1, "one replica desired")
+    assert apps.read_namespaced_deployment("mnist-v1", namespace).spec.template.spec.containers[0].image == \
+        "tensorflow/serving:2.16.1"
+    # nothing to change, another kind's update, a missing serving: one line each, nothing changed
+    for args, code, line in [
+        (("custom", "mnist"), 2, "error: serve update custom: give what to change (e.g. --image, --replicas, --gpus)"),
+        (("vllm", "mnist", "--model", "org/x"), 2,
+         "error: serving mnist version v1 is a custom-serving, not a vllm-serving: arena-helm serve update custom mnist"),
+        (("custom", "nope", "--replicas", "2"), 1, f"error: no serving nope in namespace {namespace} (see arena-helm "
+                                                   "serve list)"),
+    ]:
+        res = cli("serve", "update", *args)
+        assert (res.exit_code, res.stderr.strip()) == (code, line), res.output
+    assert cli.views()[0]["revision"] == 3
+    # the words after -- are the new command (flags may come before or after NAME)
+    cli.ok("serve", "update", "custom", "--replicas", "2", "mnist", "--", "python", "serve.py", "--port=8501")
+    c = apps.read_namespaced_deployment("mnist-v1", namespace).spec.template.spec.containers[0]
+    assert c.command == ["sh", "-c", "python serve.py --port=8501"] and c.image == "tensorflow/serving:2.16.1"
+    assert cli.views()[0]["revision"] == 4
+    cli.ok("serve", "delete", "mnist")

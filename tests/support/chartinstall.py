@@ -77,7 +77,7 @@ def install_read_back_uninstall(chart: str, values: str, helm_bin: Path, cluster
     assert res.returncode == 0, res.stderr
     if chart == "workspace":
         assert "arena-helm workspace get" in res.stdout  # NOTES.txt tells how to follow the workspace
-    elif chart == "custom-serving":
+    elif chart.endswith("-serving"):
         assert "arena-helm serve get" in res.stdout  # NOTES.txt tells how to follow the serving
     elif chart != "tensorboard":
         assert "arena-helm get" in res.stdout  # NOTES.txt tells how to follow the job

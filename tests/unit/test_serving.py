@@ -7,14 +7,9 @@ import datetime as dt
 import pytest
 
 from arena_helm.errors import UsageError
-from arena_helm.serving import (
-    CustomServeSpec,
-    CustomServingValues,
-    default_version,
-    serving_type,
-    serving_values,
-    serving_view,
-)
+from arena_helm.serve_kinds.custom import CustomServeSpec, CustomServingValues
+from arena_helm.serve_kinds.vllm import VllmServeSpec, VllmServingValues
+from arena_helm.serving import default_version, serving_type, serving_values, serving_view
 
 
 def spec(**kw) -> CustomServeSpec:
@@ -77,7 +72,8 @@ def test_bad_input_is_one_line_naming_the_flag(fields, message):
 
 def test_the_type_flag_takes_arenas_names():
     assert serving_type("custom") == serving_type("custom-serving") == "custom-serving"
-    with pytest.raises(UsageError, match="--type tf: not a serving type; one of custom-serving"):
+    assert serving_type("vllm") == "vllm-serving"
+    with pytest.raises(UsageError, match="--type tf: not a serving type; one of custom-serving, vllm-serving"):
         serving_type("tf")
 
 
@@ -105,3 +101,78 @@ def test_the_view_joins_the_release_deployment_service_and_pods():
     bare = serving_view({"name": "x-v1", "namespace": "team", "chart": "custom-serving-0.1.0"}, None, None, [])
     assert (bare.name, bare.type, bare.desired, bare.address, bare.endpoint()) == ("x-v1", "custom-serving", 0, "",
                                                                                   "-")
+
+
+# ---- vllm ----------------------------------------------------------------------------------------------------
+def vllm(**kw) -> VllmServeSpec:
+    return VllmServeSpec(**{"name": "qwen", "version": "v1", "model": "Qwen/Qwen2.5-0.5B-Instruct", **kw})
+
+
+def test_a_vllm_serving_takes_a_model_and_one_gpu_by_default():
+    assert serving_values(vllm()) == {"servingName": "qwen", "servingVersion": "v1", "gpus": 1,
+                                      "model": "Qwen/Qwen2.5-0.5B-Instruct"}
+
+
+def test_vllm_flags_and_engine_arguments_reach_their_values():
+    s = vllm(model="/models/llama", gpus=4, tensor_parallel_size=2, max_model_len=8192, port=8080, replicas=2,
+             startup_timeout=3600, engine_args=["--dtype", "half", "--served-model-name", "it's"],
+             data=["models:/models"], env_from_secret=["HF_TOKEN=hf"], image="vllm/vllm-openai:v0.12.0")
+    values = serving_values(s)
+    assert values == {
+        "servingName": "qwen", "servingVersion": "v1", "image": "vllm/vllm-openai:v0.12.0", "replicas": 2, "gpus": 4,
+        "data": [{"claimName": "models", "mountPath": "/models", "readOnly": False}],
+        "env": [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "HF_TOKEN"}}}],
+        "model": "/models/llama", "port": 8080, "tensorParallelSize": 2, "maxModelLen": 8192,
+        "startupTimeoutSeconds": 3600, "extraArgs": ["--dtype", "half", "--served-model-name", "it's"]}
+    VllmServingValues.model_validate(values)
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"model": ""}, "--model: give the model to serve"),
+    ({"model": "not a model"}, "--model 'not a model': not a Hugging Face id (org/name) nor an absolute path"),
+    ({"gpus": 0}, "--gpus 0: the vLLM image runs on NVIDIA GPUs"),
+    ({"gpus": 2, "tensor_parallel_size": 4}, "--tensor-parallel-size 4: more than the replica's 2 GPU(s)"),
+    ({"port": 0}, "--port"),
+])
+def test_bad_vllm_input_is_one_line_naming_the_flag(fields, message):
+    with pytest.raises(UsageError) as err:
+        vllm(**fields)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+# ---- serve update ------------------------------------------------------------------------------------------------
+def test_update_patches_only_the_given_flags_keys_defaults_included():
+    from arena_helm.serve_kinds import BY_KEY
+    from arena_helm.serving import update_patch
+
+    custom, vllm_kind = BY_KEY["custom"], BY_KEY["vllm"]
+    assert update_patch(custom, "mnist", "v1", {"image": "tensorflow/serving:2.16.1"}) == {
+        "image": "tensorflow/serving:2.16.1"}
+    # back to a default: still set (the release may hold another value)
+    assert update_patch(custom, "mnist", "v1", {"replicas": 1, "gpus": 0}) == {"replicas": 1, "gpus": 0}
+    assert update_patch(custom, "mnist", "v1", {"cpu": "2", "env": ["A=1"], "label": ["team=x"]}) == {
+        "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "2"}}, "env": [{"name": "A", "value": "1"}],
+        "labels": {"team": "x"}}
+    assert update_patch(custom, "mnist", "v1", {"command": "python serve.py --port 80"}) == {
+        "command": "python serve.py --port 80", "shell": "sh"}
+    assert update_patch(vllm_kind, "qwen", "v1", {"model": "org/other", "engine_args": ["--dtype", "half"]}) == {
+        "model": "org/other", "extraArgs": ["--dtype", "half"]}
+    with pytest.raises(UsageError, match="serve update custom does not change name"):
+        update_patch(custom, "mnist", "v1", {"name": "x"})
+    with pytest.raises(UsageError, match="--gpus 0: the vLLM image runs on NVIDIA GPUs"):
+        update_patch(vllm_kind, "qwen", "v1", {"gpus": 0})
+
+
+def test_a_deployment_has_rolled_out_when_no_replica_of_an_older_template_is_left():
+    from arena_helm.serving import rolled_out
+
+    def dep(gen, observed, replicas, updated, available, total):
+        return {"metadata": {"generation": gen}, "spec": {"replicas": replicas},
+                "status": {"observedGeneration": observed, "updatedReplicas": updated, "availableReplicas": available,
+                           "replicas": total}}
+
+    assert rolled_out(dep(2, 2, 2, 2, 2, 2))
+    assert not rolled_out(dep(2, 1, 2, 2, 2, 2))  # the controller has not seen the new spec yet
+    assert not rolled_out(dep(2, 2, 2, 1, 2, 3))  # an old pod is still there
+    assert not rolled_out(dep(2, 2, 2, 2, 1, 2))  # a new one not available yet
+    assert rolled_out(dep(1, 1, 0, 0, 0, 0)) and not rolled_out(None)

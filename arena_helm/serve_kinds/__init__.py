@@ -1,0 +1,37 @@
+"""The serving kinds: one module each (its spec, its chart's values model, its values), listed here.
+
+A kind is a ``serve KIND`` command and a chart ``charts/<chart>``; its chart's name is Arena's ``servingType``
+label. Adding a kind: its module here (``SPEC``, ``VALUES``, ``values(spec)``, ``WORDS``: what the words after
+the flags are) and its chart; the CLI, the schema generation and the read side take it from this list.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+
+
+@dataclass(frozen=True)
+class ServeKind:
+    key: str  # the command: serve <key>
+    chart: str  # charts/<chart>, and Arena's servingType label
+    module_name: str  # its module in this package
+    summary: str  # one line for --help
+
+    def module(self) -> ModuleType:
+        return importlib.import_module(f"{__name__}.{self.module_name}")
+
+    def spec_class(self) -> type:
+        return self.module().SPEC
+
+    def values_class(self) -> type:
+        return self.module().VALUES
+
+
+SERVE_KINDS = (
+    ServeKind("custom", "custom-serving", "custom", "your own image and command"),
+    ServeKind("vllm", "vllm-serving", "vllm", "an LLM behind vLLM's OpenAI-compatible server"),
+)
+BY_KEY = {k.key: k for k in SERVE_KINDS}
+BY_CHART = {k.chart: k for k in SERVE_KINDS}

@@ -1,0 +1,238 @@
+{{/*
+The Deployment and the Service of the serving charts (custom-serving, vllm-serving, ...). A serving is the
+release <name>-<version>: both objects are named as the release (nameOverride changes that) and carry Arena's
+serving labels (kubeflow/arena charts/custom-serving: servingName, servingVersion, servingType, serviceName), by
+which Arena's serve list finds a serving, beside arena-common's.
+
+arena-common.servingDeployment and arena-common.servingService take a dict:
+  root     the serving chart's root context (its values are a chart_values.ServingValues)
+  type     Arena's servingType (the chart's name: custom-serving, vllm-serving)
+  command  the server's command as a list ([] = the image's entrypoint)
+  args     the server's arguments as a list ([] = none)
+  ports    the server's ports, a list of {name, port} (the Service has one port each; none: no Service)
+  probes   {readinessProbe, livenessProbe, startupProbe}: the container's probes (each may be absent)
+*/}}
+
+{{- define "arena-common.servingName" -}}
+{{- .Values.servingName | default .Release.Name -}}
+{{- end -}}
+
+{{- define "arena-common.servingLabels" -}}
+{{ include "arena-common.labels" .root }}
+app.kubernetes.io/component: serving
+servingName: {{ include "arena-common.servingName" .root | quote }}
+servingVersion: {{ .root.Values.servingVersion | quote }}
+servingType: {{ .type | quote }}
+serviceName: {{ include "arena-common.servingName" .root | quote }}
+{{- end -}}
+
+{{- define "arena-common.servingDeployment" -}}
+{{- $root := .root -}}
+{{- $v := $root.Values -}}
+{{- $name := include "arena-common.name" $root -}}
+{{- $image := required "image: the serving's image is not set (set image)" $v.image -}}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $name | quote }}
+  namespace: {{ $root.Release.Namespace | quote }}
+  labels:
+    {{- include "arena-common.servingLabels" . | nindent 4 }}
+  {{- with $v.annotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+spec:
+  replicas: {{ int $v.replicas }}
+  selector:
+    matchLabels:
+      {{- include "arena-common.selectorLabels" $root | nindent 6 }}
+  strategy:
+    type: RollingUpdate
+  template:
+    metadata:
+      labels:
+        {{- include "arena-common.servingLabels" . | nindent 8 }}
+      {{- with $v.annotations }}
+      annotations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+    spec:
+      automountServiceAccountToken: false
+      enableServiceLinks: false
+      {{- with $v.nodeSelector }}
+      nodeSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $v.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $v.affinity }}
+      affinity:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $v.priorityClassName }}
+      priorityClassName: {{ . | toJson }}
+      {{- end }}
+      {{- with $v.imagePullSecrets }}
+      imagePullSecrets:
+        {{- range . }}
+        - name: {{ . | toJson }}
+        {{- end }}
+      {{- end }}
+      {{- with $v.podSecurityContext }}
+      securityContext:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      containers:
+        - name: serving
+          image: {{ $image | toJson }}
+          imagePullPolicy: {{ $v.imagePullPolicy }}
+          {{- with .command }}
+          command: {{ . | toJson }}
+          {{- end }}
+          {{- with .args }}
+          args: {{ . | toJson }}
+          {{- end }}
+          env:
+            {{- with include "arena-common.envVars" $v.env }}
+            {{- . | trim | nindent 12 }}
+            {{- end }}
+            {{- with include "arena-common.noGpuEnv" (dict "replica" $v) }}
+            {{- . | trim | nindent 12 }}
+            {{- end }}
+            # where the pod runs, as Arena's serving charts give it
+            - name: ARENA_NODE_NAME
+              valueFrom:
+                fieldRef:
+                  fieldPath: spec.nodeName
+            - name: ARENA_POD_NAMESPACE
+              valueFrom:
+                fieldRef:
+                  fieldPath: metadata.namespace
+            - name: ARENA_POD_NAME
+              valueFrom:
+                fieldRef:
+                  fieldPath: metadata.name
+            - name: ARENA_POD_IP
+              valueFrom:
+                fieldRef:
+                  fieldPath: status.podIP
+          {{- with $v.envFrom }}
+          envFrom:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
+          {{- with .ports }}
+          ports:
+            {{- range . }}
+            - name: {{ .name }}
+              containerPort: {{ .port }}
+              protocol: TCP
+            {{- end }}
+          {{- end }}
+          {{- range $probe := list "startupProbe" "readinessProbe" "livenessProbe" }}
+          {{- with index ($.probes | default dict) $probe }}
+          {{ $probe }}:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
+          {{- end }}
+          {{- with include "arena-common.resources" (dict "replica" $v) }}
+          resources:
+            {{- . | trim | nindent 12 }}
+          {{- end }}
+          {{- with $v.securityContext }}
+          securityContext:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
+          {{- if or $v.shmSize $v.data $v.hostPaths $v.secretVolumes }}
+          volumeMounts:
+            {{- if $v.shmSize }}
+            - name: dshm
+              mountPath: /dev/shm
+            {{- end }}
+            {{- range $i, $d := $v.data }}
+            - name: {{ printf "data-%d" $i }}
+              mountPath: {{ $d.mountPath | toJson }}
+              {{- if $d.readOnly }}
+              readOnly: true
+              {{- end }}
+            {{- end }}
+            {{- range $i, $h := $v.hostPaths }}
+            - name: {{ printf "hostpath-%d" $i }}
+              mountPath: {{ $h.mountPath | toJson }}
+              {{- if $h.readOnly }}
+              readOnly: true
+              {{- end }}
+            {{- end }}
+            {{- range $i, $s := $v.secretVolumes }}
+            - name: {{ printf "secret-%d" $i }}
+              mountPath: {{ $s.mountPath | toJson }}
+              readOnly: true
+            {{- end }}
+          {{- end }}
+      {{- if or $v.shmSize $v.data $v.hostPaths $v.secretVolumes }}
+      volumes:
+        {{- with $v.shmSize }}
+        - name: dshm
+          emptyDir:
+            medium: Memory
+            sizeLimit: {{ . | toJson }}
+        {{- end }}
+        {{- range $i, $d := $v.data }}
+        - name: {{ printf "data-%d" $i }}
+          persistentVolumeClaim:
+            claimName: {{ $d.claimName | toJson }}
+            {{- if $d.readOnly }}
+            readOnly: true
+            {{- end }}
+        {{- end }}
+        {{- range $i, $h := $v.hostPaths }}
+        - name: {{ printf "hostpath-%d" $i }}
+          hostPath:
+            path: {{ $h.path | toJson }}
+        {{- end }}
+        {{- with include "arena-common.secretVolumes" $v.secretVolumes }}
+        {{- . | trim | nindent 8 }}
+        {{- end }}
+      {{- end }}
+{{- end -}}
+
+{{- define "arena-common.servingService" -}}
+{{- if .ports }}
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ include "arena-common.name" .root | quote }}
+  namespace: {{ .root.Release.Namespace | quote }}
+  labels:
+    {{- include "arena-common.servingLabels" . | nindent 4 }}
+spec:
+  type: {{ .root.Values.service.type }}
+  selector:
+    {{- include "arena-common.selectorLabels" .root | nindent 4 }}
+  ports:
+    {{- range .ports }}
+    - name: {{ .name }}
+      port: {{ .port }}
+      targetPort: {{ .name }}
+      protocol: TCP
+    {{- end }}
+{{- end }}
+{{- end -}}
+
+{{- define "arena-common.servingNotes" -}}
+{{- $root := .root -}}
+{{- $name := include "arena-common.name" $root -}}
+{{- $servingName := include "arena-common.servingName" $root -}}
+Serving {{ $servingName }}{{ with $root.Values.servingVersion }} version {{ . }}{{ end }} runs as Deployment {{ $name }} ({{ int $root.Values.replicas }} replica{{ if ne (int $root.Values.replicas) 1 }}s{{ end }}) in namespace {{ $root.Release.Namespace }}.
+
+  arena-helm serve get {{ $servingName }} -n {{ $root.Release.Namespace }}
+  kubectl rollout status -n {{ $root.Release.Namespace }} deployment/{{ $name }}
+{{- if .ports }}
+  Service {{ $name }}.{{ $root.Release.Namespace }} ({{ $root.Values.service.type }}), port{{ if gt (len .ports) 1 }}s{{ end }}{{ range .ports }} {{ .name }}:{{ .port }}{{ end }}
+  kubectl port-forward -n {{ $root.Release.Namespace }} service/{{ $name }} {{ (index .ports 0).port }}
+{{- else }}
+  No port is set: no Service.
+{{- end }}
+{{- end -}}
