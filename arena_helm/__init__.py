@@ -31,7 +31,7 @@ _LAZY = {
     "WorkspaceSpec": "workspace", "workspace_values": "workspace", "render_workspace": "workspace",
     "start_workspace": "workspace",
     "ServeSpec": "serving", "serving_values": "serving", "render_serving": "serving",
-    "CustomServeSpec": "serve_kinds.custom", "VllmServeSpec": "serve_kinds.vllm",
+    "CustomServeSpec": "serve_kinds.custom", "VllmServeSpec": "serve_kinds.vllm", "TFServeSpec": "serve_kinds.tensorflow",
 }
 
 

@@ -363,12 +363,16 @@ def delete_servings(c: Cluster, namespace: str, name: str, version: str | None =
 
 
 def serving_type(text: str) -> str:
-    """``-T``'s value: a serving type (custom or custom-serving, Arena's names)."""
-    wanted = text if text.endswith("-serving") else f"{text}-serving"
-    if wanted not in serving_charts():
-        raise UsageError(f"--type {text}: not a serving type; one of {', '.join(serving_charts())} (or without "
-                         "-serving)")
-    return wanted
+    """``-T``'s value: a serving kind (custom, vllm, tensorflow) or its type (Arena's servingType: custom-serving,
+    vllm-serving, tf-serving) -> the type."""
+    from .serve_kinds import BY_CHART, BY_KEY, SERVE_KINDS
+
+    if text in BY_KEY:
+        return BY_KEY[text].chart
+    if text in BY_CHART:
+        return text
+    raise UsageError(f"--type {text}: not a serving kind; one of {', '.join(k.key for k in SERVE_KINDS)} (or "
+                     f"their types {', '.join(k.chart for k in SERVE_KINDS)})")
 
 
 def ready_serving(c: Cluster, namespace: str, name: str, version: str, timeout: float, *, poll: float = 1.0,
@@ -447,3 +451,27 @@ def update_serving(c: Cluster, namespace: str, kind, name: str, version: str | N
     with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
         c.helm.upgrade(view.release, assemble_chart(kind.chart, Path(tmp)), patch, namespace, reuse_values=True)
     return one_serving(c, namespace, name, view.version)
+
+
+# ---- one pod of a serving: serve logs, serve attach ---------------------------------------------------------------
+CONTAINER = "serving"  # the server's container in every serving chart (arena-common _serving.tpl)
+
+
+def serving_pod(c: Cluster, namespace: str, name: str, version: str | None,
+                instance: str | None) -> tuple[str, str | None]:
+    """(pod, note) of serving ``name`` (its one version, or ``version``): ``instance`` if it is one of its pods,
+    else its first running pod (by name), with a note when there are others to pick with -i."""
+    view = one_serving(c, namespace, name, version)
+    names = [p["name"] for p in view.pods]
+    if instance:
+        if instance not in names:
+            raise NotFoundError(f"-i/--instance {instance}: serving {name} version {view.version} has no such "
+                                f"instance (its pods: {', '.join(names) or 'none yet'})")
+        return instance, None
+    if not names:
+        raise NotFoundError(f"serving {name} version {view.version} has no pods yet (arena-helm serve get {name} "
+                            f"--version {view.version} -n {namespace})")
+    chosen = ([p for p in view.pods if p["status"] == "Running"] or view.pods)[0]["name"]
+    note = None if len(names) == 1 else (f"serving {name} version {view.version} has {len(names)} instances; "
+                                         f"showing {chosen} (-i/--instance picks another)")
+    return chosen, note

@@ -303,7 +303,8 @@ COMMANDS: dict[str, Entry] = {
     "tensorboard": ("tensorboard", "app", "Standalone TensorBoards (start, stop, list, open).", False, {}),
     "workspace": ("workspace", "app", "Interactive workspaces: Jupyter, code-server or a shell with GPUs, stopped "
                   "when idle (start, list, get, open, attach, stop, delete).", False, {}),
-    "serve": ("serve", "app", "Serve a model: a Deployment and a Service per version (custom, vllm, list, get, delete).",
+    "serve": ("serve", "app", "Serve a model: a Deployment and a Service per version (custom, vllm, tensorflow, update, list, get, "
+              "logs, attach, delete).",
               False, {}),
     "doctor": ("doctor", "doctor", "Check that the cluster and your permissions are ready for arena-helm.", False,
                {}),

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import inspect
+import sys
 from typing import Annotated, Any
 
 import typer
 
 from ..enums import ViewOutput
 from . import FastCommand, new_app
-from .common import GLOBAL_OPTIONS, Globals, offer_dry_run, with_globals
+from .common import GLOBAL_OPTIONS, AttachCommand, AttachTty, Globals, offer_dry_run, with_globals
 from .jobs import cluster_for
 from .submit import CMD_SETTINGS, SubmitCommand, _check_command_words
 
 app = new_app(help="Serve a model: its server as a Deployment and a Service, each version a Helm release "
-                   "<name>-<version> (custom, vllm, list, get, delete).")
+                   "<name>-<version> (custom, vllm, tensorflow, update, list, get, logs, attach, delete).")
 
 NameArg = Annotated[str, typer.Argument(help="Serving name (--name of serve custom).", show_default=False)]
 VersionO = Annotated[str | None, typer.Option("--version", help="One version of the serving (default: all of "
@@ -257,3 +258,52 @@ def delete(g: Globals, name: NameArg, version: VersionO = None) -> None:
     ns, c = cluster_for(g)
     for v in delete_servings(c, ns, name, version):
         typer.echo(f"serving {v.name} version {v.version} deleted (release {v.release})")
+
+
+InstanceO = Annotated[str | None, typer.Option("--instance", "-i", help="Pod of the serving (default: its first "
+                                               "running one).", show_default=False)]
+
+
+@app.command("logs", cls=FastCommand)
+@with_globals
+def logs(g: Globals, name: NameArg, version: VersionO = None, instance: InstanceO = None,
+         follow: Annotated[bool, typer.Option("--follow", "-f", help="Stream new lines as they come.")] = False,
+         tail: Annotated[int | None, typer.Option("--tail", "-t", help="Only the last N lines.",
+                                                  show_default=False)] = None,
+         timestamps: Annotated[bool, typer.Option("--timestamps", help="Prefix each line with its time.")] = False,
+         ) -> None:
+    """Print the server's log: one pod of the serving (-i picks which)."""
+    from ..errors import UsageError
+    from ..serving import CONTAINER, serving_pod
+
+    if tail is not None and tail < 0:
+        raise UsageError(f"--tail {tail}: give a number of lines, 0 or more")
+    ns, c = cluster_for(g)
+    pod, note = serving_pod(c, ns, name, version, instance)
+    if note:
+        typer.echo(f"note: {note}", err=True)
+    out = sys.stdout.buffer
+    for chunk in c.kube.stream_log(ns, pod, container=CONTAINER, follow=follow, tail=tail, timestamps=timestamps):
+        out.write(chunk)
+        out.flush()
+
+
+@app.command("attach", cls=FastCommand)
+@with_globals
+def attach(g: Globals, name: NameArg, command: AttachCommand = None, version: VersionO = None,
+           instance: InstanceO = None, tty: AttachTty = None) -> None:
+    """Open a shell (or run one command after --) in a serving's pod; exits with the command's exit code."""
+    from ..attach import run_attached
+    from ..kube import open_exec
+    from ..serving import CONTAINER, serving_pod
+
+    ns, c = cluster_for(g)
+    pod, note = serving_pod(c, ns, name, version, instance)
+    if note:
+        typer.echo(f"note: {note}", err=True)
+    argv = list(command or []) or ["sh"]
+    if tty is None:
+        tty = not command and sys.stdin.isatty() and sys.stdout.isatty()
+    code = run_attached(open_exec(c.kube, ns, pod, CONTAINER, argv, tty), pod, tty=tty)
+    if code:
+        raise typer.Exit(code)

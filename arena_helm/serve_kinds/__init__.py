@@ -32,6 +32,7 @@ class ServeKind:
 SERVE_KINDS = (
     ServeKind("custom", "custom-serving", "custom", "your own image and command"),
     ServeKind("vllm", "vllm-serving", "vllm", "an LLM behind vLLM's OpenAI-compatible server"),
+    ServeKind("tensorflow", "tf-serving", "tensorflow", "a TensorFlow SavedModel behind TensorFlow Serving"),
 )
 BY_KEY = {k.key: k for k in SERVE_KINDS}
 BY_CHART = {k.chart: k for k in SERVE_KINDS}

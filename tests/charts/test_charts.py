@@ -64,7 +64,8 @@ JOB_KINDS = {k.kind for k in KINDS if k.replica_key}
 REPLICA_SPECS_KEY = {k.kind: k.replica_key for k in KINDS if k.replica_key}
 BASE = {"image": "registry.example.com/trainer:1.0", "command": "python train.py"}
 # what each chart needs besides its defaults to render (a job: an image and a command; a custom serving: an image)
-NEEDS = {"custom-serving": {"image": "registry.example.com/server:1.0"}, "vllm-serving": {"model": "org/llm"}}
+NEEDS = {"custom-serving": {"image": "registry.example.com/server:1.0"}, "vllm-serving": {"model": "org/llm"},
+         "tf-serving": {"modelPath": "/models/m"}}
 
 
 def base_values(chart: str) -> dict:
@@ -1194,6 +1195,11 @@ def test_notes(helm_bin, chart, tmp_path):
                      "arena-helm serve get rel -n team-a", "Service mnist.team-a (ClusterIP), port http:8000",
                      "kubectl port-forward -n team-a service/mnist 8000",
                      "The OpenAI-compatible API (once the model has loaded): http://mnist.team-a:8000/v1"):
+            assert line in notes, notes
+    elif chart == "tf-serving":
+        for line in ("Serving rel runs as Deployment mnist (1 replica) in namespace team-a.",
+                     "Service mnist.team-a (ClusterIP), ports grpc:8500 restful:8501",
+                     "The REST API: http://mnist.team-a:8501/v1/models/rel"):
             assert line in notes, notes
     elif chart == "custom-serving":
         for line in ("Serving rel runs as Deployment mnist (1 replica) in namespace team-a.",

@@ -689,6 +689,9 @@ def test_a_workspace_gpu_shows_in_top_job_and_list_idle_and_its_idle_time_in_wor
         rows = norm(ok(ctx("top", "job", "nb", *flags)).stdout).splitlines()
         assert rows[1].split()[:2] == [pod, "Running"] and rows[1].endswith(" IDLE")
         assert ok(ctx("list", "--idle", "-o", "name", *flags)).stdout == "workspace/nb\n"
+        # top node: the workspace's pod holds the node's GPU 0, idle
+        lines = norm(ok(ctx("top", "node", node, "-d", *flags)).stdout).splitlines()
+        assert f"{ns} {pod} 1" in lines and f"0 0.0% 4096.0/81920.0(MiB) {ns}/{pod} IDLE" in lines, lines
         assert ok(ctx("list", "-o", "name")).stdout == ""  # a workspace is no training job
 
         # stopped, it holds no GPU: top job leaves it out

@@ -236,3 +236,51 @@ def test_update_rolls_out_a_new_replicaset_and_is_revision_two(helm_bin, cli, cl
     assert c.command == ["sh", "-c", "python serve.py --port=8501"] and c.image == "tensorflow/serving:2.16.1"
     assert cli.views()[0]["revision"] == 4
     cli.ok("serve", "delete", "mnist")
+
+
+def test_serve_tensorflow_runs_tensorflow_model_server_as_arena_does(cli, cluster, namespace, node):
+    """`serve tensorflow`: tensorflow_model_server with Arena's arguments, the -gpu image with a GPU, the ports
+    grpc and restful; kwok runs the pod."""
+    apps = client.AppsV1Api(cluster.api_client())
+    res = cli("serve", "tensorflow", "--name", "mnist", "--version", "v1", "--model-path", "/models/mnist",
+              "--data-dir", "/srv/models:/models", "--gpus", "1", "--wait", "--timeout", "60s", "--",
+              "--enable_batching=true")
+    assert res.exit_code == 0, res.output
+    c = apps.read_namespaced_deployment("mnist-v1", namespace).spec.template.spec.containers[0]
+    assert (c.image, c.command, c.args) == ("tensorflow/serving:2.19.0-gpu", ["tensorflow_model_server"], [
+        "--port=8500", "--rest_api_port=8501", "--model_name=mnist", "--model_base_path=/models/mnist",
+        "--enable_batching=true"])
+    assert (c.readiness_probe.tcp_socket.port, [(p.name, p.container_port) for p in c.ports]) == (
+        "grpc", [("grpc", 8500), ("restful", 8501)])
+    (view,) = cli.views("-T", "tensorflow")
+    assert (view["type"], view["ports"], view["readyReplicas"]) == ("tf-serving", {"grpc": 8500, "restful": 8501}, 1)
+    res = cli("serve", "update", "tensorflow", "mnist", "--model-path", "/models/mnist2")
+    assert res.exit_code == 0, res.output
+    c = apps.read_namespaced_deployment("mnist-v1", namespace).spec.template.spec.containers[0]
+    assert "--model_base_path=/models/mnist2" in c.args and "--enable_batching=true" in c.args
+    cli.ok("serve", "delete", "mnist")
+    assert cli.views() == []
+
+
+def test_serve_logs_and_attach_reach_one_pod_of_the_serving(cli, cluster, kubelet, namespace, node):
+    """serve logs prints the server container's log (API server pods/log -> kwok), the first running pod by
+    default with a note naming the others, -i another; serve attach runs a command through pods/exec."""
+    core = client.CoreV1Api(cluster.api_client())
+    cli.ok("serve", "custom", "--name", "web", "--version", "v1", "--image", "nginx:1.27", "--replicas", "2",
+           "--restful-port", "80", "--wait", "--timeout", "60s")
+    pods = sorted(p.metadata.name for p in core.list_namespaced_pod(namespace, label_selector="release=web-v1").items)
+    for i, pod in enumerate(pods):
+        kubelet.write_log(namespace, pod, "serving", f"pod {i} line 1\npod {i} line 2")
+    res = cli("serve", "logs", "web")
+    assert res.exit_code == 0, res.output
+    assert res.stdout == "pod 0 line 1\npod 0 line 2\n"
+    assert res.stderr.strip() == (f"note: serving web version v1 has 2 instances; showing {pods[0]} "
+                                  "(-i/--instance picks another)")
+    res = cli("serve", "logs", "web", "-i", pods[1], "--tail", "1")
+    assert (res.exit_code, res.stdout, res.stderr) == (0, "pod 1 line 2\n", "")
+    res = cli("serve", "logs", "web", "-i", "nope")
+    assert res.exit_code == 1 and res.stderr.strip() == (
+        f"error: -i/--instance nope: serving web version v1 has no such instance (its pods: {', '.join(pods)})")
+    res = cli("serve", "attach", "web", "-i", pods[1], "--", "sh", "-c", "echo in the server $ARENA_HELM_KWOK_EXEC")
+    assert (res.exit_code, res.stdout) == (0, "in the server 1\n"), res.output
+    cli.ok("serve", "delete", "web")

@@ -73,7 +73,9 @@ def test_bad_input_is_one_line_naming_the_flag(fields, message):
 def test_the_type_flag_takes_arenas_names():
     assert serving_type("custom") == serving_type("custom-serving") == "custom-serving"
     assert serving_type("vllm") == "vllm-serving"
-    with pytest.raises(UsageError, match="--type tf: not a serving type; one of custom-serving, vllm-serving"):
+    assert serving_type("tensorflow") == serving_type("tf-serving") == "tf-serving"
+    with pytest.raises(UsageError, match="--type tf: not a serving kind; one of custom, vllm, tensorflow "
+                                         r"\(or their types custom-serving, vllm-serving, tf-serving\)"):
         serving_type("tf")
 
 
@@ -176,3 +178,34 @@ def test_a_deployment_has_rolled_out_when_no_replica_of_an_older_template_is_lef
     assert not rolled_out(dep(2, 2, 2, 1, 2, 3))  # an old pod is still there
     assert not rolled_out(dep(2, 2, 2, 2, 1, 2))  # a new one not available yet
     assert rolled_out(dep(1, 1, 0, 0, 0, 0)) and not rolled_out(None)
+
+
+# ---- tensorflow ------------------------------------------------------------------------------------------------
+def test_a_tensorflow_serving_names_its_model_after_the_serving_by_default():
+    from arena_helm.serve_kinds.tensorflow import TFServeSpec, TFServingValues
+
+    s = TFServeSpec(name="mnist", version="v1", model_path="/models/mnist", data=["models:/models"])
+    assert serving_values(s) == {"servingName": "mnist", "servingVersion": "v1", "modelName": "mnist",
+                                 "modelPath": "/models/mnist",
+                                 "data": [{"claimName": "models", "mountPath": "/models", "readOnly": False}]}
+    s = TFServeSpec(name="mnist", version="v1", model_config_file="/models/models.config", model_name="digits",
+                    port=9000, restful_port=0, server_args=["--enable_batching=true"], gpus=1)
+    values = serving_values(s)
+    assert values == {"servingName": "mnist", "servingVersion": "v1", "gpus": 1, "labels": {"modelName": "digits"},
+                      "modelName": "digits", "modelConfigFile": "/models/models.config", "port": 9000,
+                      "restfulPort": 0, "extraArgs": ["--enable_batching=true"]}
+    TFServingValues.model_validate(values)
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({}, "--model-path: give where the model is (a path under a -d mount), or --model-config-file"),
+    ({"model_path": "/m", "model_config_file": "/c"}, "--model-path and --model-config-file: give one"),
+    ({"model_path": "models/m"}, "--model-path"),
+    ({"model_path": "/m", "port": 8501}, "--port/--restful-port: both are 8501"),
+])
+def test_bad_tensorflow_input_is_one_line_naming_the_flag(fields, message):
+    from arena_helm.serve_kinds.tensorflow import TFServeSpec
+
+    with pytest.raises(UsageError) as err:
+        TFServeSpec(name="mnist", version="v1", **fields)
+    assert message in str(err.value) and "\n" not in str(err.value)

@@ -11,6 +11,7 @@ arena-common.servingDeployment and arena-common.servingService take a dict:
   args     the server's arguments as a list ([] = none)
   ports    the server's ports, a list of {name, port} (the Service has one port each; none: no Service)
   probes   {readinessProbe, livenessProbe, startupProbe}: the container's probes (each may be absent)
+  image    the image, when the chart chooses it (else .Values.image)
 */}}
 
 {{- define "arena-common.servingName" -}}
@@ -30,7 +31,7 @@ serviceName: {{ include "arena-common.servingName" .root | quote }}
 {{- $root := .root -}}
 {{- $v := $root.Values -}}
 {{- $name := include "arena-common.name" $root -}}
-{{- $image := required "image: the serving's image is not set (set image)" $v.image -}}
+{{- $image := required "image: the serving's image is not set (set image)" (.image | default $v.image) -}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
