@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from .nodeviews import NodeView
-from .views import WORKSPACE, JobView, arena_yaml_form, fmt_cpu, fmt_mem
+from .views import JobView, arena_yaml_form, fmt_cpu, fmt_mem, view_group
 
 if TYPE_CHECKING:
     from .usage import Metrics
@@ -210,12 +210,13 @@ def top_jobs_table(views: list[JobView], *, all_namespaces: bool, metrics: Metri
         if with_release:
             row.append(release_cell(v))
         rows.append([v.namespace, *row] if all_namespaces else row)
-    workspaces = [v for v in views if v.trainer == WORKSPACE]
-    alloc, req = top_jobs_total([v for v in views if v.trainer != WORKSPACE])
-    out = table(headers, rows) + f"\n\nTotal Allocated/Requested GPUs of Training Jobs: {alloc}/{req}"
-    if workspaces:
-        alloc, req = top_jobs_total(workspaces)
-        out += f"\nTotal Allocated/Requested GPUs of Workspaces: {alloc}/{req}"
+    groups: dict[str, list[JobView]] = {"Training Jobs": []}  # Arena's line first, then the others present
+    for v in views:
+        groups.setdefault(view_group(v), []).append(v)
+    out = table(headers, rows) + "\n"
+    for group, members in groups.items():
+        alloc, req = top_jobs_total(members)
+        out += f"\nTotal Allocated/Requested GPUs of {group}: {alloc}/{req}"
     summary = jobs_idle_summary(m, views, all_namespaces=all_namespaces)
     return out + f"\n{summary}" if summary else out
 

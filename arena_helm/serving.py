@@ -43,6 +43,7 @@ from .spec import Gpus, JobSpec, PodFlags, opt
 
 if TYPE_CHECKING:
     from .reader import Cluster
+    from .views import JobView
 
 # Arena's labels (kubeflow/arena charts/custom-serving/templates/deployment.yaml; pkg/serving/serving.go finds
 # the Deployments, pods and Services of a serving by them)
@@ -475,3 +476,57 @@ def serving_pod(c: Cluster, namespace: str, name: str, version: str | None,
     note = None if len(names) == 1 else (f"serving {name} version {view.version} has {len(names)} instances; "
                                          f"showing {chosen} (-i/--instance picks another)")
     return chosen, note
+
+
+# ---- servings among the jobs of top job and list --idle -----------------------------------------------------------
+def serving_job_view(deployment: dict, pods: list[dict], now: dt.datetime) -> JobView:
+    """One serving version as a row of ``top job``: TRAINER its type, its pods the instances, GPUs requested =
+    replicas x GPUs per replica, allocated = those of its running pods. Pure."""
+    from .views import JobView, container_requests, instance_of, short_duration
+
+    meta, spec = deployment.get("metadata") or {}, deployment.get("spec") or {}
+    labels = meta.get("labels") or {}
+    template = ((spec.get("template") or {}).get("spec")) or {}
+    per_pod = {r: container_requests(template.get("containers") or [], r) for r in ("nvidia.com/gpu", "cpu", "memory")}
+    desired = int(spec.get("replicas", 1) if spec.get("replicas") is not None else 1)
+    live = sorted((p for p in pods if not (p.get("metadata") or {}).get("deletionTimestamp")),
+                  key=lambda p: p["metadata"]["name"])
+    instances = [instance_of(p, now) for p in live]
+    running = [i for i in instances if i.status == "Running"]
+    status = "RUNNING" if desired and len(running) >= desired else "PENDING" if desired else "SCALED-DOWN"
+    created = k8s.parse_time(meta.get("creationTimestamp"))
+    seconds = (now - created).total_seconds() if created else None
+    gpus = int(per_pod["nvidia.com/gpu"])
+    return JobView(name=labels.get(NAME_LABEL) or meta.get("name", ""), namespace=meta.get("namespace", ""),
+                   trainer=labels.get(TYPE_LABEL, "serving"), status=status, duration=short_duration(seconds),
+                   created=meta.get("creationTimestamp", ""), ended="", requested_gpus=gpus * desired,
+                   allocated_gpus=gpus * len(running), requested_cpu=per_pod["cpu"] * desired,
+                   requested_memory=per_pod["memory"] * desired,
+                   node=",".join(sorted({i.node for i in instances if i.node != "N/A"})) or "N/A",
+                   chief_name=instances[0].name if instances else "", priority=template.get("priorityClassName") or "N/A",
+                   instances=instances, release={"name": labels.get("release", meta.get("name", "")),
+                                                 "namespace": meta.get("namespace", "")},
+                   created_ts=created.timestamp() if created else 0.0, uid=meta.get("uid", ""),
+                   duration_seconds=max(int(seconds), 0) if seconds is not None else 0,
+                   start_ts=int(created.timestamp()) if created else 0)
+
+
+def active_serving_views(c: Cluster, namespace: str, all_namespaces: bool) -> list[JobView]:
+    """Every serving version's Deployment as a ``top job`` row: two LISTs (the serving Deployments and their
+    pods), no helm. A user who may not list Deployments sees none (the jobs' view goes on without them)."""
+    from .errors import ForbiddenError
+    from .reader import now_utc
+
+    ns = None if all_namespaces else namespace
+    try:
+        deployments = c.kube.list_deployments(ns, SELECTOR)
+        pods: dict[tuple[str, str], list[dict]] = {}
+        for p in c.kube.list_pods(ns, selector=SELECTOR):
+            key = (p["metadata"]["namespace"], (p["metadata"].get("labels") or {}).get("release", ""))
+            pods.setdefault(key, []).append(p)
+    except ForbiddenError:
+        return []
+    now = now_utc()
+    return [serving_job_view(d, pods.get((d["metadata"]["namespace"], (d["metadata"].get("labels") or {}).get(
+        "release", "")), []), now) for d in sorted(deployments, key=lambda d: (d["metadata"]["namespace"],
+                                                                               d["metadata"]["name"]))]

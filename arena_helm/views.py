@@ -356,6 +356,14 @@ def job_priority(job: dict) -> str:
 
 
 WORKSPACE = "workspace"  # the trainer of a workspace's row among the jobs (top job, list --idle)
+SERVING_SUFFIX = "-serving"  # a serving's row among the jobs has its type as trainer (custom-serving, ...)
+
+
+def view_group(v: JobView) -> str:
+    """What a row of the jobs' GPU views is: "Training Jobs", "Workspaces" or "Servings" (their total lines)."""
+    if v.trainer == WORKSPACE:
+        return "Workspaces"
+    return "Servings" if v.trainer.endswith(SERVING_SUFFIX) else "Training Jobs"
 
 
 @dataclass

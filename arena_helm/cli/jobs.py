@@ -179,10 +179,11 @@ def list_cmd(
         metrics = coll.collect(gpus=False, usage=False, idle=spec, namespace=None if all_namespaces else ns)
         if not metrics.idle_known:
             raise ArenaHelmError(f"--idle needs Prometheus: {coll.reason}")
-        if kind is None:  # the workspaces holding idle GPUs are listed too (TRAINER workspace)
+        if kind is None:  # the workspaces and servings holding idle GPUs are listed too
+            from ..serving import active_serving_views
             from ..workspace import active_workspace_views
 
-            views += active_workspace_views(c, ns, all_namespaces)
+            views += active_workspace_views(c, ns, all_namespaces) + active_serving_views(c, ns, all_namespaces)
         views = [v for v in views if job_idle_gpus(metrics, v)]
     if output in (OutputFormat.json, OutputFormat.yaml):
         docs = [v.to_json() for v in views]
@@ -430,6 +431,7 @@ def top_job(
     from ..metrics import idle_spec
     from ..output import job_document, top_job_instances, top_jobs_order, top_jobs_table
     from ..reader import get_job, kind_of_type, list_jobs
+    from ..serving import active_serving_views
     from ..usage import add_job_json
     from ..workspace import active_workspace_views
 
@@ -462,8 +464,8 @@ def top_job(
                 return as_json(data) if output is ViewOutput.json else as_yaml(data)
             return top_job_instances(view, m)
         views = list_jobs(c, ns, all_namespaces, kind)
-        if kind is None:  # and the workspaces that hold or wait for GPUs (TRAINER workspace)
-            views += active_workspace_views(c, ns, all_namespaces)
+        if kind is None:  # and the workspaces that hold or wait for GPUs (TRAINER workspace), and the servings
+            views += active_workspace_views(c, ns, all_namespaces) + active_serving_views(c, ns, all_namespaces)
         m = coll.collect(namespace=None if all_namespaces else ns, idle=spec)
         notes.show(m)
         if output is not ViewOutput.table:

@@ -174,6 +174,13 @@ def test_serve_vllm_runs_the_openai_server_as_a_deployment(cli, cluster, namespa
         ("/health", "http")] * 3
     assert c.startup_probe.failure_threshold * c.startup_probe.period_seconds == 1800
     assert [(e.name, e.value_from.secret_key_ref.name) for e in c.env if e.name == "HF_TOKEN"] == [("HF_TOKEN", "hf")]
+    # its GPU among the jobs' (no Prometheus here: the metrics read N/A, with a note)
+    res = cli("top", "job")
+    assert res.exit_code == 0, res.output
+    rows = norm(res.stdout)
+    assert rows[1].split()[:5] == ["qwen", "RUNNING", "VLLM-SERVING", "1", "1"], rows
+    assert rows[-2:] == ["Total Allocated/Requested GPUs of Training Jobs: 0/0",
+                         "Total Allocated/Requested GPUs of Servings: 1/1"]
     cli.ok("serve", "custom", "--name", "web", "--version", "v1", "--image", "nginx:1.27", "--restful-port", "80")
     rows = norm(cli.ok("serve", "list", "-T", "vllm"))
     assert rows[1].split()[:5] == ["qwen", "vllm-serving", "v1", "1", "1"] and rows[1].split()[6:] == ["HTTP:8000", "1"]

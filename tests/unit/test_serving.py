@@ -209,3 +209,35 @@ def test_bad_tensorflow_input_is_one_line_naming_the_flag(fields, message):
     with pytest.raises(UsageError) as err:
         TFServeSpec(name="mnist", version="v1", **fields)
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+# ---- servings among the jobs of top job ----------------------------------------------------------------------------
+def test_a_serving_version_is_a_row_of_top_job_with_its_own_total():
+    from arena_helm.output import top_jobs_table
+    from arena_helm.serving import serving_job_view
+
+    now = dt.datetime(2026, 12, 4, 12, 0, tzinfo=dt.UTC)
+    labels = {"servingName": "qwen", "servingVersion": "v1", "servingType": "vllm-serving", "release": "qwen-v1"}
+    dep = {"metadata": {"name": "qwen-v1", "namespace": "team", "labels": labels,
+                        "creationTimestamp": "2026-12-04T11:00:00Z"},
+           "spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "serving", "resources": {
+               "limits": {"nvidia.com/gpu": "1"}, "requests": {"cpu": "4", "memory": "16Gi"}}}]}}}}
+
+    def pod(name, phase, node):
+        return {"metadata": {"name": name, "namespace": "team", "creationTimestamp": "2026-12-04T11:00:00Z"},
+                "spec": {"nodeName": node, "containers": [{"name": "serving", "resources": {
+                    "limits": {"nvidia.com/gpu": "1"}}}]},
+                "status": {"phase": phase, "containerStatuses": [{"name": "serving", "ready": phase == "Running"}]}}
+
+    v = serving_job_view(dep, [pod("qwen-v1-b", "Pending", None), pod("qwen-v1-a", "Running", "n1")], now)
+    assert (v.name, v.trainer, v.status, v.requested_gpus, v.allocated_gpus, v.requested_cpu, v.node, v.duration) == (
+        "qwen", "vllm-serving", "PENDING", 2, 1, 8.0, "n1", "60m")
+    assert [i.name for i in v.instances] == ["qwen-v1-a", "qwen-v1-b"]
+    lines = top_jobs_table([v], all_namespaces=False).splitlines()
+    assert lines[1].split()[:5] == ["qwen", "PENDING", "VLLM-SERVING", "2", "1"]
+    assert lines[-2:] == ["Total Allocated/Requested GPUs of Training Jobs: 0/0",
+                          "Total Allocated/Requested GPUs of Servings: 0/0"]  # Arena counts RUNNING rows only
+    ready = serving_job_view(dep, [pod("qwen-v1-a", "Running", "n1"), pod("qwen-v1-b", "Running", "n2")], now)
+    assert (ready.status, ready.allocated_gpus, ready.node) == ("RUNNING", 2, "n1,n2")
+    assert top_jobs_table([ready], all_namespaces=False).splitlines()[-1] == (
+        "Total Allocated/Requested GPUs of Servings: 2/2")
