@@ -31,15 +31,17 @@ _LAZY = {
     "WorkspaceSpec": "workspace", "workspace_values": "workspace", "render_workspace": "workspace",
     "start_workspace": "workspace",
     "ServeSpec": "serving", "serving_values": "serving", "render_serving": "serving",
-    "CustomServeSpec": "serve_kinds.custom", "VllmServeSpec": "serve_kinds.vllm", "TFServeSpec": "serve_kinds.tensorflow",
 }
 
 
 def _spec_classes() -> dict[str, str]:
-    """The kinds' spec classes (``TFJobSpec``, ...), by name: from the registry (``arena_helm.kinds``)."""
+    """The kinds' spec classes (``TFJobSpec``, ``VllmServeSpec``, ...), by name: from the registries
+    (``arena_helm.kinds``, ``arena_helm.serve_kinds``)."""
     from .kinds import KINDS
+    from .serve_kinds import SERVE_KINDS
 
-    return {k.spec.partition(":")[2]: k.spec.partition(":")[0] for k in KINDS}
+    return {**{k.spec.partition(":")[2]: k.spec.partition(":")[0] for k in KINDS},
+            **{k.spec_name: f"{__name__}.serve_kinds.{k.module_name}" for k in SERVE_KINDS}}
 
 
 __all__ = ["__version__", *_LAZY, *_spec_classes()]

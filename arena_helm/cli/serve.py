@@ -9,13 +9,15 @@ from typing import Annotated, Any
 import typer
 
 from ..enums import ViewOutput
+from ..serve_kinds import SERVE_KINDS
 from . import FastCommand, new_app
 from .common import GLOBAL_OPTIONS, AttachCommand, AttachTty, Globals, offer_dry_run, with_globals
 from .jobs import cluster_for
 from .submit import CMD_SETTINGS, SubmitCommand, _check_command_words
 
 app = new_app(help="Serve a model: its server as a Deployment and a Service, each version a Helm release "
-                   "<name>-<version> (custom, vllm, tensorflow, update, list, get, logs, attach, delete).")
+                   f"<name>-<version> ({', '.join(k.key for k in SERVE_KINDS)}, update, list, get, logs, attach, "
+                   "delete).")
 
 NameArg = Annotated[str, typer.Argument(help="Serving name (--name of serve custom).", show_default=False)]
 VersionO = Annotated[str | None, typer.Option("--version", help="One version of the serving (default: all of "

@@ -1,7 +1,7 @@
 """The serving kinds: one module each (its spec, its chart's values model, its values), listed here.
 
 A kind is a ``serve KIND`` command and a chart ``charts/<chart>``; its chart's name is Arena's ``servingType``
-label. Adding a kind: its module here (``SPEC``, ``VALUES``, ``values(spec)``, ``WORDS``: what the words after
+label. Adding a kind: its row below, its module here (``SPEC``, ``VALUES``, ``values(spec)``, ``WORDS``: what the words after
 the flags are) and its chart; the CLI, the schema generation and the read side take it from this list.
 """
 
@@ -18,6 +18,7 @@ class ServeKind:
     chart: str  # charts/<chart>, and Arena's servingType label
     module_name: str  # its module in this package
     summary: str  # one line for --help
+    spec_name: str  # its spec class, also arena_helm.<spec_name> of the Python API
 
     def module(self) -> ModuleType:
         return importlib.import_module(f"{__name__}.{self.module_name}")
@@ -30,9 +31,13 @@ class ServeKind:
 
 
 SERVE_KINDS = (
-    ServeKind("custom", "custom-serving", "custom", "your own image and command"),
-    ServeKind("vllm", "vllm-serving", "vllm", "an LLM behind vLLM's OpenAI-compatible server"),
-    ServeKind("tensorflow", "tf-serving", "tensorflow", "a TensorFlow SavedModel behind TensorFlow Serving"),
+    ServeKind("custom", "custom-serving", "custom", "your own image and command", "CustomServeSpec"),
+    ServeKind("vllm", "vllm-serving", "vllm", "an LLM behind vLLM's OpenAI-compatible server",
+              "VllmServeSpec"),
+    ServeKind("tensorflow", "tf-serving", "tensorflow", "a TensorFlow SavedModel behind TensorFlow Serving",
+              "TFServeSpec"),
+    ServeKind("triton", "triton-serving", "triton", "models behind NVIDIA Triton Inference Server",
+              "TritonServeSpec"),
 )
 BY_KEY = {k.key: k for k in SERVE_KINDS}
 BY_CHART = {k.chart: k for k in SERVE_KINDS}

@@ -65,7 +65,7 @@ REPLICA_SPECS_KEY = {k.kind: k.replica_key for k in KINDS if k.replica_key}
 BASE = {"image": "registry.example.com/trainer:1.0", "command": "python train.py"}
 # what each chart needs besides its defaults to render (a job: an image and a command; a custom serving: an image)
 NEEDS = {"custom-serving": {"image": "registry.example.com/server:1.0"}, "vllm-serving": {"model": "org/llm"},
-         "tf-serving": {"modelPath": "/models/m"}}
+         "tf-serving": {"modelPath": "/models/m"}, "triton-serving": {"modelRepository": "/models/repo"}}
 
 
 def base_values(chart: str) -> dict:
@@ -1201,6 +1201,13 @@ def test_notes(helm_bin, chart, tmp_path):
                      "Service mnist.team-a (ClusterIP), ports grpc:8500 restful:8501",
                      "The REST API: http://mnist.team-a:8501/v1/models/rel"):
             assert line in notes, notes
+    elif chart == "triton-serving":
+        for line in ("Serving rel runs as Deployment mnist (1 replica) in namespace team-a.",
+                     "Service mnist.team-a (ClusterIP), ports http:8000 grpc:8001",
+                     "kubectl port-forward -n team-a service/mnist 8000",
+                     "The HTTP/REST API (once the models have loaded): http://mnist.team-a:8000/v2/models"):
+            assert line in notes, notes
+        assert "metrics" not in notes, notes
     elif chart == "custom-serving":
         for line in ("Serving rel runs as Deployment mnist (1 replica) in namespace team-a.",
                      "arena-helm serve get rel -n team-a", "kubectl rollout status -n team-a deployment/mnist",

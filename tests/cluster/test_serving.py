@@ -269,6 +269,38 @@ def test_serve_tensorflow_runs_tensorflow_model_server_as_arena_does(cli, cluste
     assert cli.views() == []
 
 
+def test_serve_triton_runs_tritonserver_with_its_backends_image(cli, cluster, namespace, node):
+    """`serve triton`: tritonserver with Arena's arguments (explicit model control for --load-model), the vLLM
+    backend's image, the ports http, grpc and metrics, probes on Triton's health endpoints; update changes the
+    models to load."""
+    apps = client.AppsV1Api(cluster.api_client())
+    res = cli("serve", "triton", "--name", "llm", "--version", "v1", "--model-repository", "/models/repo",
+              "--data-dir", "/srv/models:/models", "--backend", "vllm", "--gpus", "1", "--allow-metrics",
+              "--load-model", "qwen", "--wait", "--timeout", "60s", "--", "--log-verbose=1")
+    assert res.exit_code == 0, res.output
+    c = apps.read_namespaced_deployment("llm-v1", namespace).spec.template.spec.containers[0]
+    assert (c.image, c.command, c.args) == ("nvcr.io/nvidia/tritonserver:25.01-vllm-python-py3", ["tritonserver"], [
+        "--model-repository=/models/repo", "--http-port=8000", "--grpc-port=8001", "--allow-metrics=true",
+        "--metrics-port=8002", "--model-control-mode=explicit", "--load-model=qwen", "--log-verbose=1"])
+    assert (c.readiness_probe.http_get.path, c.liveness_probe.http_get.path, c.startup_probe.failure_threshold) == (
+        "/v2/health/ready", "/v2/health/live", 60)
+    assert c.resources.limits == {"nvidia.com/gpu": "1"}
+    (view,) = cli.views("-T", "triton")
+    assert (view["type"], view["ports"], view["readyReplicas"]) == (
+        "triton-serving", {"http": 8000, "grpc": 8001, "metrics": 8002}, 1)
+    res = cli("serve", "update", "triton", "llm", "--load-model", "llama", "--load-model", "qwen", "--wait",
+              "--timeout", "60s")
+    assert res.exit_code == 0, res.output
+    c = apps.read_namespaced_deployment("llm-v1", namespace).spec.template.spec.containers[0]
+    assert c.args[5:] == ["--model-control-mode=explicit", "--load-model=llama", "--load-model=qwen",
+                          "--log-verbose=1"]
+    res = cli("serve", "triton", "--name", "llm2", "--model-repository", "/m", "--backend", "trt-llm")
+    assert (res.exit_code, res.stderr.strip()) == (
+        2, "error: --backend trt-llm: Triton's trt-llm backend runs on NVIDIA GPUs: give --gpus 1 or more")
+    cli.ok("serve", "delete", "llm")
+    assert cli.views() == []
+
+
 def test_serve_logs_and_attach_reach_one_pod_of_the_serving(cli, cluster, kubelet, namespace, node):
     """serve logs prints the server container's log (API server pods/log -> kwok), the first running pod by
     default with a note naming the others, -i another; serve attach runs a command through pods/exec."""

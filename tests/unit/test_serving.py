@@ -74,8 +74,9 @@ def test_the_type_flag_takes_arenas_names():
     assert serving_type("custom") == serving_type("custom-serving") == "custom-serving"
     assert serving_type("vllm") == "vllm-serving"
     assert serving_type("tensorflow") == serving_type("tf-serving") == "tf-serving"
-    with pytest.raises(UsageError, match="--type tf: not a serving kind; one of custom, vllm, tensorflow "
-                                         r"\(or their types custom-serving, vllm-serving, tf-serving\)"):
+    with pytest.raises(UsageError, match="--type tf: not a serving kind; one of custom, vllm, tensorflow, "
+                                         r"triton \(or their types custom-serving, vllm-serving, tf-serving, "
+                                         r"triton-serving\)"):
         serving_type("tf")
 
 
@@ -241,3 +242,43 @@ def test_a_serving_version_is_a_row_of_top_job_with_its_own_total():
     assert (ready.status, ready.allocated_gpus, ready.node) == ("RUNNING", 2, "n1,n2")
     assert top_jobs_table([ready], all_namespaces=False).splitlines()[-1] == (
         "Total Allocated/Requested GPUs of Servings: 2/2")
+
+
+# ---- triton ----------------------------------------------------------------------------------------------------
+def test_a_triton_serving_sets_only_what_differs_from_the_chart():
+    from arena_helm.serve_kinds.triton import TritonServeSpec, TritonServingValues
+
+    s = TritonServeSpec(name="resnet", version="v1", model_repository="/models/repo", data=["models:/models"])
+    assert serving_values(s) == {"servingName": "resnet", "servingVersion": "v1", "modelRepository": "/models/repo",
+                                 "data": [{"claimName": "models", "mountPath": "/models", "readOnly": False}]}
+    s = TritonServeSpec(name="llm", version="v1", model_repository="/models/repo", backend="trt-llm", gpus=2,
+                        http_port=9000, grpc_port=9001, metrics_port=9002, allow_metrics=True,
+                        load_model=["ensemble", "preprocessing"], startup_timeout=1200,
+                        server_args=["--log-verbose=1"])
+    values = serving_values(s)
+    assert values == {"servingName": "llm", "servingVersion": "v1", "gpus": 2, "modelRepository": "/models/repo",
+                      "backend": "trt-llm", "httpPort": 9000, "grpcPort": 9001, "metricsPort": 9002,
+                      "startupTimeoutSeconds": 1200, "allowMetrics": True,
+                      "loadModels": ["ensemble", "preprocessing"], "extraArgs": ["--log-verbose=1"]}
+    TritonServingValues.model_validate(values)
+    # the metrics port may equal another while metrics are off (it is not opened)
+    TritonServeSpec(name="r", version="v1", model_repository="/m", metrics_port=8000)
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({}, "--model-repository: give where the models are (a path under a -d mount)"),
+    ({"model_repository": "models"}, "--model-repository"),
+    ({"model_repository": "/m", "backend": "vllm"},
+     "--backend vllm: Triton's vllm backend runs on NVIDIA GPUs: give --gpus 1 or more"),
+    ({"model_repository": "/m", "backend": "tensorrt", "gpus": 1}, "--backend"),
+    ({"model_repository": "/m", "http_port": 8001}, "--http-port/--grpc-port/--metrics-port: two of them are the same"),
+    ({"model_repository": "/m", "allow_metrics": True, "metrics_port": 8001}, "two of them are the same port"),
+    ({"model_repository": "/m", "load_model": ["a/b"]}, "--load-model 'a/b': not a model's folder name"),
+    ({"model_repository": "/m", "http_port": 70000}, "--http-port"),
+])
+def test_bad_triton_input_is_one_line_naming_the_flag(fields, message):
+    from arena_helm.serve_kinds.triton import TritonServeSpec
+
+    with pytest.raises(UsageError) as err:
+        TritonServeSpec(name="resnet", version="v1", **fields)
+    assert message in str(err.value) and "\n" not in str(err.value)
