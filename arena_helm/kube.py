@@ -557,7 +557,11 @@ class KubeReader(Kube):
         return True
 
     def list_deployments(self, namespace: str | None, selector: str) -> list[dict]:
-        return self.list_path(f"/apis/apps/v1{ns_path(namespace)}/deployments", "listing deployments",
+        return self.list_objects("apps", "v1", "deployments", namespace, selector)
+
+    def list_objects(self, group: str, version: str, plural: str, namespace: str | None, selector: str) -> list[dict]:
+        """The ``plural`` objects of ``group/version`` with the labels of ``selector`` (NotFoundError: not served)."""
+        return self.list_path(f"/apis/{group}/{version}{ns_path(namespace)}/{plural}", f"listing {plural}",
                               labelSelector=selector)
 
     def list_services(self, namespace: str | None, selector: str) -> list[dict]:

@@ -186,6 +186,7 @@ class ServingView:
     pods: list[dict[str, Any]] = field(default_factory=list)  # name, status, ready, node, restarts
     updated: int = 0  # replicas of the Deployment's current template (status.updatedReplicas)
     rolled_out: bool = False  # the controller has seen the latest spec and every replica is of it (no old pods)
+    url: str = ""  # where a controller says it serves (an InferenceService's status.url)
 
     def endpoint(self) -> str:
         if not self.address:
@@ -198,7 +199,8 @@ class ServingView:
                 "readyReplicas": self.ready, "updatedReplicas": self.updated, "rolledOut": self.rolled_out,
                 "gpusPerReplica": self.gpus, "address": self.address or None,
                 "ports": {name: port for name, port in self.ports}, "revision": self.revision,
-                "helmStatus": self.status, "pods": self.pods, "creationTimestamp": self.created or None}
+                "helmStatus": self.status, "pods": self.pods, "creationTimestamp": self.created or None,
+                "url": self.url or None}
 
 
 def rolled_out(deployment: dict | None) -> bool:
@@ -214,8 +216,29 @@ def rolled_out(deployment: dict | None) -> bool:
             and int(status.get("availableReplicas", 0) or 0) >= desired)
 
 
-def serving_view(release: dict, deployment: dict | None, service: dict | None, pods: list[dict]) -> ServingView:
-    """One serving from helm's list item, its Deployment, Service and pods. Pure."""
+def serving_view(release: dict, deployment: dict | None, service: dict | None, pods: list[dict],
+                 workload: dict | None = None) -> ServingView:
+    """One serving from helm's list item, its Deployment, Service and pods, and the object its chart makes when
+    that is not the Deployment (an InferenceService, a LeaderWorkerSet: its kind module's ``workload_view`` says
+    what it changes). Pure."""
+    import dataclasses
+
+    view = _deployment_view(release, deployment, service, pods)
+    if workload is None:
+        return view
+    from .serve_kinds import BY_CHART
+
+    kind = BY_CHART.get(_chart_name(release))
+    if kind is None:
+        return view
+    return dataclasses.replace(view, **kind.module().workload_view(workload, view))
+
+
+def _chart_name(release: dict) -> str:
+    return str(release.get("chart", "")).rpartition("-")[0]
+
+
+def _deployment_view(release: dict, deployment: dict | None, service: dict | None, pods: list[dict]) -> ServingView:
     from .views import pod_status
 
     meta = (deployment or {}).get("metadata") or {}
@@ -238,7 +261,7 @@ def serving_view(release: dict, deployment: dict | None, service: dict | None, p
     name = release.get("name", "")
     return ServingView(
         name=labels.get(NAME_LABEL) or name, version=labels.get(VERSION_LABEL, ""),
-        namespace=release.get("namespace", ""), type=labels.get(TYPE_LABEL) or str(release.get("chart", "")).rpartition("-")[0],
+        namespace=release.get("namespace", ""), type=labels.get(TYPE_LABEL) or _chart_name(release),
         release=name, desired=int(spec.get("replicas", 0) or 0), available=int(status.get("availableReplicas", 0) or 0),
         ready=int(status.get("readyReplicas", 0) or 0), gpus=gpus, address=address if address != "None" else "",
         ports=ports, created=meta.get("creationTimestamp", ""), revision=int(release.get("revision", 0) or 0),
@@ -254,7 +277,7 @@ def serving_charts() -> tuple[str, ...]:
 
 
 def _is_serving(release: dict) -> bool:
-    return str(release.get("chart", "")).rpartition("-")[0] in serving_charts()
+    return _chart_name(release) in serving_charts()
 
 
 def render_serving(helm_binary: str | None, spec: ServeSpec, values: dict[str, Any]) -> str:
@@ -326,16 +349,38 @@ def list_servings(c: Cluster, namespace: str, all_namespaces: bool = False, name
     for p in c.kube.list_pods(ns, selector=selector):
         key = (p["metadata"]["namespace"], (p["metadata"].get("labels") or {}).get("release", ""))
         pods.setdefault(key, []).append(p)
+    workloads = _workloads(c, ns, selector, releases)
     views = []
     for r in sorted(releases, key=lambda r: (r.get("namespace", ""), r["name"])):
         key = (r.get("namespace", namespace), r["name"])
-        if (name or version) and key not in by_release:
+        if (name or version) and key not in by_release and key not in workloads:
             continue
-        view = serving_view(r, by_release.get(key), services.get(key), pods.get(key, []))
+        view = serving_view(r, by_release.get(key), services.get(key), pods.get(key, []), workloads.get(key))
         if type_ and view.type != type_:
             continue
         views.append(view)
     return views
+
+
+def _workloads(c: Cluster, ns: str | None, selector: str, releases: list[dict]) -> dict[tuple[str, str], dict]:
+    """The objects the charts of the listed releases make when that is not a Deployment (a kind module's
+    ``WORKLOAD``: group, version, plural), by (namespace, release): one LIST a kind that has a release here, none
+    when the API server does not serve it (its controller is not installed)."""
+    from .serve_kinds import BY_CHART
+
+    out: dict[tuple[str, str], dict] = {}
+    kinds = {BY_CHART[_chart_name(r)] for r in releases if _chart_name(r) in BY_CHART}
+    for kind in sorted(kinds, key=lambda k: k.key):
+        workload = getattr(kind.module(), "WORKLOAD", None)
+        if workload is None:
+            continue
+        try:
+            items = c.kube.list_objects(*workload, ns, selector)
+        except NotFoundError:
+            continue
+        for o in items:
+            out[(o["metadata"]["namespace"], (o["metadata"].get("labels") or {}).get("release", ""))] = o
+    return out
 
 
 def servings_named(c: Cluster, namespace: str, name: str, version: str | None = None) -> list[ServingView]:

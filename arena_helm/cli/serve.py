@@ -185,7 +185,7 @@ def _table(views, all_namespaces: bool) -> str:
     headers = ["NAME", "TYPE", "VERSION", "DESIRED", "AVAILABLE", "ADDRESS", "PORTS", "GPU"]
     rows = []
     for v in views:
-        row = [v.name, v.type, v.version, str(v.desired), str(v.available), v.address or "N/A", v.endpoint(),
+        row = [v.name, v.type, v.version, str(v.desired), str(v.available), v.url or v.address or "N/A", v.endpoint(),
                str(v.gpus * v.desired)]
         rows.append([v.namespace, *row] if all_namespaces else row)
     return table(["NAMESPACE", *headers] if all_namespaces else headers, rows)
@@ -202,7 +202,8 @@ def _emit(doc: Any, output: ViewOutput) -> None:
 def list_(
     g: Globals,
     all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="Every namespace.")] = False,
-    type_: Annotated[str | None, typer.Option("--type", "-T", help="Only servings of this type (custom, vllm).",
+    type_: Annotated[str | None, typer.Option("--type", "-T", help="Only servings of this type (a kind: custom, vllm, ...; or "
+                                              "its type: custom-serving, ...).",
                                               show_default=False)] = None,
     output: Annotated[ViewOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = ViewOutput.table,
 ) -> None:
@@ -243,7 +244,7 @@ def get(g: Globals, name: NameArg, version: VersionO = None,
                  ("Release", f"{v.release} (revision {v.revision}, {v.status})"),
                  ("Desired", str(v.desired)), ("Available", str(v.available)), ("Ready", str(v.ready)),
                  ("GPUs", f"{v.gpus} per replica"), ("Address", v.address or "N/A"), ("Ports", v.endpoint()),
-                 ("Age", age(v.created))]
+                 *([("URL", v.url)] if v.url else []), ("Age", age(v.created))]
         text = "\n".join(f"{key + ':':<11}{value}" for key, value in lines)
         pods = table(["INSTANCE", "STATUS", "READY", "RESTARTS", "NODE"],
                      [[p["name"], p["status"], p["ready"], str(p["restarts"]), p["node"]] for p in v.pods])

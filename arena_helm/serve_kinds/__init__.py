@@ -38,6 +38,7 @@ SERVE_KINDS = (
               "TFServeSpec"),
     ServeKind("triton", "triton-serving", "triton", "models behind NVIDIA Triton Inference Server",
               "TritonServeSpec"),
+    ServeKind("kserve", "kserve", "kserve", "a model as a KServe InferenceService", "KServeSpec"),
 )
 BY_KEY = {k.key: k for k in SERVE_KINDS}
 BY_CHART = {k.chart: k for k in SERVE_KINDS}

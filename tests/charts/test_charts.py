@@ -65,6 +65,7 @@ REPLICA_SPECS_KEY = {k.kind: k.replica_key for k in KINDS if k.replica_key}
 BASE = {"image": "registry.example.com/trainer:1.0", "command": "python train.py"}
 # what each chart needs besides its defaults to render (a job: an image and a command; a custom serving: an image)
 NEEDS = {"custom-serving": {"image": "registry.example.com/server:1.0"}, "vllm-serving": {"model": "org/llm"},
+         "kserve": {"modelFormat": {"name": "sklearn"}, "storageUri": "pvc://models/iris"},
          "tf-serving": {"modelPath": "/models/m"}, "triton-serving": {"modelRepository": "/models/repo"}}
 
 
@@ -262,7 +263,7 @@ def validate_core(doc: dict) -> None:
 def validate_docs(docs: list[dict]) -> None:
     assert docs, "nothing rendered"
     for doc in docs:
-        if doc["kind"] in JOB_KINDS:
+        if (doc["apiVersion"], doc["kind"]) in crd_validators():
             validate_custom_resource(doc)
         else:
             assert doc["kind"] in {"Deployment", "Service", "Job", "PersistentVolumeClaim"}, doc["kind"]
@@ -292,6 +293,8 @@ def test_ci_values_render_valid_objects(helm_bin, chart, values):
         assert kinds == ["Deployment", "Service"]
     elif chart == "custom-serving":  # a Service only for a server with a port
         assert kinds == sorted(["Deployment", *(["Service"] if yaml.safe_load(values.read_text()).get("ports") else [])])
+    elif chart == "kserve":  # KServe makes the Deployment and Service
+        assert kinds == ["InferenceService"]
     elif chart in SERVING_CHARTS:
         assert kinds == ["Deployment", "Service"]
     elif chart == "workspace":  # its Service with a server, its home PVC unless an existing claim is the home
@@ -1200,6 +1203,12 @@ def test_notes(helm_bin, chart, tmp_path):
         for line in ("Serving rel runs as Deployment mnist (1 replica) in namespace team-a.",
                      "Service mnist.team-a (ClusterIP), ports grpc:8500 restful:8501",
                      "The REST API: http://mnist.team-a:8501/v1/models/rel"):
+            assert line in notes, notes
+    elif chart == "kserve":
+        for line in ("Serving rel runs as InferenceService mnist in namespace team-a (a sklearn model from "
+                     "pvc://models/iris); KServe makes its predictor mnist-predictor.",
+                     "arena-helm serve get rel -n team-a", "kubectl get inferenceservice mnist -n team-a",
+                     "Its URL, once ready: kubectl get inferenceservice mnist -n team-a -o jsonpath='{.status.url}'"):
             assert line in notes, notes
     elif chart == "triton-serving":
         for line in ("Serving rel runs as Deployment mnist (1 replica) in namespace team-a.",

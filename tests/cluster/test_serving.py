@@ -8,6 +8,7 @@ import re
 
 import clictx
 import pytest
+import yaml
 from kubernetes import client
 from waits import wait_for
 
@@ -299,6 +300,56 @@ def test_serve_triton_runs_tritonserver_with_its_backends_image(cli, cluster, na
         2, "error: --backend trt-llm: Triton's trt-llm backend runs on NVIDIA GPUs: give --gpus 1 or more")
     cli.ok("serve", "delete", "llm")
     assert cli.views() == []
+
+
+def test_serve_kserve_makes_an_inferenceservice_the_api_server_stores_whole(cli, cluster, namespace):
+    """`serve kserve` (no KServe controller here): the InferenceService passes the real v0.20.0 CRD's schema and
+    is stored as rendered (nothing pruned: the predictor's labels, model, pod settings); list and get show what it
+    asks for until KServe makes its Deployment; --wait gives up with exit 3; delete leaves nothing."""
+    api = client.CustomObjectsApi(cluster.api_client())
+    res = cli("serve", "kserve", "--name", "iris", "--version", "v1", "--model-format", "sklearn:1", "--storage-uri",
+              "pvc://models/iris", "--min-replicas", "2", "--max-replicas", "4", "--scale-metric", "cpu",
+              "--scale-target", "80", "--canary-traffic-percent", "20", "--gpus", "1", "-e", "LOG=debug",
+              "--selector", "pool=a", "--model-name", "iris")
+    assert res.exit_code == 0, res.output
+    isvc = api.get_namespaced_custom_object("serving.kserve.io", "v1beta1", namespace, "inferenceservices", "iris-v1")
+    rendered = [d for d in yaml.safe_load_all(cli.ok("serve", "kserve", "--name", "iris", "--version", "v1",
+                                                     "--model-format", "sklearn:1", "--storage-uri",
+                                                     "pvc://models/iris", "--min-replicas", "2", "--max-replicas",
+                                                     "4", "--scale-metric", "cpu", "--scale-target", "80",
+                                                     "--canary-traffic-percent", "20", "--gpus", "1", "-e",
+                                                     "LOG=debug", "--selector", "pool=a", "--model-name", "iris",
+                                                     "--dry-run")) if d]
+    assert isvc["spec"] == rendered[0]["spec"]  # the API server kept every field
+    predictor = isvc["spec"]["predictor"]
+    assert (predictor["minReplicas"], predictor["maxReplicas"], predictor["canaryTrafficPercent"],
+            predictor["model"]["modelFormat"], predictor["model"]["storageUri"], predictor["nodeSelector"]) == (
+        2, 4, 20, {"name": "sklearn", "version": "1"}, "pvc://models/iris", {"pool": "a"})
+    assert {k: predictor["labels"][k] for k in ("servingName", "servingVersion", "servingType", "modelName")} == {
+        "servingName": "iris", "servingVersion": "v1", "servingType": "kserve", "modelName": "iris"}
+    (view,) = cli.views("-T", "kserve")
+    assert (view["name"], view["version"], view["type"], view["desiredReplicas"], view["availableReplicas"],
+            view["gpusPerReplica"], view["url"]) == ("iris", "v1", "kserve", 2, 0, 1, None)
+    assert norm(cli.ok("serve", "list"))[1] == "iris kserve v1 2 0 N/A - 2"
+    res = cli("serve", "kserve", "--name", "iris", "--version", "v2", "--image", "registry.example.com/iris:1",
+              "--port", "8081", "--wait", "--timeout", "2s", "--", "python", "-m", "server")
+    assert res.exit_code == 3, res.output
+    assert "serving iris version v2 is not ready after 2s (0/1 ready: no pod yet;" in res.stderr
+    c = api.get_namespaced_custom_object("serving.kserve.io", "v1beta1", namespace, "inferenceservices",
+                                         "iris-v2")["spec"]["predictor"]["containers"][0]
+    assert (c["name"], c["command"], c["ports"]) == ("kserve-container", ["sh", "-c", "python -m server"],
+                                                     [{"name": "http1", "containerPort": 8081, "protocol": "TCP"}])
+    res = cli("serve", "update", "kserve", "iris", "--version", "v1", "--canary-traffic-percent", "50",
+              "--storage-uri", "pvc://models/iris2")
+    assert res.exit_code == 0, res.output
+    predictor = api.get_namespaced_custom_object("serving.kserve.io", "v1beta1", namespace, "inferenceservices",
+                                                 "iris-v1")["spec"]["predictor"]
+    assert (predictor["canaryTrafficPercent"], predictor["model"]["storageUri"], predictor["minReplicas"]) == (
+        50, "pvc://models/iris2", 2)
+    cli.ok("serve", "delete", "iris")
+    assert cli.views() == []
+    assert api.list_namespaced_custom_object("serving.kserve.io", "v1beta1", namespace, "inferenceservices")[
+        "items"] == []
 
 
 def test_serve_logs_and_attach_reach_one_pod_of_the_serving(cli, cluster, kubelet, namespace, node):

@@ -56,6 +56,12 @@ TRAINER_CRDS = (
     "trainer-v2.3.0/trainer.kubeflow.org_trainingruntimes.yaml",
     "jobset-v0.12.0/jobset.x-k8s.io_jobsets.yaml",
 )
+# the serving CRDs (KServe v0.20.0's InferenceService, LeaderWorkerSet v0.10.0): what the kserve and
+# distributed serving charts make is stored with the real schemas, whether or not their controllers run
+SERVING_CRDS = (
+    "kserve-v0.20.0/serving.kserve.io_inferenceservices.yaml",
+    "lws-v0.10.0/leaderworkerset.x-k8s.io_leaderworkersets.yaml",
+)
 # Local quick runs may skip the cluster tests (ARENA_HELM_SKIP_CLUSTER=1); under CI they never skip.
 SKIP_CLUSTER = os.environ.get("ARENA_HELM_SKIP_CLUSTER") == "1" and not os.environ.get("CI")
 RBAC_DOC = REPO / "docs" / "rbac" / "arena-helm-user.yaml"
@@ -426,10 +432,10 @@ class TestCluster:
 
     # ---- CRDs ------------------------------------------------------------------------------------
     def install_crds(self, mpi: str = "v2beta1") -> None:
-        """Create the Kubeflow CRDs; ``mpi`` picks which MPIJob CRD (they share one name)."""
+        """Create the Kubeflow and serving CRDs; ``mpi`` picks which MPIJob CRD (they share one name)."""
         files = [CRD_DIR / "training-operator-v1.9.0" / f for f in TRAINING_OPERATOR_CRDS]
         files.append(self.mpi_crd_file(mpi))
-        files.extend(CRD_DIR / f for f in TRAINER_CRDS)
+        files.extend(CRD_DIR / f for f in (*TRAINER_CRDS, *SERVING_CRDS))
         for path in files:
             self.create_crd(path)
 

@@ -9,7 +9,7 @@ import pytest
 from arena_helm.errors import UsageError
 from arena_helm.serve_kinds.custom import CustomServeSpec, CustomServingValues
 from arena_helm.serve_kinds.vllm import VllmServeSpec, VllmServingValues
-from arena_helm.serving import default_version, serving_type, serving_values, serving_view
+from arena_helm.serving import default_version, serving_type, serving_values, serving_view, update_patch
 
 
 def spec(**kw) -> CustomServeSpec:
@@ -75,8 +75,8 @@ def test_the_type_flag_takes_arenas_names():
     assert serving_type("vllm") == "vllm-serving"
     assert serving_type("tensorflow") == serving_type("tf-serving") == "tf-serving"
     with pytest.raises(UsageError, match="--type tf: not a serving kind; one of custom, vllm, tensorflow, "
-                                         r"triton \(or their types custom-serving, vllm-serving, tf-serving, "
-                                         r"triton-serving\)"):
+                                         r"triton, kserve \(or their types custom-serving, vllm-serving, "
+                                         r"tf-serving, triton-serving, kserve\)"):
         serving_type("tf")
 
 
@@ -282,3 +282,79 @@ def test_bad_triton_input_is_one_line_naming_the_flag(fields, message):
     with pytest.raises(UsageError) as err:
         TritonServeSpec(name="resnet", version="v1", **fields)
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+# ---- kserve ----------------------------------------------------------------------------------------------------
+def test_a_kserve_serving_is_a_model_or_a_container():
+    from arena_helm.serve_kinds.kserve import KServeSpec, KServeValues
+
+    s = KServeSpec(name="iris", version="v1", model_format="sklearn", storage_uri="pvc://models/iris")
+    assert serving_values(s) == {"servingName": "iris", "servingVersion": "v1", "modelFormat": {"name": "sklearn"},
+                                 "storageUri": "pvc://models/iris"}
+    s = KServeSpec(name="iris", version="v2", model_format="onnx:1", storage_uri="s3://m/iris", runtime="triton",
+                   protocol_version="v2", min_replicas=2, max_replicas=4, scale_metric="cpu", scale_target=80,
+                   container_concurrency=8, request_timeout=60, canary_traffic_percent=0, gpus=1)
+    values = serving_values(s)
+    assert values == {"servingName": "iris", "servingVersion": "v2", "gpus": 1,
+                      "modelFormat": {"name": "onnx", "version": "1"}, "storageUri": "s3://m/iris", "runtime": "triton",
+                      "protocolVersion": "v2", "maxReplicas": 4, "scaleMetric": "cpu", "scaleTarget": 80,
+                      "containerConcurrency": 8, "timeout": 60, "canaryTrafficPercent": 0, "replicas": 2}
+    KServeValues.model_validate(values)
+    s = KServeSpec(name="web", version="v1", image="registry.example.com/server:1", port=8081, replicas=2,
+                   command=["python", "-m", "server", "--name", "it's"])
+    assert serving_values(s) == {"servingName": "web", "servingVersion": "v1", "image": "registry.example.com/server:1",
+                                 "replicas": 2, "command": "python -m server --name 'it'\"'\"'s'", "port": 8081}
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({}, "--model-format/--image: give the model's format (with --storage-uri), or your own --image"),
+    ({"model_format": "Sk Learn"}, "--model-format 'Sk Learn': not NAME[:VERSION]"),
+    ({"image": "x:1", "storage_uri": "pvc://a/b"}, "--storage-uri: only a model (--model-format) has one"),
+    ({"model_format": "sklearn", "storage_uri": "/models/iris"}, "--storage-uri '/models/iris': not a URI KServe"),
+    ({"model_format": "sklearn", "replicas": 2, "min_replicas": 3}, "--replicas 2 and --min-replicas 3: give one"),
+    ({"model_format": "sklearn", "min_replicas": 3, "max_replicas": 2}, "--max-replicas 2: fewer than --min-replicas 3"),
+    ({"model_format": "sklearn", "canary_traffic_percent": 101}, "--canary-traffic-percent"),
+    ({"model_format": "sklearn", "scale_metric": "gpu"}, "--scale-metric"),
+])
+def test_bad_kserve_input_is_one_line_naming_the_flag(fields, message):
+    from arena_helm.serve_kinds.kserve import KServeSpec
+
+    with pytest.raises(UsageError) as err:
+        KServeSpec(name="iris", version="v1", **fields)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_an_inferenceservice_adds_its_url_and_readiness_to_its_predictors_view():
+    from arena_helm.serving import serving_view
+
+    labels = {"servingName": "iris", "servingVersion": "v1", "servingType": "kserve", "release": "iris-v1"}
+    release = {"name": "iris-v1", "namespace": "team", "chart": "kserve-0.1.0", "revision": "1", "status": "deployed"}
+    isvc = {"metadata": {"name": "iris-v1", "labels": labels, "creationTimestamp": "2026-12-04T11:00:00Z"},
+            "spec": {"predictor": {"minReplicas": 2, "model": {"modelFormat": {"name": "sklearn"}, "resources": {
+                "limits": {"nvidia.com/gpu": "1"}}}}},
+            "status": {"url": "http://iris-v1-team.example.com", "conditions": [{"type": "Ready", "status": "False"}]}}
+    # KServe has made no Deployment yet: what the InferenceService asks for
+    view = serving_view(release, None, None, [], isvc)
+    assert (view.name, view.version, view.type, view.desired, view.available, view.gpus, view.url, view.rolled_out,
+            view.created) == ("iris", "v1", "kserve", 2, 0, 1, "http://iris-v1-team.example.com", False,
+                              "2026-12-04T11:00:00Z")
+    deployment = {"metadata": {"name": "iris-v1-predictor", "labels": labels, "generation": 1,
+                               "creationTimestamp": "2026-12-04T11:00:05Z"},
+                  "spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "kserve-container"}]}}},
+                  "status": {"observedGeneration": 1, "replicas": 2, "updatedReplicas": 2, "availableReplicas": 2,
+                             "readyReplicas": 2}}
+    view = serving_view(release, deployment, None, [], isvc)
+    assert (view.desired, view.available, view.rolled_out) == (2, 2, False)  # KServe does not say Ready yet
+    isvc["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    view = serving_view(release, deployment, None, [], isvc)
+    assert (view.rolled_out, view.created, view.to_json()["url"]) == (
+        True, "2026-12-04T11:00:05Z", "http://iris-v1-team.example.com")
+
+
+def test_serve_update_kserve_patches_only_the_given_flags():
+    from arena_helm.serve_kinds import BY_KEY
+
+    assert update_patch(BY_KEY["kserve"], "iris", "v1", {"canary_traffic_percent": 10, "storage_uri": "s3://m/2"}) == {
+        "canaryTrafficPercent": 10, "storageUri": "s3://m/2"}
+    assert update_patch(BY_KEY["kserve"], "iris", "v1", {"min_replicas": 3, "max_replicas": 5}) == {
+        "replicas": 3, "maxReplicas": 5}

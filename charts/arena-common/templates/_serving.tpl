@@ -31,7 +31,6 @@ serviceName: {{ include "arena-common.servingName" .root | quote }}
 {{- $root := .root -}}
 {{- $v := $root.Values -}}
 {{- $name := include "arena-common.name" $root -}}
-{{- $image := required "image: the serving's image is not set (set image)" (.image | default $v.image) -}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -59,144 +58,183 @@ spec:
         {{- toYaml . | nindent 8 }}
       {{- end }}
     spec:
-      automountServiceAccountToken: false
-      enableServiceLinks: false
-      {{- with $v.nodeSelector }}
-      nodeSelector:
-        {{- toYaml . | nindent 8 }}
+      {{- include "arena-common.servingPodSpec" . | trim | nindent 6 }}
+{{- end -}}
+
+{{/*
+arena-common.servingPodSpec: the pod spec of a serving's pods (one container, arena-common.servingContainer),
+for a Deployment's template, an InferenceService's predictor or a LeaderWorkerSet's templates. Takes the dict
+of arena-common.servingDeployment; "podFields": false leaves out the fields only a PodSpec has
+(automountServiceAccountToken, enableServiceLinks), "containersKey" names the list ("containers").
+*/}}
+{{- define "arena-common.servingPodSpec" -}}
+{{- $root := .root -}}
+{{- $v := $root.Values -}}
+{{- if ne (toString .podFields) "false" }}
+automountServiceAccountToken: false
+enableServiceLinks: false
+{{- end }}
+{{- with $v.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $v.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $v.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $v.priorityClassName }}
+priorityClassName: {{ . | toJson }}
+{{- end }}
+{{- with $v.imagePullSecrets }}
+imagePullSecrets:
+  {{- range . }}
+  - name: {{ . | toJson }}
+  {{- end }}
+{{- end }}
+{{- with $v.podSecurityContext }}
+securityContext:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- if ne (toString .containersKey) "none" }}
+{{ .containersKey | default "containers" }}:
+  - {{ include "arena-common.servingContainer" . | indent 4 | trim }}
+{{- end }}
+{{- include "arena-common.servingVolumes" . }}
+{{- end -}}
+
+{{/*
+arena-common.servingContainer: the server's container (name .name, default "serving"): image, command, args,
+env, ports, probes, resources, mounts. Takes the dict of arena-common.servingDeployment; with "imageOptional"
+the image may be unset (an InferenceService's model: its runtime has one).
+*/}}
+{{- define "arena-common.servingContainer" -}}
+{{- $root := .root -}}
+{{- $v := $root.Values -}}
+{{- $image := .image | default $v.image -}}
+{{- if not .imageOptional }}{{ $image = required "image: the serving's image is not set (set image)" $image }}{{ end -}}
+name: {{ .name | default "serving" }}
+{{- with $image }}
+image: {{ . | toJson }}
+{{- end }}
+imagePullPolicy: {{ $v.imagePullPolicy }}
+{{- with .command }}
+command: {{ . | toJson }}
+{{- end }}
+{{- with .args }}
+args: {{ . | toJson }}
+{{- end }}
+env:
+  {{- with include "arena-common.envVars" $v.env }}
+  {{- . | trim | nindent 2 }}
+  {{- end }}
+  {{- with include "arena-common.noGpuEnv" (dict "replica" $v) }}
+  {{- . | trim | nindent 2 }}
+  {{- end }}
+  # where the pod runs, as Arena's serving charts give it
+  - name: ARENA_NODE_NAME
+    valueFrom:
+      fieldRef:
+        fieldPath: spec.nodeName
+  - name: ARENA_POD_NAMESPACE
+    valueFrom:
+      fieldRef:
+        fieldPath: metadata.namespace
+  - name: ARENA_POD_NAME
+    valueFrom:
+      fieldRef:
+        fieldPath: metadata.name
+  - name: ARENA_POD_IP
+    valueFrom:
+      fieldRef:
+        fieldPath: status.podIP
+{{- with $v.envFrom }}
+envFrom:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .ports }}
+ports:
+  {{- range . }}
+  - name: {{ .name }}
+    containerPort: {{ .port }}
+    protocol: TCP
+  {{- end }}
+{{- end }}
+{{- range $probe := list "startupProbe" "readinessProbe" "livenessProbe" }}
+{{- with index ($.probes | default dict) $probe }}
+{{ $probe }}:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+{{- with include "arena-common.resources" (dict "replica" $v) }}
+resources:
+  {{- . | trim | nindent 2 }}
+{{- end }}
+{{- with $v.securityContext }}
+securityContext:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- if or $v.shmSize $v.data $v.hostPaths $v.secretVolumes }}
+volumeMounts:
+  {{- if $v.shmSize }}
+  - name: dshm
+    mountPath: /dev/shm
+  {{- end }}
+  {{- range $i, $d := $v.data }}
+  - name: {{ printf "data-%d" $i }}
+    mountPath: {{ $d.mountPath | toJson }}
+    {{- if $d.readOnly }}
+    readOnly: true
+    {{- end }}
+  {{- end }}
+  {{- range $i, $h := $v.hostPaths }}
+  - name: {{ printf "hostpath-%d" $i }}
+    mountPath: {{ $h.mountPath | toJson }}
+    {{- if $h.readOnly }}
+    readOnly: true
+    {{- end }}
+  {{- end }}
+  {{- range $i, $s := $v.secretVolumes }}
+  - name: {{ printf "secret-%d" $i }}
+    mountPath: {{ $s.mountPath | toJson }}
+    readOnly: true
+  {{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
+arena-common.servingVolumes: the volumes of arena-common.servingContainer's mounts (none: nothing).
+*/}}
+{{- define "arena-common.servingVolumes" -}}
+{{- $v := .root.Values -}}
+{{- if or $v.shmSize $v.data $v.hostPaths $v.secretVolumes }}
+volumes:
+  {{- with $v.shmSize }}
+  - name: dshm
+    emptyDir:
+      medium: Memory
+      sizeLimit: {{ . | toJson }}
+  {{- end }}
+  {{- range $i, $d := $v.data }}
+  - name: {{ printf "data-%d" $i }}
+    persistentVolumeClaim:
+      claimName: {{ $d.claimName | toJson }}
+      {{- if $d.readOnly }}
+      readOnly: true
       {{- end }}
-      {{- with $v.tolerations }}
-      tolerations:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
-      {{- with $v.affinity }}
-      affinity:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
-      {{- with $v.priorityClassName }}
-      priorityClassName: {{ . | toJson }}
-      {{- end }}
-      {{- with $v.imagePullSecrets }}
-      imagePullSecrets:
-        {{- range . }}
-        - name: {{ . | toJson }}
-        {{- end }}
-      {{- end }}
-      {{- with $v.podSecurityContext }}
-      securityContext:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
-      containers:
-        - name: serving
-          image: {{ $image | toJson }}
-          imagePullPolicy: {{ $v.imagePullPolicy }}
-          {{- with .command }}
-          command: {{ . | toJson }}
-          {{- end }}
-          {{- with .args }}
-          args: {{ . | toJson }}
-          {{- end }}
-          env:
-            {{- with include "arena-common.envVars" $v.env }}
-            {{- . | trim | nindent 12 }}
-            {{- end }}
-            {{- with include "arena-common.noGpuEnv" (dict "replica" $v) }}
-            {{- . | trim | nindent 12 }}
-            {{- end }}
-            # where the pod runs, as Arena's serving charts give it
-            - name: ARENA_NODE_NAME
-              valueFrom:
-                fieldRef:
-                  fieldPath: spec.nodeName
-            - name: ARENA_POD_NAMESPACE
-              valueFrom:
-                fieldRef:
-                  fieldPath: metadata.namespace
-            - name: ARENA_POD_NAME
-              valueFrom:
-                fieldRef:
-                  fieldPath: metadata.name
-            - name: ARENA_POD_IP
-              valueFrom:
-                fieldRef:
-                  fieldPath: status.podIP
-          {{- with $v.envFrom }}
-          envFrom:
-            {{- toYaml . | nindent 12 }}
-          {{- end }}
-          {{- with .ports }}
-          ports:
-            {{- range . }}
-            - name: {{ .name }}
-              containerPort: {{ .port }}
-              protocol: TCP
-            {{- end }}
-          {{- end }}
-          {{- range $probe := list "startupProbe" "readinessProbe" "livenessProbe" }}
-          {{- with index ($.probes | default dict) $probe }}
-          {{ $probe }}:
-            {{- toYaml . | nindent 12 }}
-          {{- end }}
-          {{- end }}
-          {{- with include "arena-common.resources" (dict "replica" $v) }}
-          resources:
-            {{- . | trim | nindent 12 }}
-          {{- end }}
-          {{- with $v.securityContext }}
-          securityContext:
-            {{- toYaml . | nindent 12 }}
-          {{- end }}
-          {{- if or $v.shmSize $v.data $v.hostPaths $v.secretVolumes }}
-          volumeMounts:
-            {{- if $v.shmSize }}
-            - name: dshm
-              mountPath: /dev/shm
-            {{- end }}
-            {{- range $i, $d := $v.data }}
-            - name: {{ printf "data-%d" $i }}
-              mountPath: {{ $d.mountPath | toJson }}
-              {{- if $d.readOnly }}
-              readOnly: true
-              {{- end }}
-            {{- end }}
-            {{- range $i, $h := $v.hostPaths }}
-            - name: {{ printf "hostpath-%d" $i }}
-              mountPath: {{ $h.mountPath | toJson }}
-              {{- if $h.readOnly }}
-              readOnly: true
-              {{- end }}
-            {{- end }}
-            {{- range $i, $s := $v.secretVolumes }}
-            - name: {{ printf "secret-%d" $i }}
-              mountPath: {{ $s.mountPath | toJson }}
-              readOnly: true
-            {{- end }}
-          {{- end }}
-      {{- if or $v.shmSize $v.data $v.hostPaths $v.secretVolumes }}
-      volumes:
-        {{- with $v.shmSize }}
-        - name: dshm
-          emptyDir:
-            medium: Memory
-            sizeLimit: {{ . | toJson }}
-        {{- end }}
-        {{- range $i, $d := $v.data }}
-        - name: {{ printf "data-%d" $i }}
-          persistentVolumeClaim:
-            claimName: {{ $d.claimName | toJson }}
-            {{- if $d.readOnly }}
-            readOnly: true
-            {{- end }}
-        {{- end }}
-        {{- range $i, $h := $v.hostPaths }}
-        - name: {{ printf "hostpath-%d" $i }}
-          hostPath:
-            path: {{ $h.path | toJson }}
-        {{- end }}
-        {{- with include "arena-common.secretVolumes" $v.secretVolumes }}
-        {{- . | trim | nindent 8 }}
-        {{- end }}
-      {{- end }}
+  {{- end }}
+  {{- range $i, $h := $v.hostPaths }}
+  - name: {{ printf "hostpath-%d" $i }}
+    hostPath:
+      path: {{ $h.path | toJson }}
+  {{- end }}
+  {{- with include "arena-common.secretVolumes" $v.secretVolumes }}
+  {{- . | trim | nindent 2 }}
+  {{- end }}
+{{- end }}
 {{- end -}}
 
 {{- define "arena-common.servingService" -}}
