@@ -465,8 +465,9 @@ def update_fields(kind) -> dict[str, tuple[str, ...]]:
 
 def update_patch(kind, name: str, version: str, given: dict[str, Any]) -> dict[str, Any]:
     """The values ``serve update`` merges into the release's (helm upgrade --reuse-values): for each given field,
-    its keys as the kind's values make them (a key a default leaves out: the chart's default, from the values
-    model), so that a value set back to its default is set too. Pure."""
+    its keys (``key``, or ``key.sub`` for one key of a map, whose other keys stay as they are) as the kind's values
+    make them (a key a default leaves out: the chart's default, from the values model), so that a value set back
+    to its default is set too. Pure."""
     unknown = sorted(set(given) - set(update_fields(kind)))
     if unknown:
         raise UsageError(f"serve update {kind.key} does not change {', '.join(unknown)}")
@@ -474,8 +475,15 @@ def update_patch(kind, name: str, version: str, given: dict[str, Any]) -> dict[s
     spec = module.SPEC(**{"name": name, "version": version, **module.PLACEHOLDERS, **given})
     full = module.VALUES.model_validate(serving_values(spec)).model_dump(by_alias=True, mode="json",
                                                                         exclude_none=True)
-    keys = dict.fromkeys(k for f in given for k in update_fields(kind)[f])
-    return {k: full[k] for k in keys if k in full}
+    patch: dict[str, Any] = {}
+    for path in dict.fromkeys(k for f in given for k in update_fields(kind)[f]):  # "key" or "key.sub"
+        *parents, last = path.split(".")
+        source, target = full, patch
+        for part in parents:
+            source, target = source.get(part) or {}, target.setdefault(part, {})
+        if last in source:
+            target[last] = source[last]
+    return patch
 
 
 def update_serving(c: Cluster, namespace: str, kind, name: str, version: str | None,

@@ -39,6 +39,8 @@ SERVE_KINDS = (
     ServeKind("triton", "triton-serving", "triton", "models behind NVIDIA Triton Inference Server",
               "TritonServeSpec"),
     ServeKind("kserve", "kserve", "kserve", "a model as a KServe InferenceService", "KServeSpec"),
+    ServeKind("distributed", "distributed-serving", "distributed",
+              "a model over groups of a leader and workers (a LeaderWorkerSet)", "DistributedServeSpec"),
 )
 BY_KEY = {k.key: k for k in SERVE_KINDS}
 BY_CHART = {k.chart: k for k in SERVE_KINDS}

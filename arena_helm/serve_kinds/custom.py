@@ -58,8 +58,8 @@ class CustomServingValues(ServingValues):
 
 SPEC, VALUES = CustomServeSpec, CustomServingValues
 PLACEHOLDERS = {"image": "placeholder.invalid/image:0"}  # what a spec needs to be built for serve update's patch
-UPDATES = {"command": ("command", "shell"), "shell": ("command", "shell"), "port": ("ports",),
-           "restful_port": ("ports",), "metrics_port": ("ports",)}
+UPDATES = {"command": ("command", "shell"), "shell": ("command", "shell"), "port": ("ports.grpc",),
+           "restful_port": ("ports.restful",), "metrics_port": ("ports.metrics",)}
 
 
 def values(spec: CustomServeSpec) -> dict[str, Any]:

@@ -66,6 +66,7 @@ BASE = {"image": "registry.example.com/trainer:1.0", "command": "python train.py
 # what each chart needs besides its defaults to render (a job: an image and a command; a custom serving: an image)
 NEEDS = {"custom-serving": {"image": "registry.example.com/server:1.0"}, "vllm-serving": {"model": "org/llm"},
          "kserve": {"modelFormat": {"name": "sklearn"}, "storageUri": "pvc://models/iris"},
+         "distributed-serving": {"image": "registry.example.com/server:1.0", "command": "python -m server"},
          "tf-serving": {"modelPath": "/models/m"}, "triton-serving": {"modelRepository": "/models/repo"}}
 
 
@@ -295,6 +296,8 @@ def test_ci_values_render_valid_objects(helm_bin, chart, values):
         assert kinds == sorted(["Deployment", *(["Service"] if yaml.safe_load(values.read_text()).get("ports") else [])])
     elif chart == "kserve":  # KServe makes the Deployment and Service
         assert kinds == ["InferenceService"]
+    elif chart == "distributed-serving":  # the LeaderWorkerSet controller makes the pods; a Service with a port
+        assert kinds == ["LeaderWorkerSet", *(["Service"] if yaml.safe_load(values.read_text()).get("ports") else [])]
     elif chart in SERVING_CHARTS:
         assert kinds == ["Deployment", "Service"]
     elif chart == "workspace":  # its Service with a server, its home PVC unless an existing claim is the home
@@ -1203,6 +1206,11 @@ def test_notes(helm_bin, chart, tmp_path):
         for line in ("Serving rel runs as Deployment mnist (1 replica) in namespace team-a.",
                      "Service mnist.team-a (ClusterIP), ports grpc:8500 restful:8501",
                      "The REST API: http://mnist.team-a:8501/v1/models/rel"):
+            assert line in notes, notes
+    elif chart == "distributed-serving":
+        for line in ("Serving rel runs as LeaderWorkerSet mnist (1 group of a leader and 1 worker) in namespace "
+                     "team-a.", "arena-helm serve get rel -n team-a", "kubectl get leaderworkerset mnist -n team-a",
+                     "No port is set: no Service."):
             assert line in notes, notes
     elif chart == "kserve":
         for line in ("Serving rel runs as InferenceService mnist in namespace team-a (a sklearn model from "

@@ -352,6 +352,57 @@ def test_serve_kserve_makes_an_inferenceservice_the_api_server_stores_whole(cli,
         "items"] == []
 
 
+DISTRIBUTED = ("serve", "distributed", "--name", "llama", "--version", "v1", "--image", "vllm/vllm-openai:v0.12.0",
+               "--replicas", "2", "--workers", "3", "--gpus", "8", "--worker-gpus", "4", "--restful-port", "8000",
+               "--leader-command", "ray start --head && vllm serve /models/llama",
+               "--worker-command", "ray start --address=$(LWS_LEADER_ADDRESS):6379 --block", "-d", "models:/models")
+
+
+def test_serve_distributed_makes_a_leaderworkerset_the_api_server_stores_whole(cli, cluster, namespace):
+    """`serve distributed` (no LeaderWorkerSet controller here): the LeaderWorkerSet passes the real v0.10.0
+    CRD's schema and is stored as rendered; the Service selects the leaders; list and get count its groups
+    (2 x (8 + 3 x 4) GPUs); delete leaves nothing."""
+    api = client.CustomObjectsApi(cluster.api_client())
+    core = client.CoreV1Api(cluster.api_client())
+    cli.ok(*DISTRIBUTED)
+    lws = api.get_namespaced_custom_object("leaderworkerset.x-k8s.io", "v1", namespace, "leaderworkersets",
+                                           "llama-v1")
+    rendered = [d for d in yaml.safe_load_all(cli.ok(*DISTRIBUTED, "--dry-run")) if d]
+    assert lws["spec"].pop("startupPolicy") == "LeaderCreated"  # the CRD's default
+    assert lws["spec"] == next(d for d in rendered if d["kind"] == "LeaderWorkerSet")["spec"]
+    template = lws["spec"]["leaderWorkerTemplate"]
+    assert (lws["spec"]["replicas"], template["size"], template["restartPolicy"]) == (
+        2, 4, "RecreateGroupOnPodRestart")
+    leader = template["leaderTemplate"]["spec"]["containers"][0]
+    worker = template["workerTemplate"]["spec"]["containers"][0]
+    assert (leader["command"], worker["command"]) == (
+        ["sh", "-c", "ray start --head && vllm serve /models/llama"],
+        ["sh", "-c", "ray start --address=$(LWS_LEADER_ADDRESS):6379 --block"])
+    assert (leader["resources"]["limits"], worker["resources"]["limits"]) == (
+        {"nvidia.com/gpu": 8}, {"nvidia.com/gpu": 4})
+    assert {e["name"]: e.get("value") for e in worker["env"] if "value" in e} == {
+        "MASTER_ADDR": "$(LWS_LEADER_ADDRESS)", "GPU_COUNT": "4", "ROLE": "worker"}
+    svc = core.read_namespaced_service("llama-v1", namespace)
+    assert svc.spec.selector["role"] == "leader" and [(p.name, p.port) for p in svc.spec.ports] == [("restful", 8000)]
+    (view,) = cli.views("-T", "distributed")
+    assert (view["type"], view["desiredReplicas"], view["readyReplicas"], view["gpusPerReplica"], view["ports"]) == (
+        "distributed-serving", 2, 0, 20, {"restful": 8000})
+    assert norm(cli.ok("serve", "list"))[1].split()[:5] == ["llama", "distributed-serving", "v1", "2", "0"]
+    assert norm(cli.ok("serve", "list"))[1].split()[-1] == "40"
+    res = cli("serve", "update", "distributed", "llama", "--workers", "1", "--worker-gpus", "8")
+    assert res.exit_code == 0, res.output
+    lws = api.get_namespaced_custom_object("leaderworkerset.x-k8s.io", "v1", namespace, "leaderworkersets",
+                                           "llama-v1")
+    template = lws["spec"]["leaderWorkerTemplate"]
+    assert (template["size"], template["workerTemplate"]["spec"]["containers"][0]["resources"]["limits"],
+            template["workerTemplate"]["spec"]["containers"][0]["command"][2]) == (
+        2, {"nvidia.com/gpu": 8}, "ray start --address=$(LWS_LEADER_ADDRESS):6379 --block")
+    cli.ok("serve", "delete", "llama")
+    assert cli.views() == []
+    assert api.list_namespaced_custom_object("leaderworkerset.x-k8s.io", "v1", namespace, "leaderworkersets")[
+        "items"] == []
+
+
 def test_serve_logs_and_attach_reach_one_pod_of_the_serving(cli, cluster, kubelet, namespace, node):
     """serve logs prints the server container's log (API server pods/log -> kwok), the first running pod by
     default with a note naming the others, -i another; serve attach runs a command through pods/exec."""

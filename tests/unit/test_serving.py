@@ -75,8 +75,9 @@ def test_the_type_flag_takes_arenas_names():
     assert serving_type("vllm") == "vllm-serving"
     assert serving_type("tensorflow") == serving_type("tf-serving") == "tf-serving"
     with pytest.raises(UsageError, match="--type tf: not a serving kind; one of custom, vllm, tensorflow, "
-                                         r"triton, kserve \(or their types custom-serving, vllm-serving, "
-                                         r"tf-serving, triton-serving, kserve\)"):
+                                         r"triton, kserve, distributed \(or their types custom-serving, "
+                                         r"vllm-serving, tf-serving, triton-serving, kserve, "
+                                         r"distributed-serving\)"):
         serving_type("tf")
 
 
@@ -358,3 +359,70 @@ def test_serve_update_kserve_patches_only_the_given_flags():
         "canaryTrafficPercent": 10, "storageUri": "s3://m/2"}
     assert update_patch(BY_KEY["kserve"], "iris", "v1", {"min_replicas": 3, "max_replicas": 5}) == {
         "replicas": 3, "maxReplicas": 5}
+
+
+# ---- distributed -----------------------------------------------------------------------------------------------
+def test_a_distributed_serving_gives_each_role_its_command_and_resources():
+    from arena_helm.serve_kinds.distributed import DistributedServeSpec, DistributedServingValues
+
+    s = DistributedServeSpec(name="llama", version="v1", image="vllm/vllm-openai:v0.12.0", command=["serve", "it's"])
+    assert serving_values(s) == {"servingName": "llama", "servingVersion": "v1", "image": "vllm/vllm-openai:v0.12.0",
+                                 "command": "serve 'it'\"'\"'s'"}
+    s = DistributedServeSpec(name="llama", version="v1", image="i:1", replicas=2, workers=3, gpus=8, cpu="16",
+                             leader_command="ray start --head", worker_command="ray start --block", worker_gpus=4,
+                             leader_memory="256Gi", restful_port=8000, metrics_port=8080, shell="bash")
+    values = serving_values(s)
+    assert values == {"servingName": "llama", "servingVersion": "v1", "image": "i:1", "replicas": 2, "gpus": 8,
+                      "resources": {"requests": {"cpu": "16"}, "limits": {"cpu": "16"}}, "shell": "bash",
+                      "workers": 3, "leader": {"command": "ray start --head", "memory": "256Gi"},
+                      "worker": {"command": "ray start --block", "gpus": 4},
+                      "ports": {"restful": 8000, "metrics": 8080}}
+    DistributedServingValues.model_validate(values)
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({}, "--image: a distributed serving runs your image: give --image IMAGE"),
+    ({"image": "i:1"}, "--leader-command: give the leader's command (or one command for every pod after the flags)"),
+    ({"image": "i:1", "leader_command": "a"}, "--worker-command: give the worker's command"),
+    ({"image": "i:1", "command": "a", "port": 80, "metrics_port": 80}, "two of them are the same port"),
+    ({"image": "i:1", "command": "a", "workers": -1}, "--workers"),
+])
+def test_bad_distributed_input_is_one_line_naming_the_flag(fields, message):
+    from arena_helm.serve_kinds.distributed import DistributedServeSpec
+
+    with pytest.raises(UsageError) as err:
+        DistributedServeSpec(name="llama", version="v1", **fields)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_leaderworkersets_groups_are_the_servings_replicas():
+    labels = {"servingName": "llama", "servingVersion": "v1", "servingType": "distributed-serving",
+              "release": "llama-v1"}
+    release = {"name": "llama-v1", "namespace": "team", "chart": "distributed-serving-0.1.0", "revision": "2"}
+
+    def template(gpus):
+        return {"spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}]}}
+
+    lws = {"metadata": {"name": "llama-v1", "labels": labels, "generation": 2,
+                        "creationTimestamp": "2026-12-04T11:00:00Z"},
+           "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 4, "leaderTemplate": template(8),
+                                                            "workerTemplate": template(4)}},
+           "status": {"observedGeneration": 2, "replicas": 2, "readyReplicas": 1, "updatedReplicas": 2}}
+    view = serving_view(release, None, None, [], lws)
+    assert (view.name, view.version, view.type, view.desired, view.ready, view.available, view.gpus, view.rolled_out,
+            view.created, view.revision) == ("llama", "v1", "distributed-serving", 2, 1, 1, 8 + 3 * 4, False,
+                                             "2026-12-04T11:00:00Z", 2)
+    lws["status"]["readyReplicas"] = 2
+    assert serving_view(release, None, None, [], lws).rolled_out
+    lws["metadata"]["generation"] = 3  # a new spec the controller has not seen yet
+    assert not serving_view(release, None, None, [], lws).rolled_out
+
+
+def test_update_of_one_key_of_a_map_leaves_its_other_keys_to_the_release():
+    from arena_helm.serve_kinds import BY_KEY
+
+    assert update_patch(BY_KEY["custom"], "web", "v1", {"port": 9000}) == {"ports": {"grpc": 9000}}
+    assert update_patch(BY_KEY["custom"], "web", "v1", {"restful_port": 0}) == {"ports": {"restful": 0}}
+    assert update_patch(BY_KEY["distributed"], "llama", "v1", {"worker_gpus": 8, "workers": 1,
+                                                               "leader_command": "serve"}) == {
+        "worker": {"gpus": 8}, "workers": 1, "leader": {"command": "serve"}}

@@ -12,6 +12,8 @@ arena-common.servingDeployment and arena-common.servingService take a dict:
   ports    the server's ports, a list of {name, port} (the Service has one port each; none: no Service)
   probes   {readinessProbe, livenessProbe, startupProbe}: the container's probes (each may be absent)
   image    the image, when the chart chooses it (else .Values.image)
+  extraEnv more environment variables of the container, after the user's and Arena's (a list of EnvVar)
+  selector more labels the Service selects the pods by (the leaders of a LeaderWorkerSet)
 */}}
 
 {{- define "arena-common.servingName" -}}
@@ -151,6 +153,9 @@ env:
     valueFrom:
       fieldRef:
         fieldPath: status.podIP
+  {{- with .extraEnv }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
 {{- with $v.envFrom }}
 envFrom:
   {{- toYaml . | nindent 2 }}
@@ -250,6 +255,9 @@ spec:
   type: {{ .root.Values.service.type }}
   selector:
     {{- include "arena-common.selectorLabels" .root | nindent 4 }}
+    {{- with .selector }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
   ports:
     {{- range .ports }}
     - name: {{ .name }}
