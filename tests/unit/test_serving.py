@@ -368,9 +368,10 @@ def test_a_distributed_serving_gives_each_role_its_command_and_resources():
     s = DistributedServeSpec(name="llama", version="v1", image="vllm/vllm-openai:v0.12.0", command=["serve", "it's"])
     assert serving_values(s) == {"servingName": "llama", "servingVersion": "v1", "image": "vllm/vllm-openai:v0.12.0",
                                  "command": "serve 'it'\"'\"'s'"}
-    s = DistributedServeSpec(name="llama", version="v1", image="i:1", replicas=2, workers=3, gpus=8, cpu="16",
-                             leader_command="ray start --head", worker_command="ray start --block", worker_gpus=4,
-                             leader_memory="256Gi", restful_port=8000, metrics_port=8080, shell="bash")
+    s = DistributedServeSpec(**{"name": "llama", "version": "v1", "image": "i:1", "replicas": 2, "workers": 3,
+                                "gpus": 8, "cpu": "16", "leader_command": "ray start --head", "shell": "bash",
+                                "worker_command": "ray start --block", "worker_gpus": 4, "leader_memory": "256Gi",
+                                "restful_port": 8000, "metrics_port": 8080})
     values = serving_values(s)
     assert values == {"servingName": "llama", "servingVersion": "v1", "image": "i:1", "replicas": 2, "gpus": 8,
                       "resources": {"requests": {"cpu": "16"}, "limits": {"cpu": "16"}}, "shell": "bash",
