@@ -199,6 +199,48 @@ class Capabilities(Sparse):
     drop: list[str] = Field(None, description="Capabilities to drop, e.g. ALL.")
 
 
+class HTTPGetAction(Sparse):
+    path: str = Field(None, description="Path to request, e.g. /healthz.")
+    port: Annotated[int, Field(ge=1, le=65535)] | str = Field(None, description="Port number or name (required).")
+    host: str = Field(None, description="Host to connect to (default: the pod's IP).")
+    scheme: Literal["HTTP", "HTTPS"] = Field(None, description="HTTP or HTTPS.")
+
+
+class TCPSocketAction(Sparse):
+    port: Annotated[int, Field(ge=1, le=65535)] | str = Field(None, description="Port number or name (required).")
+    host: str = Field(None, description="Host to connect to (default: the pod's IP).")
+
+
+class GRPCAction(Sparse):
+    port: int = Field(None, ge=1, le=65535, description="Port number (required).")
+    service: str = Field(None, description="gRPC health service name.")
+
+
+class ExecAction(Sparse):
+    command: list[str] = Field(None, description="Command run in the container; exit 0 = healthy.")
+
+
+class Probe(Sparse):
+    """A container probe (one action and its timing)."""
+
+    http_get: HTTPGetAction = Field(None, description="An HTTP GET; 2xx/3xx = healthy.")
+    tcp_socket: TCPSocketAction = Field(None, description="A TCP connection.")
+    grpc: GRPCAction = Field(None, description="A gRPC health check.")
+    exec_: ExecAction = Field(None, alias="exec", description="A command in the container.")
+    initial_delay_seconds: int = Field(None, ge=0, description="Seconds before the first probe.")
+    period_seconds: int = Field(None, ge=1, description="Seconds between probes.")
+    timeout_seconds: int = Field(None, ge=1, description="Seconds a probe may take.")
+    success_threshold: int = Field(None, ge=1, description="Successes in a row that count as healthy.")
+    failure_threshold: int = Field(None, ge=1, description="Failures in a row that count as unhealthy.")
+    termination_grace_period_seconds: int = Field(None, ge=1, description="Grace period of a kill on failure.")
+
+
+class Probes(Sparse):
+    liveness_probe: Probe = Field(None, description="Restart the container when it fails.")
+    readiness_probe: Probe = Field(None, description="Take the pod out of the Service while it fails.")
+    startup_probe: Probe = Field(None, description="Hold the other probes until it succeeds.")
+
+
 class ContainerSecurityContext(Sparse):
     allow_privilege_escalation: bool | None = Field(
         None, description="Whether a process can gain more privileges than its parent (setuid binaries).")

@@ -48,11 +48,17 @@ def test_serve_custom_runs_as_a_deployment_with_a_service_and_delete_leaves_noth
     apps, core = client.AppsV1Api(cluster.api_client()), client.CoreV1Api(cluster.api_client())
     out = cli.ok("serve", "custom", "--name", "mnist", "--version", "v1", "--image", "tensorflow/serving:2.15.0",
                  "--replicas", "2", "--port", "8500", "--restful-port", "8501", "--gpus", "1", "-e", "MODEL=mnist",
+                 "--readiness-probe-action", "httpGet", "--readiness-probe-action-option", "path: /v1/models/mnist",
+                 "--readiness-probe-action-option", "port: restful", "--readiness-probe-option", "periodSeconds: 7",
+                 "--liveness-probe-action", "tcpSocket", "--liveness-probe-action-option", "port: 8500",
                  "--", "tensorflow_model_server", "--port=8500", "--model_name=it's")
     assert out.splitlines()[0] == f"serving mnist version v1 submitted in namespace {namespace} (release mnist-v1)"
     dep = apps.read_namespaced_deployment("mnist-v1", namespace)
     container = dep.spec.template.spec.containers[0]
     assert container.command == ["sh", "-c", "tensorflow_model_server --port=8500 --model_name=it's"]
+    ready, live = container.readiness_probe, container.liveness_probe
+    assert (ready.http_get.path, ready.http_get.port, ready.period_seconds, live.tcp_socket.port) == (
+        "/v1/models/mnist", "restful", 7, 8500)
     assert container.resources.limits["nvidia.com/gpu"] == "1"
     for labels in (dep.metadata.labels, dep.spec.template.metadata.labels):
         assert {k: labels[k] for k in ("servingName", "servingVersion", "servingType", "serviceName", "app",

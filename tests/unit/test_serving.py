@@ -427,3 +427,38 @@ def test_update_of_one_key_of_a_map_leaves_its_other_keys_to_the_release():
     assert update_patch(BY_KEY["distributed"], "llama", "v1", {"worker_gpus": 8, "workers": 1,
                                                                "leader_command": "serve"}) == {
         "worker": {"gpus": 8}, "workers": 1, "leader": {"command": "serve"}}
+
+
+def test_a_custom_servings_probes_come_from_arenas_flags():
+    s = spec(restful_port=8501, readiness_probe_action="httpGet",
+             readiness_probe_action_option=["path: /v1/models/mnist", "port: restful", "scheme=HTTP"],
+             readiness_probe_option=["initialDelaySeconds: 5", "periodSeconds: 10"],
+             liveness_probe_action="exec", liveness_probe_action_option=["command=sh -c 'test -e /models/m'"],
+             startup_probe_action="tcpSocket", startup_probe_action_option=["port: 8501"])
+    values = serving_values(s)
+    assert values["probes"] == {
+        "livenessProbe": {"exec": {"command": ["sh", "-c", "test -e /models/m"]}},
+        "readinessProbe": {"httpGet": {"path": "/v1/models/mnist", "port": "restful", "scheme": "HTTP"},
+                           "initialDelaySeconds": 5, "periodSeconds": 10},
+        "startupProbe": {"tcpSocket": {"port": 8501}}}
+    CustomServingValues.model_validate(values)
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"liveness_probe_option": ["periodSeconds: 3"]},
+     "--liveness-probe-action: give the probe's action (httpGet, tcpSocket, grpc, exec) for its options"),
+    ({"readiness_probe_action": "httpGet", "readiness_probe_action_option": ["path: /"]},
+     "--readiness-probe-action-option: a httpGet probe needs its port"),
+    ({"startup_probe_action": "exec"}, "--startup-probe-action-option: a exec probe needs its command"),
+    ({"liveness_probe_action": "grpc", "liveness_probe_action_option": ["path: /"]},
+     "--liveness-probe-action-option 'path: /': a grpc probe takes port, service"),
+    ({"liveness_probe_action": "tcpSocket", "liveness_probe_action_option": ["port"]},
+     "--liveness-probe-action-option 'port': not KEY: VALUE"),
+    ({"liveness_probe_action": "tcpSocket", "liveness_probe_action_option": ["port: 80"],
+      "liveness_probe_option": ["delay: 3"]}, "--liveness-probe-option 'delay: 3': one of initialDelaySeconds"),
+    ({"liveness_probe_action": "http"}, "--liveness-probe-action"),
+])
+def test_bad_probe_flags_are_one_line_naming_the_flag(fields, message):
+    with pytest.raises(UsageError) as err:
+        spec(**fields)
+    assert message in str(err.value) and "\n" not in str(err.value)

@@ -5,7 +5,8 @@ for it: the user's command and ports.
 
 {{/*
 custom-serving.serving: the dict arena-common.servingDeployment and arena-common.servingService take, as JSON:
-the command [shell, -c, command] (none: the image's entrypoint) and the ports set (grpc, restful, metrics).
+the command [shell, -c, command] (none: the image's entrypoint), the ports set (grpc, restful, metrics) and the
+probes set.
 */}}
 {{- define "custom-serving.serving" -}}
 {{- $ports := list -}}
@@ -17,5 +18,5 @@ the command [shell, -c, command] (none: the image's entrypoint) and the ports se
 {{- end -}}
 {{- $command := list -}}
 {{- if .Values.command }}{{ $command = list .Values.shell "-c" .Values.command }}{{ end -}}
-{{- toJson (dict "type" "custom-serving" "command" $command "args" list "ports" $ports) -}}
+{{- toJson (dict "type" "custom-serving" "command" $command "args" list "ports" $ports "probes" .Values.probes) -}}
 {{- end -}}
