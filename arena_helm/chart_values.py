@@ -651,10 +651,13 @@ def __getattr__(name: str) -> Any:
         return {k.chart: k.values_class() for k in KINDS}
     if name == "CHART_VALUES":
         from .serve_kinds import SERVE_KINDS
+        from .traffic import CHART as TRAFFIC_CHART
+        from .traffic import TrafficSplitValues
         from .workspace import WorkspaceValues
 
         return {**__getattr__("JOB_VALUES"), "tensorboard": TensorBoardValues, "workspace": WorkspaceValues,
-                **{k.chart: k.values_class() for k in SERVE_KINDS}, "arena-common": ArenaCommonValues}
+                **{k.chart: k.values_class() for k in SERVE_KINDS}, TRAFFIC_CHART: TrafficSplitValues,
+                "arena-common": ArenaCommonValues}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

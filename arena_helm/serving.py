@@ -401,10 +401,15 @@ def one_serving(c: Cluster, namespace: str, name: str, version: str | None = Non
 
 
 def delete_servings(c: Cluster, namespace: str, name: str, version: str | None = None) -> list[ServingView]:
-    """Uninstall serving ``name`` (all its versions, or ``version``): everything its releases made."""
+    """Uninstall serving ``name`` (all its versions, or ``version``): everything its releases made; with every
+    version, its traffic split too (arena_helm.traffic)."""
+    from .traffic import traffic_of
+
     views = servings_named(c, namespace, name, version)
     for v in views:
         c.helm.uninstall(v.release, namespace)
+    if version is None and traffic_of(c, namespace, name) is not None:
+        c.helm.uninstall(name, namespace)
     return views
 
 

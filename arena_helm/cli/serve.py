@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import inspect
 import sys
 from typing import Annotated, Any
@@ -16,8 +17,8 @@ from .jobs import cluster_for
 from .submit import CMD_SETTINGS, SubmitCommand, _check_command_words
 
 app = new_app(help="Serve a model: its server as a Deployment and a Service, each version a Helm release "
-                   f"<name>-<version> ({', '.join(k.key for k in SERVE_KINDS)}, update, list, get, logs, attach, "
-                   "delete).")
+                   f"<name>-<version> ({', '.join(k.key for k in SERVE_KINDS)}, update, traffic-split, list, get, "
+                   "logs, attach, delete).")
 
 NameArg = Annotated[str, typer.Argument(help="Serving name (--name of serve custom).", show_default=False)]
 VersionO = Annotated[str | None, typer.Option("--version", help="One version of the serving (default: all of "
@@ -163,7 +164,8 @@ def _update_command(kind):
     return update
 
 
-update_app = new_app(help="Update a serving in place (a helm upgrade of one version): custom, vllm.")
+update_app = new_app(help="Update a serving in place (a helm upgrade of one version): "
+                          f"{', '.join(k.key for k in SERVE_KINDS)}.")
 
 
 def _register() -> None:
@@ -195,6 +197,55 @@ def _emit(doc: Any, output: ViewOutput) -> None:
     from ..output import as_json, as_yaml
 
     typer.echo(as_json(doc) if output is ViewOutput.json else as_yaml(doc), nl=output is ViewOutput.json)
+
+
+class RouterChoice(str, enum.Enum):
+    gateway = "gateway"
+    istio = "istio"
+
+
+@app.command("traffic-split", cls=FastCommand)
+@with_globals
+def traffic_split(
+    g: Globals, name: NameArg,
+    version_weight: Annotated[list[str], typer.Option("--version-weight", "-v", help="A version and its percent of "
+                                                      "the traffic, VERSION:WEIGHT (repeatable; the weights sum to "
+                                                      "100).", show_default=False)] = [],  # noqa: B006
+    router: Annotated[RouterChoice | None, typer.Option("--router", help="gateway (an HTTPRoute) or istio (a "
+                                                        "VirtualService); default: what the cluster serves, the "
+                                                        "Gateway API first.", show_default=False)] = None,
+    port: Annotated[list[str], typer.Option("--port", help="Split only this port, NAME:NUMBER (repeatable; "
+                                            "default: every port the versions have in common; needed with "
+                                            "--dry-run).", show_default=False)] = [],  # noqa: B006
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the manifests only (no cluster: the versions' "
+                                          "Services are taken to be NAME-VERSION with --port).")] = False,
+) -> None:
+    """Split a serving's traffic between its versions (as Arena's serve traffic-split): a release NAME of a Service
+    NAME over every version's pods and the routing object that gives each version its weight."""
+    from ..config import load_defaults, resolve_namespace
+    from ..traffic import (
+        Router,
+        TrafficSplitSpec,
+        assumed_views,
+        describe,
+        parse_ports,
+        render_traffic,
+        split_traffic,
+        traffic_values,
+    )
+
+    ns = resolve_namespace(g.namespace, g.kubeconfig, g.context, load_defaults())
+    spec = TrafficSplitSpec(name=name, namespace=ns, version_weight=version_weight,
+                            router=Router(router.value) if router else None)
+    ports = parse_ports(port)
+    if dry_run:
+        values = traffic_values(spec, assumed_views(spec, ports), spec.router or Router.gateway, ports)
+        typer.echo(render_traffic(g.helm_binary, spec, values), nl=False)
+        return
+    with offer_dry_run():
+        ns, c = cluster_for(g)
+        values, revision = split_traffic(c, spec, ports)
+    typer.echo(f"traffic of serving {name} split: {describe(values)} (release {spec.release}, revision {revision})")
 
 
 @app.command("list", cls=FastCommand)
@@ -231,20 +282,24 @@ def get(g: Globals, name: NameArg, version: VersionO = None,
     """Show a serving: each version's replicas, endpoint (the Service's address and ports) and pods."""
     from ..output import table
     from ..serving import servings_named
+    from ..traffic import describe, traffic_of
     from ..workspace import age
 
     ns, c = cluster_for(g)
     views = servings_named(c, ns, name, version)
+    split = traffic_of(c, ns, name)
+    weights = {b["version"]: b["weight"] for b in (split or {}).get("backends") or []}
     if output is not ViewOutput.table:
-        _emit([v.to_json() for v in views], output)
+        _emit([{**v.to_json(), "trafficPercent": weights.get(v.version) if split else None} for v in views], output)
         return
-    blocks = []
+    blocks = [f"Traffic:   {describe(split)}"] if split else []
     for v in views:
         lines = [("Name", v.name), ("Namespace", v.namespace), ("Type", v.type), ("Version", v.version),
                  ("Release", f"{v.release} (revision {v.revision}, {v.status})"),
                  ("Desired", str(v.desired)), ("Available", str(v.available)), ("Ready", str(v.ready)),
                  ("GPUs", f"{v.gpus} per replica"), ("Address", v.address or "N/A"), ("Ports", v.endpoint()),
-                 *([("URL", v.url)] if v.url else []), ("Age", age(v.created))]
+                 *([("URL", v.url)] if v.url else []),
+                 *([("Traffic", f"{weights.get(v.version, 0)}%")] if split else []), ("Age", age(v.created))]
         text = "\n".join(f"{key + ':':<11}{value}" for key, value in lines)
         pods = table(["INSTANCE", "STATUS", "READY", "RESTARTS", "NODE"],
                      [[p["name"], p["status"], p["ready"], str(p["restarts"]), p["node"]] for p in v.pods])
@@ -255,7 +310,8 @@ def get(g: Globals, name: NameArg, version: VersionO = None,
 @app.command("delete", cls=FastCommand)
 @with_globals
 def delete(g: Globals, name: NameArg, version: VersionO = None) -> None:
-    """Delete a serving (every version, or --version): uninstall its releases, with all they made."""
+    """Delete a serving (every version, or --version): uninstall its releases, with all they made (with every
+    version, its traffic split too)."""
     from ..serving import delete_servings
 
     ns, c = cluster_for(g)

@@ -56,7 +56,7 @@ CRD_DIR = REPO / "tests" / "data" / "crds"
 LIBRARY_CHARTS = ("arena-common",)
 JOB_CHARTS = tuple(k.chart for k in KINDS if k.replica_key)
 SERVING_CHARTS = tuple(k.chart for k in SERVE_KINDS)
-APP_CHARTS = (*JOB_CHARTS, "tensorboard", "workspace", *SERVING_CHARTS)
+APP_CHARTS = (*JOB_CHARTS, "tensorboard", "workspace", *SERVING_CHARTS, "traffic-split")
 # tested in test_trainjob_chart.py; here: lint, Chart.yaml, packaging
 TRAINER_CHARTS = tuple(k.chart for k in KINDS if not k.replica_key)
 ALL_CHARTS = (*LIBRARY_CHARTS, *APP_CHARTS, *TRAINER_CHARTS)
@@ -67,6 +67,8 @@ BASE = {"image": "registry.example.com/trainer:1.0", "command": "python train.py
 NEEDS = {"custom-serving": {"image": "registry.example.com/server:1.0"}, "vllm-serving": {"model": "org/llm"},
          "kserve": {"modelFormat": {"name": "sklearn"}, "storageUri": "pvc://models/iris"},
          "distributed-serving": {"image": "registry.example.com/server:1.0", "command": "python -m server"},
+         "traffic-split": {"servingName": "mnist", "ports": [{"name": "http", "port": 8000}],
+                           "backends": [{"version": "v1", "service": "mnist-v1", "weight": 100}]},
          "tf-serving": {"modelPath": "/models/m"}, "triton-serving": {"modelRepository": "/models/repo"}}
 
 
@@ -224,6 +226,9 @@ def crd_validators() -> dict[tuple[str, str], jsonschema.protocols.Validator]:
         for version in crd["spec"]["versions"]:
             if version.get("served"):
                 schema = _strict(version["schema"]["openAPIV3Schema"])
+                # every object has these, whether or not its schema lists them (Istio's list spec and status only)
+                for key, kind_ in (("apiVersion", "string"), ("kind", "string"), ("metadata", "object")):
+                    schema["properties"].setdefault(key, {"type": kind_})
                 out[(f"{group}/{version['name']}", kind)] = CRDValidator(schema, format_checker=_FORMATS)
     return out
 
@@ -296,6 +301,10 @@ def test_ci_values_render_valid_objects(helm_bin, chart, values):
         assert kinds == sorted(["Deployment", *(["Service"] if yaml.safe_load(values.read_text()).get("ports") else [])])
     elif chart == "kserve":  # KServe makes the Deployment and Service
         assert kinds == ["InferenceService"]
+    elif chart == "traffic-split":  # a Service and the router's objects (an HTTPRoute a port)
+        doc = yaml.safe_load(values.read_text())
+        assert kinds == (["DestinationRule", "Service", "VirtualService"] if doc.get("router") == "istio"
+                         else sorted(["Service", *["HTTPRoute"] * len(doc["ports"])]))
     elif chart == "distributed-serving":  # the LeaderWorkerSet controller makes the pods; a Service with a port
         assert kinds == ["LeaderWorkerSet", *(["Service"] if yaml.safe_load(values.read_text()).get("ports") else [])]
     elif chart in SERVING_CHARTS:
@@ -404,7 +413,7 @@ def test_chart_yaml(chart):
             have = tuple(int(x) for x in dep_meta["version"].split("-")[0].split("."))
             want = tuple(int(x) for x in m.groups())
             assert have[:2] == want[:2] and have >= want, f"{chart}: {name} {dep_meta['version']} not in {dep['version']}"
-    elif chart in TRAINER_CHARTS or chart in ("workspace", *SERVING_CHARTS):
+    elif chart in TRAINER_CHARTS or chart in ("workspace", *SERVING_CHARTS, "traffic-split"):
         assert meta["dependencies"] == [{"name": "arena-common", "version": "~0.1.0",
                                          "repository": "file://../arena-common"}]
     else:
@@ -1176,7 +1185,7 @@ def test_notes(helm_bin, chart, tmp_path):
         pytest.skip("helm 3's `install --dry-run=client` still contacts a cluster; NOTES.txt is checked with helm 4")
     chart_dir = assemble_chart(chart, tmp_path)
     values = {**BASE, "nameOverride": "mnist", "tensorboard": {"enabled": True, "nameOverride": "mnist"}} \
-        if chart in JOB_CHARTS else {**base_values(chart), "nameOverride": "mnist"}
+        if chart in JOB_CHARTS else {**base_values(chart), **({} if chart == "traffic-split" else {"nameOverride": "mnist"})}
     proc = subprocess.run([str(helm_bin), "install", "rel", str(chart_dir), "-n", "team-a", "--dry-run=client",
                            "--values", "-"], input=yaml.safe_dump(values), capture_output=True, text=True,
                           env=_isolated_helm_env(tmp_path))
@@ -1206,6 +1215,11 @@ def test_notes(helm_bin, chart, tmp_path):
         for line in ("Serving rel runs as Deployment mnist (1 replica) in namespace team-a.",
                      "Service mnist.team-a (ClusterIP), ports grpc:8500 restful:8501",
                      "The REST API: http://mnist.team-a:8501/v1/models/rel"):
+            assert line in notes, notes
+    elif chart == "traffic-split":
+        for line in ("Traffic of serving mnist in namespace team-a: v1 100%, through the HTTPRoute mnist-http "
+                     "(Gateway API).", "The mesh applies the weights to what reaches Service mnist.team-a http:8000.",
+                     "arena-helm serve get mnist -n team-a"):
             assert line in notes, notes
     elif chart == "distributed-serving":
         for line in ("Serving rel runs as LeaderWorkerSet mnist (1 group of a leader and 1 worker) in namespace "

@@ -60,7 +60,7 @@ def test_every_chart_readme_with_a_helm_example_is_collected():
     ids = {p.id.split("#")[0] for p in EXAMPLES}
     charts = ("jaxjob", "mpijob", "pytorchjob", "tensorboard", "tfjob", "trainjob", "xgboostjob",
               "paddlejob", "workspace", "custom-serving", "vllm-serving",
-              "tf-serving", "triton-serving", "kserve", "distributed-serving")
+              "tf-serving", "triton-serving", "kserve", "distributed-serving", "traffic-split")
     assert ids == {f"charts/{c}/README.md" for c in charts} | {"README.md"}
     for p in EXAMPLES:
         assert not re.search(r"\\\\\s*$", p.values[0], re.M), f"{p.id}: a line ends in a double backslash"

@@ -409,6 +409,56 @@ def test_serve_distributed_makes_a_leaderworkerset_the_api_server_stores_whole(c
         "items"] == []
 
 
+def test_traffic_split_weighs_the_versions_with_an_httproute_or_istio(cli, cluster, namespace, node):
+    """serve traffic-split: a release NAME of a Service over every version's pods and an HTTPRoute a shared port
+    (the Gateway API, served first) or, with --router istio, a DestinationRule and a VirtualService; the real API
+    server validates them against the Gateway API v1.6.3 and Istio 1.32 CRDs (CEL rules included). serve get
+    shows each version's share; bad weights change nothing; deleting the serving removes the split."""
+    api = client.CustomObjectsApi(cluster.api_client())
+    core = client.CoreV1Api(cluster.api_client())
+    for version in ("v1", "v2"):
+        cli.ok("serve", "custom", "--name", "mnist", "--version", version, "--image", "nginx:1.27",
+               "--restful-port", "8501", "--port", "8500" if version == "v1" else "9500")
+    out = cli.ok("serve", "traffic-split", "mnist", "-v", "v1:80", "-v", "v2:20")
+    assert out.strip() == "traffic of serving mnist split: v1 80%, v2 20% (Gateway API HTTPRoute) (release mnist, " \
+                          "revision 1)"
+    route = api.get_namespaced_custom_object("gateway.networking.k8s.io", "v1", namespace, "httproutes",
+                                             "mnist-restful")
+    assert route["spec"]["parentRefs"] == [{"group": "", "kind": "Service", "name": "mnist", "port": 8501}]
+    assert [(b["name"], b["port"], b["weight"]) for b in route["spec"]["rules"][0]["backendRefs"]] == [
+        ("mnist-v1", 8501, 80), ("mnist-v2", 8501, 20)]
+    svc = core.read_namespaced_service("mnist", namespace)
+    assert svc.spec.selector == {"servingName": "mnist", "app.kubernetes.io/part-of": "arena-helm"}
+    assert [(p.name, p.port) for p in svc.spec.ports] == [("restful", 8501)]  # the one port both versions have
+    text = norm(cli.ok("serve", "get", "mnist"))
+    assert text[0] == "Traffic: v1 80%, v2 20% (Gateway API HTTPRoute)"
+    assert [line for line in text if line.startswith("Traffic:")][1:] == ["Traffic: 80%", "Traffic: 20%"]
+    # bad weights: refused before anything changes
+    res = cli("serve", "traffic-split", "mnist", "-v", "v1:70", "-v", "v2:20")
+    assert (res.exit_code, res.stderr.strip()) == (2, "error: --version-weight: the weights sum to 90, not 100: "
+                                                      "v1:70, v2:20")
+    res = cli("serve", "traffic-split", "mnist", "-v", "v1:50", "-v", "v3:50")
+    assert res.exit_code == 2 and "serving mnist has no version v3" in res.stderr
+    # Istio: the release is upgraded, the HTTPRoute goes, the subsets are the versions' labels
+    out = cli.ok("serve", "traffic-split", "mnist", "-v", "v1:10", "-v", "v2:90", "--router", "istio")
+    assert out.strip().endswith("(Istio VirtualService and DestinationRule) (release mnist, revision 2)")
+    vs = api.get_namespaced_custom_object("networking.istio.io", "v1", namespace, "virtualservices", "mnist")
+    assert [(r["destination"]["subset"], r["weight"]) for r in vs["spec"]["http"][0]["route"]] == [
+        ("subset-v1", 10), ("subset-v2", 90)]
+    dr = api.get_namespaced_custom_object("networking.istio.io", "v1", namespace, "destinationrules", "mnist")
+    assert dr["spec"]["subsets"][1] == {"name": "subset-v2", "labels": {"servingVersion": "v2"}}
+    assert api.list_namespaced_custom_object("gateway.networking.k8s.io", "v1", namespace, "httproutes")[
+        "items"] == []
+    views = json.loads(cli.ok("serve", "get", "mnist", "-o", "json"))
+    assert [(v["version"], v["trafficPercent"]) for v in views] == [("v1", 10), ("v2", 90)]
+    assert [v["name"] for v in cli.views()] == ["mnist", "mnist"]  # the split is no serving of its own
+    cli.ok("serve", "delete", "mnist")
+    assert cli.views() == []
+    assert "mnist" not in [s.metadata.name for s in core.list_namespaced_service(namespace).items]
+    assert api.list_namespaced_custom_object("networking.istio.io", "v1", namespace, "virtualservices")[
+        "items"] == []
+
+
 def test_serve_logs_and_attach_reach_one_pod_of_the_serving(cli, cluster, kubelet, namespace, node):
     """serve logs prints the server container's log (API server pods/log -> kwok), the first running pod by
     default with a note naming the others, -i another; serve attach runs a command through pods/exec."""

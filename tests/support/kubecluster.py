@@ -56,11 +56,16 @@ TRAINER_CRDS = (
     "trainer-v2.3.0/trainer.kubeflow.org_trainingruntimes.yaml",
     "jobset-v0.12.0/jobset.x-k8s.io_jobsets.yaml",
 )
-# the serving CRDs (KServe v0.20.0's InferenceService, LeaderWorkerSet v0.10.0): what the kserve and
-# distributed serving charts make is stored with the real schemas, whether or not their controllers run
+# the serving CRDs (KServe v0.20.0's InferenceService, LeaderWorkerSet v0.10.0, the routing objects of a
+# traffic split): what the kserve, distributed-serving and traffic-split charts make is stored with the real
+# schemas, whether or not a controller or mesh acts on them
 SERVING_CRDS = (
     "kserve-v0.20.0/serving.kserve.io_inferenceservices.yaml",
     "lws-v0.10.0/leaderworkerset.x-k8s.io_leaderworkersets.yaml",
+    # serve traffic-split's routing objects (Gateway API v1.6.3's HTTPRoute, Istio 1.32's)
+    "gateway-api-v1.6.3/gateway.networking.k8s.io_httproutes.yaml",
+    "istio-api-v1.32.0/networking.istio.io_destinationrules.yaml",
+    "istio-api-v1.32.0/networking.istio.io_virtualservices.yaml",
 )
 # Local quick runs may skip the cluster tests (ARENA_HELM_SKIP_CLUSTER=1); under CI they never skip.
 SKIP_CLUSTER = os.environ.get("ARENA_HELM_SKIP_CLUSTER") == "1" and not os.environ.get("CI")
