@@ -31,7 +31,7 @@ from .chart_values import (
     ValuesModel,
 )
 from .enums import ImagePullPolicy
-from .errors import NotFoundError, UsageError
+from .errors import ForbiddenError, NotFoundError, UsageError
 from .flagtypes import DataVolume as DataFlag
 from .flagtypes import EnvSource, SecretEnv
 from .flagtypes import EnvVar as EnvFlag
@@ -270,16 +270,6 @@ def _deployment_view(release: dict, deployment: dict | None, service: dict | Non
 
 
 # ---- the actions (helm and the API through the injected adapters) ----------------------------------------
-def serving_charts() -> tuple[str, ...]:
-    from .serve_kinds import SERVE_KINDS
-
-    return tuple(k.chart for k in SERVE_KINDS)
-
-
-def _is_serving(release: dict) -> bool:
-    return _chart_name(release) in serving_charts()
-
-
 def render_serving(helm_binary: str | None, spec: ServeSpec, values: dict[str, Any]) -> str:
     """The manifests ``serve custom --dry-run`` prints: helm template of the chart (no cluster)."""
     import tempfile
@@ -306,15 +296,16 @@ def serve(c: Cluster, spec: ServeSpec, values: dict[str, Any]) -> None:
 
     from .charts import assemble_chart
     from .errors import AlreadyExistsError, ArenaHelmError
+    from .reader import read_release
 
-    existing = next((r for r in c.helm.list(spec.namespace) if r.get("name") == spec.release), None)
-    if existing is not None:
+    if read_release(c, spec.namespace, spec.release) is not None:
         raise AlreadyExistsError(f"serving {spec.name} version {spec.version} exists in namespace {spec.namespace} "
                                  f"(release {spec.release}): give another --version, or arena-helm serve delete "
                                  f"{spec.name} --version {spec.version}")
     with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
         try:
-            c.helm.install(spec.release, assemble_chart(_chart_of(spec), Path(tmp)), values, spec.namespace)
+            c.helm.install(spec.release, assemble_chart(_chart_of(spec), Path(tmp)), values, spec.namespace,
+                           labels={RELEASE_LABEL: _chart_of(spec)})
         except ArenaHelmError as exc:
             from .failures import nothing_installed
 
@@ -326,57 +317,66 @@ def serve(c: Cluster, spec: ServeSpec, values: dict[str, Any]) -> None:
             raise
 
 
-def _releases(c: Cluster, namespace: str, all_namespaces: bool) -> list[dict]:
-    return [r for r in c.helm.list(namespace, all_namespaces) if _is_serving(r)]
+RELEASE_LABEL = "arena-helm-serving"  # the release label serve sets (its chart): a serving without objects yet
 
 
 def list_servings(c: Cluster, namespace: str, all_namespaces: bool = False, name: str | None = None,
                   version: str | None = None, type_: str | None = None) -> list[ServingView]:
-    """Every serving in view: helm's list, then one LIST each of the serving Deployments, Services and pods,
-    whatever their number."""
+    """Every serving in view, without helm: one LIST each of the serving Deployments, Services, pods and the
+    objects of the kinds whose chart makes another (InferenceServices, LeaderWorkerSets), whatever their number,
+    joined by their ``release`` label with helm's records (one metadata-only LIST: the release's revision and
+    status). A release with the serve label and no object yet is a serving too."""
+    from .reader import release_index
+    from .serve_kinds import BY_CHART
+
     ns = None if all_namespaces else namespace
-    releases = _releases(c, namespace, all_namespaces)
-    if not releases:
-        return []
     selector = SELECTOR + (f",{NAME_LABEL}={name}" if name else "") + (f",{VERSION_LABEL}={version}" if version else "")
-    by_release: dict[tuple[str, str], dict] = {}
-    for d in c.kube.list_deployments(ns, selector):
-        by_release[(d["metadata"]["namespace"], (d["metadata"].get("labels") or {}).get("release", ""))] = d
-    services: dict[tuple[str, str], dict] = {}
-    for s in c.kube.list_services(ns, selector):
-        services[(s["metadata"]["namespace"], (s["metadata"].get("labels") or {}).get("release", ""))] = s
+
+    def by_release(items: list[dict]) -> dict[tuple[str, str], dict]:
+        return {(o["metadata"]["namespace"], (o["metadata"].get("labels") or {}).get("release", "")): o
+                for o in items}
+
+    deployments = by_release(c.kube.list_deployments(ns, selector))
+    services = by_release(c.kube.list_services(ns, selector))
+    workloads = _workloads(c, ns, selector)
     pods: dict[tuple[str, str], list[dict]] = {}
     for p in c.kube.list_pods(ns, selector=selector):
         key = (p["metadata"]["namespace"], (p["metadata"].get("labels") or {}).get("release", ""))
         pods.setdefault(key, []).append(p)
-    workloads = _workloads(c, ns, selector, releases)
+    index = release_index(c, namespace, all_namespaces)
+    charts: dict[tuple[str, str], str] = {}
+    for key, obj in (*deployments.items(), *workloads.items()):
+        chart = ((obj.get("metadata") or {}).get("labels") or {}).get(TYPE_LABEL, "")
+        if chart in BY_CHART and key in index:  # an object whose release is gone is being deleted
+            charts.setdefault(key, chart)
+    if not (name or version):
+        for key, rel in index.items():
+            if rel.labels.get(RELEASE_LABEL) in BY_CHART:
+                charts.setdefault(key, rel.labels[RELEASE_LABEL])
     views = []
-    for r in sorted(releases, key=lambda r: (r.get("namespace", ""), r["name"])):
-        key = (r.get("namespace", namespace), r["name"])
-        if (name or version) and key not in by_release and key not in workloads:
-            continue
-        view = serving_view(r, by_release.get(key), services.get(key), pods.get(key, []), workloads.get(key))
+    for key in sorted(charts):
+        item = index[key].item(chart=f"{charts[key]}-")
+        view = serving_view(item, deployments.get(key), services.get(key), pods.get(key, []), workloads.get(key))
         if type_ and view.type != type_:
             continue
         views.append(view)
     return views
 
 
-def _workloads(c: Cluster, ns: str | None, selector: str, releases: list[dict]) -> dict[tuple[str, str], dict]:
-    """The objects the charts of the listed releases make when that is not a Deployment (a kind module's
-    ``WORKLOAD``: group, version, plural), by (namespace, release): one LIST a kind that has a release here, none
-    when the API server does not serve it (its controller is not installed)."""
-    from .serve_kinds import BY_CHART
+def _workloads(c: Cluster, ns: str | None, selector: str) -> dict[tuple[str, str], dict]:
+    """The objects the serving charts make when that is not a Deployment (a kind module's ``WORKLOAD``: group,
+    version, plural), by (namespace, release): one LIST a kind, none when the API server does not serve it (its
+    controller is not installed) or when the user may not list them."""
+    from .serve_kinds import SERVE_KINDS
 
     out: dict[tuple[str, str], dict] = {}
-    kinds = {BY_CHART[_chart_name(r)] for r in releases if _chart_name(r) in BY_CHART}
-    for kind in sorted(kinds, key=lambda k: k.key):
+    for kind in SERVE_KINDS:
         workload = getattr(kind.module(), "WORKLOAD", None)
         if workload is None:
             continue
         try:
             items = c.kube.list_objects(*workload, ns, selector)
-        except NotFoundError:
+        except (NotFoundError, ForbiddenError):  # not served; or the user may not read them: none in view
             continue
         for o in items:
             out[(o["metadata"]["namespace"], (o["metadata"].get("labels") or {}).get("release", ""))] = o
