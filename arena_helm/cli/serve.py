@@ -13,7 +13,7 @@ from ..enums import ViewOutput
 from ..serve_kinds import SERVE_KINDS
 from . import FastCommand, new_app
 from .common import GLOBAL_OPTIONS, AttachCommand, AttachTty, Globals, offer_dry_run, with_globals
-from .jobs import cluster_for
+from .jobs import PrometheusService, PrometheusUrl, cluster_for
 from .submit import CMD_SETTINGS, SubmitCommand, _check_command_words
 
 app = new_app(help="Serve a model: its server as a Deployment and a Service, each version a Helm release "
@@ -278,8 +278,10 @@ def list_(
 @with_globals
 def get(g: Globals, name: NameArg, version: VersionO = None,
         output: Annotated[ViewOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = ViewOutput.table,
+        prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
         ) -> None:
-    """Show a serving: each version's replicas, endpoint (the Service's address and ports) and pods."""
+    """Show a serving: each version's replicas, endpoint (the Service's address and ports) and pods, with their
+    GPUs' utilisation and memory when the serving has GPUs (Prometheus, as top finds it)."""
     from ..output import table
     from ..serving import servings_named
     from ..traffic import describe, traffic_of
@@ -289,8 +291,11 @@ def get(g: Globals, name: NameArg, version: VersionO = None,
     views = servings_named(c, ns, name, version)
     split = traffic_of(c, ns, name)
     weights = {b["version"]: b["weight"] for b in (split or {}).get("backends") or []}
+    gpus = _pod_gpus(c, ns, views, prometheus_url, prometheus_service)
     if output is not ViewOutput.table:
-        _emit([{**v.to_json(), "trafficPercent": weights.get(v.version) if split else None} for v in views], output)
+        _emit([{**v.to_json(), "trafficPercent": weights.get(v.version) if split else None,
+                "pods": [{**p, **({"gpus": gpus[p["name"]]} if p["name"] in gpus else {})} for p in v.pods]}
+               for v in views], output)
         return
     blocks = [f"Traffic:   {describe(split)}"] if split else []
     for v in views:
@@ -301,10 +306,46 @@ def get(g: Globals, name: NameArg, version: VersionO = None,
                  *([("URL", v.url)] if v.url else []),
                  *([("Traffic", f"{weights.get(v.version, 0)}%")] if split else []), ("Age", age(v.created))]
         text = "\n".join(f"{key + ':':<11}{value}" for key, value in lines)
-        pods = table(["INSTANCE", "STATUS", "READY", "RESTARTS", "NODE"],
-                     [[p["name"], p["status"], p["ready"], str(p["restarts"]), p["node"]] for p in v.pods])
+        if v.gpus:
+            pods = table(["INSTANCE", "STATUS", "READY", "RESTARTS", "NODE", "GPU(UTIL)", "GPU(MEMORY MiB)"],
+                         [[p["name"], p["status"], p["ready"], str(p["restarts"]), p["node"],
+                           *_gpu_cells(gpus.get(p["name"]))] for p in v.pods])
+        else:
+            pods = table(["INSTANCE", "STATUS", "READY", "RESTARTS", "NODE"],
+                         [[p["name"], p["status"], p["ready"], str(p["restarts"]), p["node"]] for p in v.pods])
         blocks.append(text + "\n\n" + (pods if v.pods else "Instances: none"))
     typer.echo("\n\n".join(blocks))
+
+
+def _pod_gpus(c, ns: str, views, url: str | None, service: str | None) -> dict[str, list[dict] | None]:
+    """Pod -> its GPUs' utilisation and memory (Prometheus, one query), for the running pods of the versions
+    with GPUs; None for a pod when Prometheus cannot say (a note says why). No query without such a pod."""
+    from .jobs import Notes, collector_for
+
+    running = [p["name"] for v in views if v.gpus for p in v.pods if p["status"] == "Running"]
+    if not running:
+        return {}
+    m = collector_for(c, ns, url, service).collect(gpus=True, usage=False, namespace=ns)
+    Notes().show(m)
+    out: dict[str, list[dict] | None] = {}
+    for pod in running:
+        series = m.pod_gpus(ns, pod)
+        out[pod] = None if series is None else [
+            {"device": g.device, "util": g.util, "memoryUsedMiB": None if g.mem_used is None else g.mem_used / 2**20,
+             "memoryTotalMiB": None if g.mem_total is None else g.mem_total / 2**20} for g in series]
+    return out
+
+
+def _gpu_cells(gpus: list[dict] | None) -> list[str]:
+    """The GPU(UTIL) and GPU(MEMORY) cells of a pod: each of its GPUs, comma-separated (N/A: no metrics)."""
+    if not gpus:
+        return ["N/A", "N/A"]
+
+    def num(x: float | None, fmt: str) -> str:
+        return "N/A" if x is None else format(x, fmt)
+
+    return [",".join(f"{num(g['util'], '.1f')}%" if g["util"] is not None else "N/A" for g in gpus),
+            ",".join(f"{num(g['memoryUsedMiB'], '.0f')}/{num(g['memoryTotalMiB'], '.0f')}" for g in gpus)]
 
 
 @app.command("delete", cls=FastCommand)

@@ -700,3 +700,38 @@ def test_a_workspace_gpu_shows_in_top_job_and_list_idle_and_its_idle_time_in_wor
                  "nb gone from top job")
     finally:
         kubelet.remove_node(node)
+
+
+# ---- servings: their pods' GPUs in serve get ------------------------------------------------------------------
+def test_serve_get_shows_each_serving_pods_gpu_utilisation_and_memory(cluster, kubelet, namespace, prometheus):
+    """A vLLM serving (1 GPU a replica) runs on a kwok node; its GPU at 80% with 4 GiB used, as the DCGM
+    exporter stand-in reports it and the real Prometheus scrapes it: ``serve get`` shows the pod's GPU(UTIL) and
+    GPU(MEMORY MiB), -o json its GPUs; without Prometheus, N/A and one note."""
+    ns = namespace
+    ctx = Ctx(cluster, ns)
+    node = f"s-{ns}"
+    kubelet.add_node(node, pool=ns, gpus=2, cpu="16", memory="64Gi")
+    try:
+        ok(ctx("serve", "vllm", "--name", "qwen", "--version", "v1", "--model", "org/qwen", "--wait", "--timeout",
+               "60s"))
+        core = client.CoreV1Api(cluster.api_client())
+        (pod,) = [p.metadata.name for p in core.list_namespaced_pod(ns, label_selector="release=qwen-v1").items]
+        prometheus.sim.set_gpu(Gpu(node, 0, 80, 4096, 81920 - 4096, ns, pod, "serving"))
+        prometheus.sim.set_gpu(Gpu(node, 1, 0, 0, 81920))
+        by_pod = lambda m: (m.get("Hostname"), m.get("exported_pod"))  # noqa: E731
+        prometheus.wait_for(GPU_QUERY, {(node, pod): 80},
+                            lambda m: by_pod(m) if m["__name__"] == "DCGM_FI_DEV_GPU_UTIL" else None, timeout=30)
+        res = ok(ctx("serve", "get", "qwen", "--prometheus-url", prometheus.url))
+        lines = norm(res.stdout).splitlines()
+        assert lines[lines.index("INSTANCE STATUS READY RESTARTS NODE GPU(UTIL) GPU(MEMORY MiB)") + 1] == (
+            f"{pod} Running 1/1 0 {node} 80.0% 4096/81920")
+        (view,) = json.loads(ok(ctx("serve", "get", "qwen", "-o", "json", "--prometheus-url", prometheus.url)).stdout)
+        assert view["pods"][0]["gpus"] == [{"device": "0", "util": 80.0, "memoryUsedMiB": 4096.0,
+                                            "memoryTotalMiB": 81920.0}]
+        res = ok(ctx("serve", "get", "qwen", "--prometheus-url", "http://127.0.0.1:9"))
+        lines = norm(res.stdout).splitlines()
+        assert lines[-1] == f"{pod} Running 1/1 0 {node} N/A N/A"
+        assert res.stderr.startswith("note: ") and "GPU utilisation and memory read N/A" in res.stderr
+        ok(ctx("serve", "delete", "qwen"))
+    finally:
+        kubelet.remove_node(node)
