@@ -27,10 +27,10 @@ _LAZY = {
     "JobSpec": "spec",
     "render": "submission", "submit": "submission", "job_values": "submission", "wait_for": "submission",
     "SubmitResult": "submission", "Helm": "helm", "KubeTarget": "helm", "ValueSources": "helm", "Kube": "kube", "KubeReader": "kube",
-    "ArenaHelmError": "errors", "UsageError": "errors", "KINDS": "kinds",
+    "ArenaHelmError": "errors", "UsageError": "errors", "AlreadyExistsError": "errors", "KINDS": "kinds",
     "WorkspaceSpec": "workspace", "workspace_values": "workspace", "render_workspace": "workspace",
     "start_workspace": "workspace",
-    "ServeSpec": "serving", "serving_values": "serving", "render_serving": "serving",
+    "ServeSpec": "serving", "serving_values": "serving", "render_serving": "serving", "submit_serving": "serving",
 }
 
 

@@ -283,6 +283,24 @@ def render_serving(helm_binary: str | None, spec: ServeSpec, values: dict[str, A
         return Helm(helm_binary).template(spec.release, chart, values, spec.namespace)
 
 
+def submit_serving(spec: ServeSpec, helm: Any = None, kube: Any = None, *,
+                   values: dict[str, Any] | None = None) -> str:
+    """The Python API of ``serve KIND``: install ``spec`` (any kind's ServeSpec: CustomServeSpec, VllmServeSpec,
+    ...) as release ``<name>-<version>`` in ``spec.namespace``; returns the release. ``values``: the chart values
+    to install instead of ``serving_values(spec)``; ``helm``/``kube``: adapters to use (default: the current
+    kubeconfig context). ``render_serving(None, spec, serving_values(spec))`` renders it without a cluster."""
+    from .kube import KubeReader
+    from .reader import Cluster
+
+    kube = kube or KubeReader()
+    if helm is None:  # helm reaches the cluster ``kube`` reaches
+        from .helm import Helm, KubeTarget
+
+        helm = Helm(target=KubeTarget(kube.kubeconfig, kube.context))
+    serve(Cluster(helm, kube), spec, serving_values(spec) if values is None else values)
+    return spec.release
+
+
 def _chart_of(spec: ServeSpec) -> str:
     from .serve_kinds import BY_KEY
 

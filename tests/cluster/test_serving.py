@@ -481,3 +481,24 @@ def test_serve_logs_and_attach_reach_one_pod_of_the_serving(cli, cluster, kubele
     res = cli("serve", "attach", "web", "-i", pods[1], "--", "sh", "-c", "echo in the server $ARENA_HELM_KWOK_EXEC")
     assert (res.exit_code, res.stdout) == (0, "in the server 1\n"), res.output
     cli.ok("serve", "delete", "web")
+
+
+def test_the_python_api_serves_a_spec_and_renders_it(helm_bin, cli, cluster, namespace):
+    """arena_helm.submit_serving: what `serve KIND` does, from Python (a kind's spec: its flags as fields);
+    render_serving renders the same without a cluster; a version that exists is refused."""
+    from arena_helm import AlreadyExistsError, TritonServeSpec, render_serving, serving_values, submit_serving
+    from arena_helm.helm import Helm, KubeTarget
+    from arena_helm.kube import KubeReader
+
+    kube = KubeReader(str(cluster.admin.kubeconfig))
+    helm = Helm(str(helm_bin), KubeTarget(str(cluster.admin.kubeconfig), None))
+    spec = TritonServeSpec(name="py", version="v1", namespace=namespace, model_repository="/models",
+                           data=["models:/models"], replicas=0)
+    manifests = render_serving(str(helm_bin), spec, serving_values(spec))
+    assert '"--model-repository=/models"' in manifests and "kind: Deployment" in manifests
+    assert submit_serving(spec, helm, kube) == "py-v1"
+    (view,) = cli.views()
+    assert (view["name"], view["version"], view["type"], view["desiredReplicas"]) == ("py", "v1", "triton-serving", 0)
+    with pytest.raises(AlreadyExistsError, match="serving py version v1 exists"):
+        submit_serving(spec, helm, kube)
+    cli.ok("serve", "delete", "py")
