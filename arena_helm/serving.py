@@ -113,10 +113,6 @@ class ServeSpec(PodFlags):
                              f"{RELEASE_MAX}: shorten the name or the version")
         if self.IMAGE_REQUIRED and not self.image:
             raise ValueError(f"--image: a {self.KIND} serving runs your image: give --image IMAGE")
-        mounts = [d.mount_path for d in self.data] + [d.mount_path for d in self.data_dir]
-        dup = sorted({m for m in mounts if mounts.count(m) > 1})
-        if dup:
-            raise ValueError(f"--data/--data-dir: mount path {dup[0]} is used twice: mount each path once")
         return self
 
     @property

@@ -283,6 +283,16 @@ class PodFlags(Strict):
             values["imagePullSecrets"] = list(self.image_pull_secret)
         return values
 
+    @model_validator(mode="after")
+    def _mounts(self) -> Any:
+        """One mount a container path, whichever flag mounts it (--data, --data-dir)."""
+        get = lambda name: getattr(self, name, None) or []  # noqa: E731 - a subclass declares only some of them
+        mounts = [d.mount_path for d in get("data")] + [d.mount_path for d in get("data_dir")]
+        dup = sorted({m for m in mounts if mounts.count(m) > 1})
+        if dup:
+            raise ValueError(f"--data/--data-dir: mount path {dup[0]} is used twice: mount each path once")
+        return self
+
     def __init__(self, **fields: Any):
         """Validate ``fields``; a problem is a :class:`UsageError` naming its flag (all problems, one line)."""
         try:
@@ -435,10 +445,6 @@ class JobSpec(PodFlags):
     @model_validator(mode="after")
     def _cross(self) -> JobSpec:
         self._check_name()
-        mounts = [d.mount_path for d in self.data] + [d.mount_path for d in self.data_dir]
-        dup = sorted({m for m in mounts if mounts.count(m) > 1})
-        if dup:
-            raise ValueError(f"--data/--data-dir: mount path {dup[0]} is used twice: mount each path once")
         self._check_secrets()
         claims = [d.claim_name for d in self.data]
         dup = sorted({c for c in claims if claims.count(c) > 1})

@@ -111,10 +111,6 @@ class WorkspaceSpec(PodFlags):
 
     @model_validator(mode="after")
     def _cross(self) -> WorkspaceSpec:
-        mounts = [d.mount_path for d in self.data] + [d.mount_path for d in self.data_dir]
-        dup = sorted({m for m in mounts if mounts.count(m) > 1})
-        if dup:
-            raise ValueError(f"--data/--data-dir: mount path {dup[0]} is used twice: mount each path once")
         if self.type is WorkspaceType.code_server and 0 < self.idle_stop <= 60:
             raise ValueError(f"--idle-stop {self.idle_stop}s: code-server stops itself only after more than 60s "
                              "without activity (its --idle-timeout-seconds): give more, or 0 for never")

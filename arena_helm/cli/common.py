@@ -172,3 +172,20 @@ def offer_dry_run():
         yield
     except KubeconfigError as exc:
         raise KubeconfigError(f"{exc}, {DRY_RUN_HINT}") from None
+
+
+def wait_seconds(wait: bool, timeout: str | None, dry_run: bool = False, *, default: str,
+                 nothing: str = "installs nothing to wait for") -> float:
+    """The seconds of ``--timeout`` (``default`` when not given), after the checks every command with --wait
+    makes: --timeout needs --wait, --wait does not go with --dry-run."""
+    from ..errors import UsageError
+    from ..k8s import parse_duration
+
+    if timeout is not None and not wait:
+        raise UsageError("--timeout needs --wait")
+    if wait and dry_run:
+        raise UsageError(f"--wait cannot be used with --dry-run: a dry run {nothing}")
+    try:
+        return parse_duration(timeout or default)
+    except ValueError as exc:
+        raise UsageError(f"--timeout: {exc}") from None

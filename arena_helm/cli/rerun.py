@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from ..enums import DryRunOutput
-from .common import Globals, with_globals
+from .common import Globals, wait_seconds, with_globals
 from .jobs import JobName, TypeO, cluster_for
 
 RERUN_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True,
@@ -73,7 +73,6 @@ def rerun_cmd(
     training command after --), which replace what was recorded; everything else stays as it was."""
     from ..errors import UsageError
     from ..helm import NO_SOURCES
-    from ..k8s import parse_duration
     from ..kinds import BY_KIND
     from ..provenance import record, rerun_values
     from ..reader import kind_of_type, release_index
@@ -84,18 +83,13 @@ def rerun_cmd(
 
     if output is not None and not dry_run:
         raise UsageError(f"-o/--output {output.value} needs --dry-run")
-    if (timeout is not None or notify is not None) and not wait:
-        raise UsageError(f"{'--timeout' if timeout is not None else '--notify'} needs --wait")
-    if wait and dry_run:
-        raise UsageError("--wait cannot be used with --dry-run: a dry run installs nothing to wait for")
+    seconds = wait_seconds(wait, timeout, dry_run, default="30m")
     if notify is not None:
         from ..notify import check_url
 
+        if not wait:
+            raise UsageError("--notify needs --wait")
         check_url(notify)
-    try:
-        wait_seconds = parse_duration(timeout or "30m")
-    except ValueError as exc:
-        raise UsageError(f"--timeout: {exc}") from None
     ns, c = cluster_for(g)
     rec = read(c, ns, name, kind_of_type(type_))
     key = BY_KIND[rec.kind].key
@@ -118,7 +112,7 @@ def rerun_cmd(
         _render(spec, NO_SOURCES, output, g, values=make_values(spec))
         return
     run = {"wait": wait, "notify": notify}
-    _install(spec, NO_SOURCES, run, wait_seconds, g, make_values=make_values)
+    _install(spec, NO_SOURCES, run, seconds, g, make_values=make_values)
 
 
 class ExportFormat(str, enum.Enum):

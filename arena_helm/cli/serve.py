@@ -12,7 +12,7 @@ import typer
 from ..enums import ViewOutput
 from ..serve_kinds import SERVE_KINDS
 from . import FastCommand, new_app
-from .common import GLOBAL_OPTIONS, AttachCommand, AttachTty, Globals, offer_dry_run, with_globals
+from .common import GLOBAL_OPTIONS, AttachCommand, AttachTty, Globals, offer_dry_run, wait_seconds, with_globals
 from .jobs import PrometheusService, PrometheusUrl, cluster_for
 from .submit import CMD_SETTINGS, SubmitCommand, _check_command_words
 
@@ -74,18 +74,9 @@ def _kind_command(kind):
 
 def _serve(g: Globals, kind, fields: dict[str, Any], run: dict[str, Any]) -> None:
     from ..config import load_defaults, resolve_namespace
-    from ..errors import UsageError
-    from ..k8s import parse_duration
     from ..serving import ready_serving, render_serving, serve, serving_values
 
-    if run["timeout"] is not None and not run["wait"]:
-        raise UsageError("--timeout needs --wait")
-    if run["wait"] and run["dry_run"]:
-        raise UsageError("--wait cannot be used with --dry-run: a dry run installs nothing to wait for")
-    try:
-        wait_seconds = parse_duration(run["timeout"] or "10m")
-    except ValueError as exc:
-        raise UsageError(f"--timeout: {exc}") from None
+    seconds = wait_seconds(run["wait"], run["timeout"], run["dry_run"], default="10m")
     defaults = load_defaults()
     fields["namespace"] = resolve_namespace(g.namespace, g.kubeconfig, g.context, defaults)
     if not fields.get("image_pull_secret") and defaults.image_pull_secrets:
@@ -100,7 +91,7 @@ def _serve(g: Globals, kind, fields: dict[str, Any], run: dict[str, Any]) -> Non
         serve(c, spec, values)
     typer.echo(f"serving {spec.name} version {spec.version} submitted in namespace {ns} (release {spec.release})")
     if run["wait"]:
-        view = ready_serving(c, ns, spec.name, spec.version, wait_seconds, notify=lambda m: typer.echo(m, err=True))
+        view = ready_serving(c, ns, spec.name, spec.version, seconds, notify=lambda m: typer.echo(m, err=True))
         typer.echo(f"serving {spec.name} version {spec.version} is ready ({view.ready}/{view.desired} replicas)")
         return
     typer.echo(f"Follow it: arena-helm serve get {spec.name} --version {spec.version} -n {ns}")
@@ -128,8 +119,6 @@ def _update_command(kind):
               *spec_params, *extra]
 
     def update(**kwargs: Any) -> None:
-        from ..errors import UsageError
-        from ..k8s import parse_duration
         from ..serving import ready_serving, update_serving
 
         run = {n: kwargs.pop(n) for n, _, _ in UPDATE_OPTIONS}
@@ -139,19 +128,14 @@ def _update_command(kind):
         given = _fields_from(kwargs, options)
         if words:
             given.update(module.from_words(words))
-        if run["timeout"] is not None and not run["wait"]:
-            raise UsageError("--timeout needs --wait")
-        try:
-            wait_seconds = parse_duration(run["timeout"] or "10m")
-        except ValueError as exc:
-            raise UsageError(f"--timeout: {exc}") from None
+        seconds = wait_seconds(run["wait"], run["timeout"], default="10m")
         with offer_dry_run():
             ns, c = cluster_for(g)
             view = update_serving(c, ns, kind, name, run["version"], given)
         typer.echo(f"serving {name} version {view.version} updated (release {view.release}, revision "
                    f"{view.revision})")
         if run["wait"]:
-            view = ready_serving(c, ns, name, view.version, wait_seconds,
+            view = ready_serving(c, ns, name, view.version, seconds,
                                  notify=lambda m: typer.echo(m, err=True))
             typer.echo(f"serving {name} version {view.version} is rolled out ({view.ready}/{view.desired} "
                        "replicas ready)")

@@ -25,7 +25,16 @@ import typer
 from ..enums import CheckOutput, DryRunOutput, SubmitOutput
 from ..kinds import KINDS, lookup
 from . import FastCommand, lazy_app
-from .common import GLOBAL_OPTIONS, ArenaConfig, ArenaNamespace, Globals, LogLevel, loglevel_option, offer_dry_run
+from .common import (
+    GLOBAL_OPTIONS,
+    ArenaConfig,
+    ArenaNamespace,
+    Globals,
+    LogLevel,
+    loglevel_option,
+    offer_dry_run,
+    wait_seconds,
+)
 
 CMD_SETTINGS = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]}
 
@@ -212,7 +221,6 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
     from ..config import load_defaults, resolve_namespace
     from ..errors import UsageError
     from ..helm import ValueSources
-    from ..k8s import parse_duration
     from ..kinds import BY_KEY
 
     info = BY_KEY[kind_key]
@@ -231,20 +239,13 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
             raise UsageError(f"-o/--output {fmt} needs --dry-run or --check (a submit without them installs the job)")
         if dry_run and fmt not in ("manifests", "values"):
             raise UsageError(f"-o/--output {fmt}: --dry-run prints manifests or values ({fmt} goes with --check)")
-    if run["timeout"] is not None and not run["wait"]:
-        raise UsageError("--timeout needs --wait")
-    if run["wait"] and dry_run:
-        raise UsageError("--wait cannot be used with --dry-run: a dry run installs nothing to wait for")
+    seconds = wait_seconds(run["wait"], run["timeout"], dry_run, default="30m")
     if run["notify"] is not None:
         from ..notify import check_url
 
         if not run["wait"]:
             raise UsageError("--notify needs --wait (the notice is sent when the waited-for job ends)")
         check_url(run["notify"])
-    try:
-        wait_seconds = parse_duration(run["timeout"] or "30m")
-    except ValueError as exc:
-        raise UsageError(f"--timeout: {exc}") from None
     if not words and not fields.get("image_entrypoint") and not info.spec_class().COMMAND_OPTIONAL and not check:
         raise UsageError("no training command: give it after the flags (e.g. ... python train.py), or "
                          "--image-entrypoint to run the image's own entrypoint")
@@ -279,7 +280,7 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
             _render(spec, sources, output, g)  # --dry-run needs no kubeconfig
         return
     with offer_dry_run():
-        _install(spec, sources, run, wait_seconds, g)
+        _install(spec, sources, run, seconds, g)
 
 
 def provenance_of(spec, git_commit: str = "") -> dict[str, Any]:

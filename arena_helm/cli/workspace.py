@@ -9,7 +9,16 @@ import typer
 
 from ..enums import ViewOutput
 from . import FastCommand, new_app
-from .common import GLOBAL_OPTIONS, AttachCommand, AttachTty, Globals, offer_dry_run, port_forward_argv, with_globals
+from .common import (
+    GLOBAL_OPTIONS,
+    AttachCommand,
+    AttachTty,
+    Globals,
+    offer_dry_run,
+    port_forward_argv,
+    wait_seconds,
+    with_globals,
+)
 from .jobs import PrometheusService, PrometheusUrl, cluster_for
 
 app = new_app(help="Interactive workspaces: a JupyterLab, code-server or shell with GPUs that stops itself when "
@@ -53,18 +62,9 @@ def _start_command():
 
 def _start(g: Globals, name: str, fields: dict[str, Any], run: dict[str, Any]) -> None:
     from ..config import load_defaults, resolve_namespace
-    from ..errors import UsageError
-    from ..k8s import parse_duration
     from ..workspace import WorkspaceSpec, render_workspace, running_workspace, start_in, workspace_values
 
-    if run["timeout"] is not None and not run["wait"]:
-        raise UsageError("--timeout needs --wait")
-    if run["wait"] and run["dry_run"]:
-        raise UsageError("--wait cannot be used with --dry-run: a dry run starts nothing")
-    try:
-        wait_seconds = parse_duration(run["timeout"] or "10m")
-    except ValueError as exc:
-        raise UsageError(f"--timeout: {exc}") from None
+    seconds = wait_seconds(run["wait"], run["timeout"], run["dry_run"], default="10m", nothing="starts nothing")
     ns = resolve_namespace(g.namespace, g.kubeconfig, g.context, load_defaults())
     spec = WorkspaceSpec(name=name, namespace=ns, **fields)
     values = workspace_values(spec)
@@ -76,7 +76,7 @@ def _start(g: Globals, name: str, fields: dict[str, Any], run: dict[str, Any]) -
         done = start_in(c, ns, spec, values, given=set(fields))
     typer.echo(f"workspace/{name} {done} in namespace {ns}")
     if run["wait"]:
-        view = running_workspace(c, ns, name, wait_seconds, notify=lambda m: typer.echo(m, err=True))
+        view = running_workspace(c, ns, name, seconds, notify=lambda m: typer.echo(m, err=True))
         typer.echo(f"workspace/{name} is RUNNING (pod {view.pod})")
         return
     typer.echo(f"Follow it: arena-helm workspace get {name} -n {ns}")
