@@ -9,6 +9,8 @@
 #   trainer             trainer-controller-manager (Kubeflow Trainer v2)           github.com/kubeflow/trainer/v2
 #   jobset              jobset                                                     sigs.k8s.io/jobset
 #   kueue               kueue                                                      sigs.k8s.io/kueue
+#   lws                 lws (LeaderWorkerSet)                                      sigs.k8s.io/lws
+#   kserve              kserve-manager (KServe's controller manager)               github.com/kserve/kserve
 #
 #   scripts/build-cluster.sh [COMPONENT...]   # default: every component; prints the bin folder last
 #   scripts/build-cluster.sh --versions       # the component table, one "name module version group" a line
@@ -21,14 +23,19 @@
 # Build groups: components whose releases require the same Kubernetes client libraries and
 # controller-runtime minor are built together, in one throw-away module that requires each of them at its
 # version, so the libraries they share are compiled once. Go's minimal version selection then takes the
-# highest patch release any of them asks for (kwok, JobSet and Trainer: k8s.io/* v0.36.x, controller-runtime
+# highest patch release any of them asks for (kwok, JobSet, Trainer and LWS: k8s.io/* v0.36.x, controller-runtime
 # v0.24.x; Kueue and mpi-operator: v0.35.x, v0.23.x; Kueue's own go.mod pins mpi-operator v0.8.0 and
 # Trainer's pins JobSet v0.12.0); the build fails if that selection moved a component off its version.
+# A component whose go.mod replaces modules by other versions is built with those replace (and exclude)
+# directives, as its own release build is (a dependency's are ignored otherwise): KServe v0.20.0 requires
+# k8s.io/* v0.35.3 and controller-runtime v0.23.3 but replaces them by v0.34.x and v0.22.5 (for KEDA), so it
+# is a group of its own (the replaces would move any other member too).
 # While one group compiles, the modules of the next groups download in the background.
 # Modules come from the Go module proxy by name (GOPROXY as the machine sets it); nothing is vendored.
 set -euo pipefail
 
-# name module version packages (space separated, relative to the module; "." is the module itself) group
+# name module version packages group: packages space separated, relative to the module ("." is the module
+# itself); PKG:NAME names the binary NAME (else it is the package's last path element)
 COMPONENTS=(
     "kube|k8s.io/kubernetes|v1.37.2|cmd/kube-apiserver cmd/kube-controller-manager cmd/kube-scheduler|kube"
     "etcd|go.etcd.io/etcd/server/v3|v3.6.8|etcdmain|etcd"
@@ -38,6 +45,11 @@ COMPONENTS=(
     "training-operator|github.com/kubeflow/training-operator|v1.9.3|cmd/training-operator.v1|training-operator"
     "mpi-operator|github.com/kubeflow/mpi-operator|v0.8.0|cmd/mpi-operator|k8s-v0.35"
     "kueue|sigs.k8s.io/kueue|v0.17.0|cmd/kueue|k8s-v0.35"
+    # LeaderWorkerSet: v0.9.0, not v0.10.0 (the Go module proxy refuses v0.10.0: 403 "not available");
+    # its main package is cmd/ (the release's Dockerfile builds cmd/main.go)
+    "lws|sigs.k8s.io/lws|v0.9.0|cmd:lws|k8s-v0.36"
+    # KServe's manager (InferenceService etc.); its go.mod's replaces: k8s.io/* v0.34, controller-runtime v0.22.5
+    "kserve|github.com/kserve/kserve|v0.20.0|cmd/manager:kserve-manager|kserve"
 )
 BUILD=1   # bump to rebuild every component
 
@@ -86,6 +98,24 @@ source_dir() {  # the module's folder in the module cache (downloaded if need be
     go mod download -json "$module@$version" | sed -n 's/^\s*"Dir": "\(.*\)",$/\1/p'
 }
 
+# module_replaces MODULE VERSION: the go.mod's replace directives by a module version (not a folder) and
+# its exclude directives, as `go mod edit` flags (-replace=OLD[@V]=NEW@V, -exclude=PATH@V), one a line
+module_replaces() {
+    local gomod
+    gomod="$(go mod download -json "$1@$2" | sed -n 's/^\s*"GoMod": "\(.*\)",$/\1/p')"
+    [ -n "$gomod" ] || { log "no go.mod for $1@$2"; return 1; }
+    awk '{ sub(/\/\/.*/, "") }
+         /^(replace|exclude)[ \t]*\($/ { block = $1; next }
+         block != "" && /^[ \t]*\)/ { block = ""; next }
+         { verb = block; line = $0 }
+         block == "" && /^(replace|exclude)[ \t]/ { verb = $1; sub(/^[a-z]+[ \t]+/, "", line) }
+         verb == "" { next }
+         { n = split(line, f, /[ \t]+/); k = 0; for (i = 1; i <= n; i++) if (f[i] != "") w[++k] = f[i] }
+         verb == "exclude" && k == 2 { print "-exclude=" w[1] "@" w[2] }
+         verb == "replace" && k == 4 && w[2] == "=>" && w[3] !~ /^[.\/]/ { print "-replace=" w[1] "=" w[3] "@" w[4] }
+         verb == "replace" && k == 5 && w[3] == "=>" && w[4] !~ /^[.\/]/ { print "-replace=" w[1] "@" w[2] "=" w[4] "@" w[5] }' "$gomod"
+}
+
 # prepare GROUP DIR: a throw-away module in DIR that requires every component of GROUP at its version
 # (its modules downloaded by go mod tidy); DIR/ok on success, DIR/tidy.log either way.
 prepare() {
@@ -113,11 +143,19 @@ prepare() {
           for n in $(members "$g"); do
               row "$n"
               for p in $packages; do
+                  p="${p%%:*}"
                   if [ "$p" = . ]; then echo "	_ \"$module\""; else echo "	_ \"$module/$p\""; fi
               done
           done
           echo ')'; } >"$dir/tools.go"
     fi
+    local edits=()
+    for n in $(members "$g"); do
+        [ "$n" != kube ] || continue  # its replaces are folders of its repository: see above
+        row "$n"
+        mapfile -t -O "${#edits[@]}" edits < <(module_replaces "$module" "$version")
+    done
+    if [ "${#edits[@]}" -gt 0 ]; then (cd "$dir" && go mod edit "${edits[@]}"); fi
     if (cd "$dir" && go mod tidy >/dev/null 2>"$dir/tidy.log"); then
         touch "$dir/ok"
     fi
@@ -151,20 +189,32 @@ build_group() {  # build_group GROUP PREPARED_DIR (the dir may still be being pr
         done
     fi
     mkdir -p "$work/out" "$BIN" "$STAMPS"
-    local pkgs=()
+    local pkgs=() named=()
     if [ "$g" = etcd ]; then
         pkgs=(-o "$work/out/etcd" .)
     else
+        # PKG:NAME: one go build -o NAME each, after the others (the build cache shares the rest)
         for n in $(members "$g"); do
             row "$n"
             for p in $packages; do
-                if [ "$p" = . ]; then pkgs+=("$module"); else pkgs+=("$module/$p"); fi
+                local path="${p%%:*}"
+                if [ "$path" = . ]; then path="$module"; else path="$module/$path"; fi
+                if [ "$p" != "${p#*:}" ]; then named+=("${p#*:}=$path"); else pkgs+=("$path"); fi
             done
         done
-        pkgs=(-o "$work/out/" "${pkgs[@]}")
+        [ "${#pkgs[@]}" -eq 0 ] || pkgs=(-o "$work/out/" "${pkgs[@]}")
     fi
-    (cd "$work/src" && go build -trimpath -ldflags "${ldflags[*]}" "${pkgs[@]}") >"$work/build.log" 2>&1 || {
-        tail -40 "$work/build.log" >&2; log "BUILD FAILED: group $g"; exit 1; }
+    local built=1  # (set -e does not stop a compound command whose status is tested: each build is checked)
+    {
+        if [ "${#pkgs[@]}" -gt 0 ]; then
+            (cd "$work/src" && go build -trimpath -ldflags "${ldflags[*]}" "${pkgs[@]}") || built=0
+        fi
+        for p in "${named[@]}"; do
+            [ "$built" = 1 ] || break
+            (cd "$work/src" && go build -trimpath -ldflags "${ldflags[*]}" -o "$work/out/${p%%=*}" "${p#*=}") || built=0
+        done
+    } >"$work/build.log" 2>&1
+    [ "$built" = 1 ] || { tail -40 "$work/build.log" >&2; log "BUILD FAILED: group $g"; exit 1; }
     install -m 0755 "$work/out/"* "$BIN/"
     for n in $(members "$g"); do stamp_text "$n" >"$STAMPS/$n"; done
     log "built group $g in $(( $(date +%s) - start ))s: $(cd "$work/out" && echo *)"

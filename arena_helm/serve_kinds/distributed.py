@@ -4,7 +4,9 @@
 The chart renders one ``leaderworkerset.x-k8s.io/v1`` LeaderWorkerSet named as the release: ``--replicas`` groups
 of one leader and ``--workers`` workers (the group's size is 1 + workers), the group recreated when one of its
 pods restarts, and a Service on the leaders' ports. The LeaderWorkerSet controller makes a StatefulSet of leaders
-and one of workers per leader, and gives each pod the leader's address (``LWS_LEADER_ADDRESS``); as Arena's chart
+and one of workers per leader, a headless Service a group named as its leader (subdomain policy
+UniquePerReplica: the Service named as the release is the serving's), and gives each pod the leader's address
+(``LWS_LEADER_ADDRESS``, ``<leader>.<leader>.<namespace>``); as Arena's chart
 (kubeflow/arena charts/distributed-serving/templates/distributed.yaml), each container also gets ``MASTER_ADDR``
 (that address), ``WORLD_SIZE`` (the group's size), ``POD_INDEX`` (0 for the leader), ``GROUP_INDEX``, ``ROLE``
 (master or worker) and ``GPU_COUNT``. Each pod's resources are the common ``--gpus``/``--cpu``/``--memory``

@@ -22,7 +22,9 @@ runner = CliRunner()
 NAMESPACED_RBAC = ["RBAC: secrets, configmaps", "RBAC: services", "RBAC: deployments (apps)", "RBAC: jobs (batch)",
                    "RBAC: persistentvolumeclaims",
                    "RBAC: tfjobs, pytorchjobs, mpijobs, jaxjobs, xgboostjobs, paddlejobs (kubeflow.org)",
-                   "RBAC: trainjobs (trainer.kubeflow.org)",
+                   "RBAC: trainjobs (trainer.kubeflow.org)", "RBAC: inferenceservices (serving.kserve.io)",
+                   "RBAC: leaderworkersets (leaderworkerset.x-k8s.io)", "RBAC: httproutes (gateway.networking.k8s.io)",
+                   "RBAC: virtualservices, destinationrules (networking.istio.io)",
                    "RBAC: trainingruntimes (trainer.kubeflow.org)", "RBAC: pods, events, persistentvolumeclaims", "RBAC: pods/log",
                    "RBAC: pods/exec", "RBAC: workloads, localqueues (kueue.x-k8s.io)",
                    "RBAC: localqueues/pendingworkloads (visibility.kueue.x-k8s.io)", "RBAC: pods (metrics.k8s.io)"]

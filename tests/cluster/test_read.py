@@ -66,13 +66,23 @@ def core_api(cluster):
     return client.CoreV1Api(cluster.api_client())
 
 
-def wait_status(ctx, name: str, status: str, timeout: float = 60.0) -> dict:
-    """Until arena-helm reads the job as ``status`` (what it makes of the real operator's status and the pods)."""
+def wait_status(ctx, name: str, status: str, timeout: float = 90.0) -> dict:
+    """Until arena-helm reads the job as ``status`` (what it makes of the real operator's status and the pods);
+    a timeout names every status read meanwhile and the last view (a busy CI machine's operator may be slow)."""
+    seen: list[str] = []
+    last: dict = {}
+
     def got():
         job = json.loads(ok(ctx("get", name, "-o", "json")))
+        if not seen or seen[-1] != job["status"]:
+            seen.append(job["status"])
+        last.update(job)
         return job if job["status"] == status else None
 
-    return wait_for(got, f"job {name} {status}", timeout)
+    try:
+        return wait_for(got, f"job {name} {status}", timeout)
+    except AssertionError as e:
+        raise AssertionError(f"{e}; statuses read {seen}; last view {json.dumps(last)[:2000]}") from None
 
 
 def scheduling_verdict(core, ns: str, pod: str) -> str:

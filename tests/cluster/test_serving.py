@@ -308,105 +308,169 @@ def test_serve_triton_runs_tritonserver_with_its_backends_image(cli, cluster, na
     assert cli.views() == []
 
 
-def test_serve_kserve_makes_an_inferenceservice_the_api_server_stores_whole(cli, cluster, namespace):
-    """`serve kserve` (no KServe controller here): the InferenceService passes the real v0.20.0 CRD's schema and
-    is stored as rendered (nothing pruned: the predictor's labels, model, pod settings); list and get show what it
-    asks for until KServe makes its Deployment; --wait gives up with exit 3; delete leaves nothing."""
+KSERVE = ("serve", "kserve", "--name", "iris", "--version", "v1", "--model-format", "sklearn:1", "--storage-uri",
+          "s3://models/iris", "--min-replicas", "2", "--max-replicas", "4", "--scale-metric", "cpu", "--scale-target",
+          "80", "--canary-traffic-percent", "20", "--gpus", "1", "-e", "LOG=debug", "--model-name", "iris")
+ISVC = ("serving.kserve.io", "v1beta1")
+
+
+def test_serve_kserve_runs_an_inferenceservice_through_kserve(cli, cluster, namespace, node):
+    """`serve kserve` with KServe v0.20.0 running (RawDeployment): its webhooks admit the InferenceService, which
+    the API server stores with every field we render (KServe's defaults added); KServe makes the predictor's
+    Deployment (the sklearn runtime's image, the storage initializer for the s3:// model, the serving's labels
+    on its pods), Service and HPA (whose minReplicas the HPA controller holds); --wait ends once KServe says
+    Ready; list and get show the replicas, address and URL; a version no node can take ends --wait with exit 3;
+    update changes the canary share and the model's storage; delete leaves nothing (KServe's finalizer, the
+    garbage collector)."""
+    from chartinstall import is_subset
+
     api = client.CustomObjectsApi(cluster.api_client())
-    res = cli("serve", "kserve", "--name", "iris", "--version", "v1", "--model-format", "sklearn:1", "--storage-uri",
-              "pvc://models/iris", "--min-replicas", "2", "--max-replicas", "4", "--scale-metric", "cpu",
-              "--scale-target", "80", "--canary-traffic-percent", "20", "--gpus", "1", "-e", "LOG=debug",
-              "--selector", "pool=a", "--model-name", "iris")
+    apps, core = client.AppsV1Api(cluster.api_client()), client.CoreV1Api(cluster.api_client())
+    res = cli(*KSERVE, "--wait", "--timeout", "90s")
     assert res.exit_code == 0, res.output
-    isvc = api.get_namespaced_custom_object("serving.kserve.io", "v1beta1", namespace, "inferenceservices", "iris-v1")
-    rendered = [d for d in yaml.safe_load_all(cli.ok("serve", "kserve", "--name", "iris", "--version", "v1",
-                                                     "--model-format", "sklearn:1", "--storage-uri",
-                                                     "pvc://models/iris", "--min-replicas", "2", "--max-replicas",
-                                                     "4", "--scale-metric", "cpu", "--scale-target", "80",
-                                                     "--canary-traffic-percent", "20", "--gpus", "1", "-e",
-                                                     "LOG=debug", "--selector", "pool=a", "--model-name", "iris",
-                                                     "--dry-run")) if d]
-    assert isvc["spec"] == rendered[0]["spec"]  # the API server kept every field
+    assert res.stdout.splitlines()[-1].startswith("serving iris version v1 is ready ("), res.output
+    isvc = api.get_namespaced_custom_object(*ISVC, namespace, "inferenceservices", "iris-v1")
+    rendered = [d for d in yaml.safe_load_all(cli.ok(*KSERVE, "--dry-run")) if d]
+    assert is_subset(rendered[0]["spec"], isvc["spec"]) == []  # nothing pruned or changed
     predictor = isvc["spec"]["predictor"]
     assert (predictor["minReplicas"], predictor["maxReplicas"], predictor["canaryTrafficPercent"],
-            predictor["model"]["modelFormat"], predictor["model"]["storageUri"], predictor["nodeSelector"]) == (
-        2, 4, 20, {"name": "sklearn", "version": "1"}, "pvc://models/iris", {"pool": "a"})
-    assert {k: predictor["labels"][k] for k in ("servingName", "servingVersion", "servingType", "modelName")} == {
-        "servingName": "iris", "servingVersion": "v1", "servingType": "kserve", "modelName": "iris"}
+            predictor["model"]["modelFormat"], predictor["model"]["storageUri"]) == (
+        2, 4, 20, {"name": "sklearn", "version": "1"}, "s3://models/iris")
+    url = f"http://iris-v1-{namespace}.example.com"
+    assert isvc["status"]["url"] == url
+    dep = apps.read_namespaced_deployment("iris-v1-predictor", namespace)
+    (container,) = dep.spec.template.spec.containers
+    assert container.image.startswith("kserve/sklearnserver:") and container.args[:2] == [
+        "--model_name=iris-v1", "--model_dir=/mnt/models"]
+    # KServe's defaults (1 CPU, 2Gi) beside the GPU we ask for
+    assert container.resources.requests == {"cpu": "1", "memory": "2Gi", "nvidia.com/gpu": "1"}
+    # KServe's pod webhook gives each pod the storage initializer that downloads the model
+    pod = core.list_namespaced_pod(namespace, label_selector="serving.kserve.io/inferenceservice=iris-v1").items[0]
+    assert [(c.name, c.args[0]) for c in pod.spec.init_containers] == [("storage-initializer", "s3://models/iris")]
+    labels = dep.spec.template.metadata.labels
+    assert {k: labels[k] for k in ("servingName", "servingVersion", "servingType", "modelName", "release")} == {
+        "servingName": "iris", "servingVersion": "v1", "servingType": "kserve", "modelName": "iris",
+        "release": "iris-v1"}
+    # the HPA controller scales the Deployment to the InferenceService's minReplicas
+    wait_for(lambda: (apps.read_namespaced_deployment("iris-v1-predictor", namespace).status.ready_replicas or 0)
+             == 2, "iris-v1-predictor 2 ready replicas", 60.0)
     (view,) = cli.views("-T", "kserve")
     assert (view["name"], view["version"], view["type"], view["desiredReplicas"], view["availableReplicas"],
-            view["gpusPerReplica"], view["url"]) == ("iris", "v1", "kserve", 2, 0, 1, None)
-    assert norm(cli.ok("serve", "list"))[1] == "iris kserve v1 2 0 N/A - 2"
+            view["gpusPerReplica"], view["url"]) == ("iris", "v1", "kserve", 2, 2, 1, url)
+    assert norm(cli.ok("serve", "list"))[1].split() == ["iris", "kserve", "v1", "2", "2", url,
+                                                       "IRIS-V1-PREDICTOR:80", "2"]
+    text = norm(cli.ok("serve", "get", "iris"))
+    assert f"URL: {url}" in text and "Available: 2" in text
+    assert len([line for line in text if line.startswith("iris-v1-predictor-") and " Running 1/1 " in line]) == 2
+    # a version no node can take (8 GPUs): KServe makes it, the scheduler cannot place it
     res = cli("serve", "kserve", "--name", "iris", "--version", "v2", "--image", "registry.example.com/iris:1",
-              "--port", "8081", "--wait", "--timeout", "2s", "--", "python", "-m", "server")
+              "--port", "8081", "--gpus", "8", "--wait", "--timeout", "5s", "--", "python", "-m", "server")
     assert res.exit_code == 3, res.output
-    assert "serving iris version v2 is not ready after 2s (0/1 ready: no pod yet;" in res.stderr
-    c = api.get_namespaced_custom_object("serving.kserve.io", "v1beta1", namespace, "inferenceservices",
-                                         "iris-v2")["spec"]["predictor"]["containers"][0]
-    assert (c["name"], c["command"], c["ports"]) == ("kserve-container", ["sh", "-c", "python -m server"],
-                                                     [{"name": "http1", "containerPort": 8081, "protocol": "TCP"}])
+    assert "error: serving iris version v2 is not ready after 5s (0/1 ready: " in res.stderr, res.stderr
+    c = apps.read_namespaced_deployment("iris-v2-predictor", namespace).spec.template.spec.containers[0]
+    assert (c.name, c.command, [(p.name, p.container_port) for p in c.ports]) == (
+        "kserve-container", ["sh", "-c", "python -m server"], [("http1", 8081)])
     res = cli("serve", "update", "kserve", "iris", "--version", "v1", "--canary-traffic-percent", "50",
-              "--storage-uri", "pvc://models/iris2")
+              "--storage-uri", "s3://models/iris2")
     assert res.exit_code == 0, res.output
-    predictor = api.get_namespaced_custom_object("serving.kserve.io", "v1beta1", namespace, "inferenceservices",
-                                                 "iris-v1")["spec"]["predictor"]
+    predictor = api.get_namespaced_custom_object(*ISVC, namespace, "inferenceservices", "iris-v1")["spec"]["predictor"]
     assert (predictor["canaryTrafficPercent"], predictor["model"]["storageUri"], predictor["minReplicas"]) == (
-        50, "pvc://models/iris2", 2)
+        50, "s3://models/iris2", 2)
     cli.ok("serve", "delete", "iris")
     assert cli.views() == []
-    assert api.list_namespaced_custom_object("serving.kserve.io", "v1beta1", namespace, "inferenceservices")[
-        "items"] == []
+    wait_for(lambda: api.list_namespaced_custom_object(*ISVC, namespace, "inferenceservices")["items"] == [],
+             "the InferenceServices gone", 30.0)
+    wait_for(lambda: apps.list_namespaced_deployment(namespace).items == [] and [
+        s.metadata.name for s in core.list_namespaced_service(namespace).items] == [], "KServe's objects gone", 60.0)
 
 
 DISTRIBUTED = ("serve", "distributed", "--name", "llama", "--version", "v1", "--image", "vllm/vllm-openai:v0.12.0",
-               "--replicas", "2", "--workers", "3", "--gpus", "8", "--worker-gpus", "4", "--restful-port", "8000",
+               "--replicas", "2", "--workers", "3", "--gpus", "4", "--worker-gpus", "2", "--restful-port", "8000",
                "--leader-command", "ray start --head && vllm serve /models/llama",
-               "--worker-command", "ray start --address=$(LWS_LEADER_ADDRESS):6379 --block", "-d", "models:/models")
+               "--worker-command", "ray start --address=$(LWS_LEADER_ADDRESS):6379 --block",
+               "--data-dir", "/srv/models:/models")
+LWS = ("leaderworkerset.x-k8s.io", "v1")
 
 
-def test_serve_distributed_makes_a_leaderworkerset_the_api_server_stores_whole(cli, cluster, namespace):
-    """`serve distributed` (no LeaderWorkerSet controller here): the LeaderWorkerSet passes the real v0.10.0
-    CRD's schema and is stored as rendered; the Service selects the leaders; list and get count its groups
-    (2 x (8 + 3 x 4) GPUs); delete leaves nothing."""
+def test_serve_distributed_runs_groups_through_the_leaderworkerset_controller(cli, cluster, kubelet, namespace):
+    """`serve distributed` with LWS v0.9.0 running: its webhook admits the LeaderWorkerSet, stored with every field
+    we render (its defaults added); LWS makes a StatefulSet of leaders and one of workers a group, each group's
+    headless Service (the leader's address resolves: its hostname and subdomain, in that Service's endpoints)
+    and gives the pods the group's environment; --wait ends once every group is ready; the Service selects the
+    leaders; list and get count the groups (2 x (4 + 3 x 2) GPUs) and show every pod; update of the workers
+    regroups; delete leaves nothing."""
+    from chartinstall import is_subset
+
     api = client.CustomObjectsApi(cluster.api_client())
-    core = client.CoreV1Api(cluster.api_client())
-    cli.ok(*DISTRIBUTED)
-    lws = api.get_namespaced_custom_object("leaderworkerset.x-k8s.io", "v1", namespace, "leaderworkersets",
-                                           "llama-v1")
-    rendered = [d for d in yaml.safe_load_all(cli.ok(*DISTRIBUTED, "--dry-run")) if d]
-    assert lws["spec"].pop("startupPolicy") == "LeaderCreated"  # the CRD's default
-    assert lws["spec"] == next(d for d in rendered if d["kind"] == "LeaderWorkerSet")["spec"]
-    template = lws["spec"]["leaderWorkerTemplate"]
-    assert (lws["spec"]["replicas"], template["size"], template["restartPolicy"]) == (
-        2, 4, "RecreateGroupOnPodRestart")
-    leader = template["leaderTemplate"]["spec"]["containers"][0]
-    worker = template["workerTemplate"]["spec"]["containers"][0]
-    assert (leader["command"], worker["command"]) == (
-        ["sh", "-c", "ray start --head && vllm serve /models/llama"],
-        ["sh", "-c", "ray start --address=$(LWS_LEADER_ADDRESS):6379 --block"])
-    assert (leader["resources"]["limits"], worker["resources"]["limits"]) == (
-        {"nvidia.com/gpu": 8}, {"nvidia.com/gpu": 4})
-    assert {e["name"]: e.get("value") for e in worker["env"] if "value" in e} == {
-        "MASTER_ADDR": "$(LWS_LEADER_ADDRESS)", "GPU_COUNT": "4", "ROLE": "worker"}
-    svc = core.read_namespaced_service("llama-v1", namespace)
-    assert svc.spec.selector["role"] == "leader" and [(p.name, p.port) for p in svc.spec.ports] == [("restful", 8000)]
-    (view,) = cli.views("-T", "distributed")
-    assert (view["type"], view["desiredReplicas"], view["readyReplicas"], view["gpusPerReplica"], view["ports"]) == (
-        "distributed-serving", 2, 0, 20, {"restful": 8000})
-    assert norm(cli.ok("serve", "list"))[1].split()[:5] == ["llama", "distributed-serving", "v1", "2", "0"]
-    assert norm(cli.ok("serve", "list"))[1].split()[-1] == "40"
-    res = cli("serve", "update", "distributed", "llama", "--workers", "1", "--worker-gpus", "8")
-    assert res.exit_code == 0, res.output
-    lws = api.get_namespaced_custom_object("leaderworkerset.x-k8s.io", "v1", namespace, "leaderworkersets",
-                                           "llama-v1")
-    template = lws["spec"]["leaderWorkerTemplate"]
-    assert (template["size"], template["workerTemplate"]["spec"]["containers"][0]["resources"]["limits"],
-            template["workerTemplate"]["spec"]["containers"][0]["command"][2]) == (
-        2, {"nvidia.com/gpu": 8}, "ray start --address=$(LWS_LEADER_ADDRESS):6379 --block")
-    cli.ok("serve", "delete", "llama")
-    assert cli.views() == []
-    assert api.list_namespaced_custom_object("leaderworkerset.x-k8s.io", "v1", namespace, "leaderworkersets")[
-        "items"] == []
+    apps, core = client.AppsV1Api(cluster.api_client()), client.CoreV1Api(cluster.api_client())
+    discovery = client.DiscoveryV1Api(cluster.api_client())
+    node = f"lws-{namespace}"
+    kubelet.add_node(node, pool=namespace, gpus=24)
+    try:
+        res = cli(*DISTRIBUTED, "--wait", "--timeout", "90s")
+        assert res.exit_code == 0, res.output
+        assert res.stdout.splitlines()[-1] == "serving llama version v1 is ready (2/2 replicas)"
+        lws = api.get_namespaced_custom_object(*LWS, namespace, "leaderworkersets", "llama-v1")
+        rendered = next(d for d in yaml.safe_load_all(cli.ok(*DISTRIBUTED, "--dry-run")) if d and
+                        d["kind"] == "LeaderWorkerSet")
+        assert is_subset(rendered["spec"], lws["spec"]) == []  # nothing pruned or changed
+        template = lws["spec"]["leaderWorkerTemplate"]
+        assert (lws["spec"]["replicas"], template["size"], template["restartPolicy"],
+                lws["spec"]["networkConfig"]) == (2, 4, "RecreateGroupOnPodRestart",
+                                                  {"subdomainPolicy": "UniquePerReplica"})
+        assert (lws["status"]["readyReplicas"], lws["status"]["replicas"]) == (2, 2)
+        assert sorted(s.metadata.name for s in apps.list_namespaced_stateful_set(namespace).items) == [
+            "llama-v1", "llama-v1-0", "llama-v1-1"]
+        pods = {p.metadata.name: p for p in core.list_namespaced_pod(namespace).items}
+        assert sorted(pods) == ["llama-v1-0", "llama-v1-0-1", "llama-v1-0-2", "llama-v1-0-3",
+                                "llama-v1-1", "llama-v1-1-1", "llama-v1-1-2", "llama-v1-1-3"]
+        assert all(p.status.phase == "Running" and p.spec.node_name == node for p in pods.values())
+        worker = pods["llama-v1-1-2"]
+        (c,) = worker.spec.containers
+        env = {e.name: e.value for e in c.env if e.value is not None}
+        assert {k: env[k] for k in ("LWS_LEADER_ADDRESS", "LWS_GROUP_SIZE", "LWS_WORKER_INDEX", "MASTER_ADDR",
+                                    "GPU_COUNT", "ROLE")} == {
+            "LWS_LEADER_ADDRESS": f"llama-v1-1.llama-v1-1.{namespace}", "LWS_GROUP_SIZE": "4",
+            "LWS_WORKER_INDEX": "2", "MASTER_ADDR": "$(LWS_LEADER_ADDRESS)", "GPU_COUNT": "2", "ROLE": "worker"}
+        assert c.command == ["sh", "-c", "ray start --address=$(LWS_LEADER_ADDRESS):6379 --block"]
+        assert (worker.metadata.labels["role"], worker.metadata.labels["servingName"],
+                c.resources.limits["nvidia.com/gpu"]) == ("worker", "llama", "2")
+        assert [(m.mount_path, v.host_path.path) for m in c.volume_mounts for v in worker.spec.volumes
+                if v.name == m.name and v.host_path] == [("/models", "/srv/models")]
+        # the leader's address resolves: hostname.subdomain of the leader, the headless Service llama-v1-1
+        leader = pods["llama-v1-1"]
+        assert (leader.spec.hostname, leader.spec.subdomain, leader.metadata.labels["role"]) == (
+            "llama-v1-1", "llama-v1-1", "leader")
+        headless = core.read_namespaced_service("llama-v1-1", namespace)
+        assert headless.spec.cluster_ip == "None"
+        wait_for(lambda: leader.status.pod_ip in [a for s in discovery.list_namespaced_endpoint_slice(
+            namespace, label_selector="kubernetes.io/service-name=llama-v1-1").items for e in s.endpoints or []
+            for a in e.addresses], "the leader in its group's headless Service", 30.0)
+        svc = core.read_namespaced_service("llama-v1", namespace)
+        assert svc.spec.cluster_ip != "None" and svc.spec.selector["role"] == "leader"
+        assert [(p.name, p.port) for p in svc.spec.ports] == [("restful", 8000)]
+        (view,) = cli.views("-T", "distributed")
+        assert (view["type"], view["desiredReplicas"], view["readyReplicas"], view["gpusPerReplica"],
+                view["ports"]) == ("distributed-serving", 2, 2, 10, {"restful": 8000})
+        row = norm(cli.ok("serve", "list"))[1].split()
+        assert row[:5] + row[-1:] == ["llama", "distributed-serving", "v1", "2", "2", "20"]
+        text = norm(cli.ok("serve", "get", "llama"))
+        assert sorted(line.split()[0] for line in text if line.startswith("llama-v1-")) == sorted(pods)
+        res = cli("serve", "update", "distributed", "llama", "--workers", "1", "--worker-gpus", "4")
+        assert res.exit_code == 0, res.output
+        def regrouped():
+            now = {p.metadata.name: p.spec.containers[0].resources.limits["nvidia.com/gpu"]
+                   for p in core.list_namespaced_pod(namespace).items if not p.metadata.deletion_timestamp}
+            return now == {"llama-v1-0": "4", "llama-v1-0-1": "4", "llama-v1-1": "4", "llama-v1-1-1": "4"} or None
+
+        wait_for(regrouped, "two groups of a leader and a worker of 4 GPUs", 90.0)
+        cli.ok("serve", "delete", "llama")
+        assert cli.views() == []
+        wait_for(lambda: api.list_namespaced_custom_object(*LWS, namespace, "leaderworkersets")["items"] == [] and
+                 apps.list_namespaced_stateful_set(namespace).items == [] and
+                 core.list_namespaced_service(namespace).items == [], "the LeaderWorkerSet's objects gone", 60.0)
+    finally:
+        kubelet.remove_node(node)
 
 
 def test_traffic_split_weighs_the_versions_with_an_httproute_or_istio(cli, cluster, namespace, node):

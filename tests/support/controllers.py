@@ -1,9 +1,10 @@
 """The real Kubeflow controllers as local processes for a ``TestCluster`` (tests/support/kubecluster.py).
 
-``Controllers(cluster).start(("training-operator", "mpi-operator", "jobset", "trainer", "kueue"))`` then
-``.stop()`` (or ``with Controllers(cluster).start(...) as ctl:``). The binaries are built from their Go modules
-by ``scripts/build-cluster.sh`` (versions there): training-operator v1.9.3 (``training-operator.v1``),
-mpi-operator v0.8.0, Kubeflow Trainer v2.3.0 (``trainer-controller-manager``), JobSet v0.12.0 and Kueue v0.17.0.
+``Controllers(cluster).start(ALL)`` then ``.stop()`` (or ``with Controllers(cluster).start(...) as ctl:``;
+``stop(names)`` stops only those, their webhook configurations first). The binaries are built from their Go
+modules by ``scripts/build-cluster.sh`` (versions there): training-operator v1.9.3 (``training-operator.v1``),
+mpi-operator v0.8.0, Kubeflow Trainer v2.3.0 (``trainer-controller-manager``), JobSet v0.12.0, Kueue v0.17.0,
+and for the servings LeaderWorkerSet v0.9.0 (``lws``) and KServe v0.20.0 (``kserve-manager``).
 Everything they need is read from each module's own source (``scripts/build-cluster.sh --source NAME``): the
 CRDs (so they are the CRDs of the versions that run), the webhook configurations (``clientConfig.service``
 turned into ``clientConfig.url`` on 127.0.0.1 with our CA bundle), the ClusterTrainingRuntimes, and the two
@@ -38,6 +39,12 @@ How each one runs:
   ``$TMPDIR/k8s-webhook-server/serving-certs``: the config has no certDir); the release's
   ClusterTrainingRuntimes (``manifests/overlays/runtimes``: ``manifests/base/runtimes`` with the
   ``webhook-validation: disabled`` label and the release's image tags) are applied once it is ready.
+- ``LWS``: ``--config`` as JobSet's; its pod webhooks (only pods labelled ``leaderworkerset.sigs.k8s.io/name``)
+  set the leader address env and the group labels.
+- ``KServe``: RawDeployment mode (no Knative, Istio or Gateway API) through its ConfigMap
+  ``kserve/inferenceservice-config`` (the release's, its default deployment mode and Ingress creation
+  changed), ``POD_NAMESPACE=kserve``; the release's ClusterServingRuntimes once ready; ``stop`` removes its
+  finalizer from the InferenceServices that remain.
 - ``Kueue``: ``--config`` with ``manageJobsWithoutQueueName: false``, the integrations of every kind arena-helm
   submits (tfjob, pytorchjob, mpijob, jaxjob, xgboostjob, paddlejob, trainjob) and jobset (no ``batch/job``: so its Job webhooks, which
   would catch every Job of the cluster, are not applied), leader election and internal cert management off.
@@ -93,8 +100,8 @@ from kubecluster import REPO, TestCluster, free_port, kube_bin_dir
 
 from arena_helm.kinds import KINDS
 
-ALL = ("training-operator", "mpi-operator", "jobset", "trainer", "kueue")
-START_ORDER = ("jobset", "trainer", "training-operator", "mpi-operator", "kueue")  # kueue's webhooks last
+ALL = ("training-operator", "mpi-operator", "jobset", "trainer", "kueue", "lws", "kserve")  # the session's
+START_ORDER = ("jobset", "trainer", "training-operator", "mpi-operator", "lws", "kserve", "kueue")  # kueue's webhooks last
 LOOPBACK = "127.0.0.1"
 KUEUE_FINALIZER = "kueue.x-k8s.io/resource-in-use"
 KUEUE_API = ("kueue.x-k8s.io", "v1beta2")
@@ -189,10 +196,11 @@ def _kustomize_patches(kdir: Path, docs: list[dict]) -> None:
                             _deep_merge(w, wpatch)
 
 
-def webhook_configs(kdir: Path, *, port: int, ca_bundle: str, names: dict[str, str], keep) -> list[dict]:
+def webhook_configs(kdir: Path, *, port: int, ca_bundle: str, names: dict[str, str] | None, keep) -> list[dict]:
     """The webhook configurations of a release's ``kdir`` kustomization, served at https://127.0.0.1:PORT.
 
-    ``names``: kind -> the name the release gives it (kustomize ``namePrefix`` / patches); ``keep(webhook)``
+    ``names``: kind -> the name the release gives it (kustomize ``namePrefix`` / patches), or None where the
+    release keeps each configuration's own name (KServe: several of one kind); ``keep(webhook)``
     picks the webhooks to apply (those of the enabled kinds)."""
     kust = yaml.safe_load((kdir / "kustomization.yaml").read_text()) or {}
     docs = []
@@ -211,8 +219,9 @@ def webhook_configs(kdir: Path, *, port: int, ca_bundle: str, names: dict[str, s
             w["clientConfig"] = {"url": f"https://{LOOPBACK}:{port}{service.get('path', '')}", "caBundle": ca_bundle}
             hooks.append(w)
         if hooks:
+            name = names[doc["kind"]] if names is not None else doc["metadata"]["name"]
             out.append({"apiVersion": "admissionregistration.k8s.io/v1", "kind": doc["kind"],
-                        "metadata": {"name": names[doc["kind"]]}, "webhooks": hooks})
+                        "metadata": {"name": name}, "webhooks": hooks})
     return out
 
 
@@ -358,6 +367,7 @@ class Controller:
         self.health_port = free_port()
         self.webhook_port = free_port()
         self.proc: subprocess.Popen | None = None
+        self.webhook_names: set[str] = set()  # its webhook configurations once applied (stop deletes them)
         self.log = self.cluster.workdir / f"{self.name}.log"
         self.env = dict(os.environ, KUBECONFIG=str(self.cluster.admin.kubeconfig), TMPDIR=str(self.dir / "tmp"))
         (self.dir / "tmp").mkdir(exist_ok=True)
@@ -559,6 +569,25 @@ class MPIOperator(Controller):
                 raise
 
 
+def config_file_args(c: Controller, api_version: str) -> list[str]:
+    """The command line of a controller that takes a ``--config`` Configuration ``api_version`` (JobSet's and
+    LWS's shape): leader election and internal cert management off, its webhook on 127.0.0.1 with our serving
+    cert, metrics off, health on its port."""
+    certs = c.dir / "certs"
+    c.write_serving_cert(certs)
+    config = {
+        "apiVersion": api_version, "kind": "Configuration",
+        "leaderElection": {"leaderElect": False},
+        "internalCertManagement": {"enable": False},
+        "webhook": {"port": c.webhook_port, "host": LOOPBACK, "certDir": str(certs)},
+        "metrics": {"bindAddress": "0"},
+        "health": {"healthProbeBindAddress": f"{LOOPBACK}:{c.health_port}"},
+    }
+    (c.dir / "config.yaml").write_text(yaml.safe_dump(config))
+    return [str(c.ctl.bin_dir / c.binary), f"--kubeconfig={c.cluster.admin.kubeconfig}",
+            f"--config={c.dir / 'config.yaml'}", "--zap-log-level=info"]
+
+
 class JobSet(Controller):
     """kubernetes-sigs/jobset v0.12.0 (its module root is the main package)."""
 
@@ -568,19 +597,7 @@ class JobSet(Controller):
         return sorted((self.src / "config" / "components" / "crd" / "bases").glob("*.yaml"))
 
     def prepare(self) -> list[str]:
-        certs = self.dir / "certs"
-        self.write_serving_cert(certs)
-        config = {
-            "apiVersion": "config.jobset.x-k8s.io/v1alpha1", "kind": "Configuration",
-            "leaderElection": {"leaderElect": False},
-            "internalCertManagement": {"enable": False},
-            "webhook": {"port": self.webhook_port, "host": LOOPBACK, "certDir": str(certs)},
-            "metrics": {"bindAddress": "0"},
-            "health": {"healthProbeBindAddress": f"{LOOPBACK}:{self.health_port}"},
-        }
-        (self.dir / "config.yaml").write_text(yaml.safe_dump(config))
-        return [str(self.ctl.bin_dir / self.binary), f"--kubeconfig={self.cluster.admin.kubeconfig}",
-                f"--config={self.dir / 'config.yaml'}", "--zap-log-level=info"]
+        return config_file_args(self, "config.jobset.x-k8s.io/v1alpha1")
 
     def webhooks(self) -> list[dict]:
         return webhook_configs(self.src / "config" / "components" / "webhook", port=self.webhook_port,
@@ -869,7 +886,211 @@ class Kueue(Controller):
                     raise
 
 
-CLASSES = {c.name: c for c in (TrainingOperator, MPIOperator, JobSet, Trainer, Kueue)}
+def wait_webhook_called(ctl: Controllers, api: tuple[str, str, str], body: dict, webhook: str, who: str,
+                        timeout: float = 30.0) -> None:
+    """Wait until the API server calls the mutating webhook ``webhook`` for the custom resource ``api`` (group,
+    version, plural): it learns a new webhook configuration from an informer, a moment after it is written (an
+    object created in that moment is admitted without it). The probe: a server-side dry-run create of ``body``
+    with a wrongly typed field, which a controller-runtime webhook refuses (400 naming the webhook: it decodes
+    the object first) and the schema alone answers with 422 (as ``Kueue.wait_webhooks``)."""
+    from kubernetes import client
+    from kubernetes.client.rest import ApiException
+
+    custom = client.CustomObjectsApi(ctl.api)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            custom.create_namespaced_custom_object(api[0], api[1], "default", api[2], body, dry_run="All")
+            answer = "admitted"
+        except ApiException as exc:
+            if exc.status == 400 and webhook in (exc.body or ""):
+                return
+            answer = f"{exc.status}"
+        if time.monotonic() > deadline:
+            raise ControllerError(f"the API server does not call {who}'s webhook {webhook} {timeout:.0f} s after its "
+                                  f"configuration was applied (the probe was answered {answer})")
+        time.sleep(0.2)
+
+
+class LWS(Controller):
+    """kubernetes-sigs/lws (LeaderWorkerSet) v0.9.0 ``cmd`` (controller-runtime v0.24.1): v0.9.0, not v0.10.0,
+    which the Go module proxy refuses (403).
+
+    ``--config`` as JobSet's (``config/manager/controller_manager_config.yaml`` with leader election and
+    internal cert management off: ``pkg/config/config.go`` AddWebhookSettingsTo takes the webhook's host, port
+    and certDir from it), metrics off. Its CRDs: ``config/crd/kustomization.yaml``'s resources, LeaderWorkerSet
+    and DisaggregatedSet (cmd/main.go sets up a controller for each; the kustomization's conversion patch is
+    not applied: each CRD has one version). Its webhooks (``config/webhook``, the pod ones patched there with
+    an objectSelector on ``leaderworkerset.sigs.k8s.io/name``, named ``lws-*`` by ``config/default``'s
+    namePrefix): the LeaderWorkerSet defaulter and validator, the pod mutator (it sets the
+    ``LWS_LEADER_ADDRESS`` env and the group labels of the pods) and validator, the DisaggregatedSet
+    validator."""
+
+    name = component = binary = "lws"
+    lws_api = ("leaderworkerset.x-k8s.io", "v1", "leaderworkersets")
+
+    def crds(self) -> list[Path]:
+        base = self.src / "config" / "crd"
+        kust = yaml.safe_load((base / "kustomization.yaml").read_text())
+        return [base / r for r in kust["resources"]]
+
+    def prepare(self) -> list[str]:
+        return config_file_args(self, "config.lws.x-k8s.io/v1alpha1")
+
+    def webhooks(self) -> list[dict]:
+        return webhook_configs(self.src / "config" / "webhook", port=self.webhook_port, ca_bundle=self.ca_bundle,
+                               names={"MutatingWebhookConfiguration": "lws-mutating-webhook-configuration",
+                                      "ValidatingWebhookConfiguration": "lws-validating-webhook-configuration"},
+                               keep=lambda w: True)
+
+    def after_ready(self) -> None:
+        probe = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+                 "metadata": {"name": "lws-webhook-probe"}, "spec": {"replicas": "x"}}
+        wait_webhook_called(self.ctl, self.lws_api, probe, "mleaderworkerset.kb.io", "LWS")
+
+
+class KServe(Controller):
+    """kserve/kserve v0.20.0 ``cmd/manager`` (built with its go.mod's replaces: controller-runtime v0.22.5,
+    k8s.io/* v0.34) in RawDeployment mode, without Knative, Istio or the Gateway API: an InferenceService
+    becomes a Deployment, a Service and an HPA named ``<isvc>-predictor``.
+
+    - Its configuration: the ConfigMap ``inferenceservice-config`` in ``kserve``, the namespace it runs for
+      (``POD_NAMESPACE``, default ``kserve``: ``KServeNamespace`` of pkg/constants/constants.go, read by
+      ``GetInferenceServiceConfigMap`` of pkg/apis/serving/v1beta1/configmap.go at start and by its webhooks),
+      the release's ``config/configmap/inferenceservice.yaml`` with ``deploy.defaultDeploymentMode``
+      ``RawDeployment`` (v0.20.0 calls it ``Standard`` and takes the old name: ``NewDeployConfig``) and
+      ``ingress.disableIngressCreation`` (no networking.k8s.io Ingress, which nothing would serve here). With
+      ``enableGatewayApi`` false (the release's value) it needs no Gateway API CRD; without the Knative,
+      KEDA, OpenTelemetry and Istio CRDs it watches none of them (``SetupWithManager`` of
+      pkg/controller/v1beta1/inferenceservice/controller.go checks each).
+    - Its CRDs: ``config/crd/full/kustomization.yaml``'s resources (InferenceService, TrainedModel,
+      ClusterServingRuntime, ServingRuntime, InferenceGraph and the ClusterStorageContainer folder); the
+      LLMInferenceService and LocalModel CRDs belong to other binaries (cmd/llmisvc, cmd/localmodel).
+    - Its flags (cmd/manager/main.go): ``--webhook-port`` (the webhook server has no host option: all
+      interfaces), ``--health-probe-addr``, ``--metrics-addr=0``, leader election off (its default); the
+      webhook certs from ``$TMPDIR/k8s-webhook-server/serving-certs`` (controller-runtime's default certDir).
+    - Its webhooks, every one of ``config/webhook/manifests.yaml`` under its own name: the InferenceService
+      defaulter (deployment-mode and runtime defaults, default resources) and validator, the pod mutator
+      (objectSelector ``serving.kserve.io/inferenceservice``: the storage-initializer init container for a
+      ``storageUri``, the agent/logger/batcher sidecars when asked for), the TrainedModel, InferenceGraph,
+      ClusterServingRuntime and ServingRuntime validators.
+    - Once ready: the release's ClusterServingRuntimes (``config/runtimes``, images as its kustomization
+      names them) and the ClusterStorageContainer ``default`` (``config/storagecontainers``), as
+      ``config/clusterresources`` and ``config/base`` install them.
+    - ``after_stop``: its finalizer ``inferenceservice.finalizers`` (``Reconcile`` of controller.go) is removed
+      from the InferenceServices that remain, so that they and their namespaces can still be deleted. The
+      CRDs, the ConfigMap and the runtimes stay."""
+
+    name = component = "kserve"
+    binary = "kserve-manager"
+    namespace = "kserve"
+    configmap = "inferenceservice-config"  # pkg/constants/constants.go InferenceServiceConfigMapName
+    isvc_api = ("serving.kserve.io", "v1beta1", "inferenceservices")
+    runtime_api = ("serving.kserve.io", "v1alpha1", "clusterservingruntimes")
+    storage_container_api = ("serving.kserve.io", "v1alpha1", "clusterstoragecontainers")
+
+    def crds(self) -> list[Path]:
+        out = []
+
+        def walk(kdir: Path) -> None:
+            kust = yaml.safe_load((kdir / "kustomization.yaml").read_text())
+            for r in kust["resources"]:
+                p = kdir / r
+                if p.is_dir():
+                    walk(p)
+                else:
+                    out.append(p)
+
+        walk(self.src / "config" / "crd" / "full")
+        return out
+
+    def config_map(self) -> dict:
+        """The release's inferenceservice-config, in RawDeployment mode without Ingress objects."""
+        doc = load_yaml_docs(self.src / "config" / "configmap" / "inferenceservice.yaml")[0]
+        data = doc["data"]
+        deploy = json.loads(data["deploy"])
+        deploy["defaultDeploymentMode"] = "RawDeployment"
+        data["deploy"] = json.dumps(deploy, indent=2)
+        ingress = json.loads(data["ingress"])
+        ingress["disableIngressCreation"] = True
+        data["ingress"] = json.dumps(ingress, indent=2)
+        return {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": self.configmap, "namespace": self.namespace}, "data": data}
+
+    def prepare(self) -> list[str]:
+        from kubernetes import client
+
+        self.ctl.ensure_namespace(self.namespace)
+        core = client.CoreV1Api(self.ctl.api)
+        body = self.config_map()
+        self.ctl.create_or_replace(lambda: core.create_namespaced_config_map(self.namespace, body),
+                                   lambda rv: core.replace_namespaced_config_map(
+                                       self.configmap, self.namespace,
+                                       {**body, "metadata": {**body["metadata"], "resourceVersion": rv}}),
+                                   lambda: core.read_namespaced_config_map(
+                                       self.configmap, self.namespace).metadata.resource_version)
+        self.write_serving_cert(self.dir / "tmp" / "k8s-webhook-server" / "serving-certs")
+        self.env["POD_NAMESPACE"] = self.namespace
+        return [str(self.ctl.bin_dir / self.binary), f"--kubeconfig={self.cluster.admin.kubeconfig}",
+                f"--webhook-port={self.webhook_port}", f"--health-probe-addr={LOOPBACK}:{self.health_port}",
+                "--metrics-addr=0", "--leader-elect=false", "--zap-log-level=info"]
+
+    def webhooks(self) -> list[dict]:
+        return webhook_configs(self.src / "config" / "webhook", port=self.webhook_port, ca_bundle=self.ca_bundle,
+                               names=None, keep=lambda w: True)
+
+    def cluster_resources(self) -> list[tuple[tuple[str, str, str], dict]]:
+        out = [(self.runtime_api, d) for d in kustomize_resources(self.src / "config" / "runtimes")
+               if d.get("kind") == "ClusterServingRuntime"]
+        out += [(self.storage_container_api, d) for d in kustomize_resources(self.src / "config" / "storagecontainers")
+                if d.get("kind") == "ClusterStorageContainer"]
+        return out
+
+    def after_ready(self) -> None:
+        from kubernetes import client
+
+        probe = {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+                 "metadata": {"name": "kserve-webhook-probe"}, "spec": {"predictor": {"minReplicas": "x"}}}
+        wait_webhook_called(self.ctl, self.isvc_api, probe, "inferenceservice.kserve-webhook-server.defaulter",
+                            "KServe")
+        custom = client.CustomObjectsApi(self.ctl.api)
+        self.runtime_names = []
+        for api, body in self.cluster_resources():
+            name = body["metadata"]["name"]
+            self.ctl.create_or_replace(
+                lambda a=api, b=body: custom.create_cluster_custom_object(*a, b),
+                lambda rv, a=api, b=body: custom.replace_cluster_custom_object(
+                    *a, b["metadata"]["name"], {**b, "metadata": {**b["metadata"], "resourceVersion": rv}}),
+                lambda a=api, n=name: custom.get_cluster_custom_object(*a, n)["metadata"]["resourceVersion"])
+            if api == self.runtime_api:
+                self.runtime_names.append(name)
+
+    def after_stop(self) -> None:
+        from kubernetes import client
+        from kubernetes.client.rest import ApiException
+
+        finalizer = go_string_const(self.src / "pkg" / "controller" / "v1beta1" / "inferenceservice" / "controller.go",
+                                    r'finalizerName\s*:=\s*"([^"]+)"')
+        custom = client.CustomObjectsApi(self.ctl.api)
+        try:
+            items = custom.list_cluster_custom_object(*self.isvc_api)["items"]
+        except ApiException:
+            return
+        for obj in items:
+            fins = obj["metadata"].get("finalizers") or []
+            if finalizer not in fins:
+                continue
+            patch = [{"op": "replace", "path": "/metadata/finalizers", "value": [f for f in fins if f != finalizer]}]
+            ns, name = obj["metadata"]["namespace"], obj["metadata"]["name"]
+            try:
+                self.ctl.json_patch(f"/apis/{'/'.join(self.isvc_api[:2])}/namespaces/{ns}/{self.isvc_api[2]}/{name}",
+                                    patch)
+            except ApiException as exc:
+                if exc.status not in (404, 409, 422):
+                    raise
+
+
+CLASSES = {c.name: c for c in (TrainingOperator, MPIOperator, JobSet, Trainer, Kueue, LWS, KServe)}
 
 
 # ---- all of them ----------------------------------------------------------------------------------------
@@ -1067,6 +1288,8 @@ class Controllers:
         if unknown:
             raise ValueError(f"unknown controllers {sorted(unknown)}; known: {list(CLASSES)}")
         wanted = [n for n in START_ORDER if n in names and n not in self.running]
+        for n in wanted:  # a failure of an earlier start is forgotten
+            self.errors.pop(n, None)
         built = []
         for n in wanted:  # one build at a time, so that one failing build does not stop the others
             try:
@@ -1102,14 +1325,18 @@ class Controllers:
                 self.running[n] = c
                 for body in c.webhooks():
                     self.apply_webhook(body)
+                    c.webhook_names.add(body["metadata"]["name"])
                 c.after_ready()
             except (ControllerError, OSError, ApiException) as exc:
                 self.errors[n] = str(exc)
+                if c.webhook_names:  # they fail closed: none may outlive their server
+                    self.delete_webhooks(c.webhook_names)
                 c.terminate()
                 self.running.pop(n, None)
         self._write_summary()
-        if strict and self.errors:
-            raise ControllerError("; ".join(f"{k}: {v}" for k, v in self.errors.items()))
+        failed = {k: v for k, v in self.errors.items() if k in names}
+        if strict and failed:
+            raise ControllerError("; ".join(f"{k}: {v}" for k, v in failed.items()))
         return self
 
     def _ready_or_respawned(self, c: Controller, started: dict[str, float], tries: int = 3) -> Controller:
@@ -1177,11 +1404,16 @@ class Controllers:
         c = self.running.get(name)
         return c.log.read_text(errors="replace") if c and c.log.exists() else ""
 
-    def stop(self, namespace_timeout: float = 60.0) -> None:
+    def stop(self, names=None, namespace_timeout: float = 60.0) -> None:
+        """Stop ``names`` (default: every running controller; the others keep running, with their webhooks)."""
         from kubernetes import client
 
-        ctrls = [self.running[n] for n in reversed(START_ORDER) if n in self.running]
-        self.delete_webhooks()  # they fail closed: no object of theirs could be written once they are gone
+        ctrls = [self.running[n] for n in reversed(START_ORDER) if n in self.running and (names is None or n in names)]
+        # they fail closed: no object of theirs could be written once they are gone
+        if names is None:
+            self.delete_webhooks()
+        else:
+            self.delete_webhooks({w for c in ctrls for w in c.webhook_names})
         # namespaces being deleted (a test's namespace fixture) finish while the controllers still run
         core = client.CoreV1Api(self.api)
         deadline = time.monotonic() + namespace_timeout

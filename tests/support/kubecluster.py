@@ -88,6 +88,7 @@ CONTROLLERS = (  # kube-controller-manager's names (cmd/kube-controller-manager/
     "serviceaccount-token-controller", "pod-garbage-collector-controller", "deployment-controller",
     "replicaset-controller", "job-controller", "statefulset-controller", "persistentvolume-binder-controller",
     "ttl-after-finished-controller", "endpointslice-controller", "endpointslice-mirroring-controller",
+    "horizontal-pod-autoscaler-controller",  # a KServe predictor's HPA holds its minReplicas
 )
 
 

@@ -111,14 +111,17 @@ securityContext:
 {{/*
 arena-common.servingContainer: the server's container (name .name, default "serving"): image, command, args,
 env, ports, probes, resources, mounts. Takes the dict of arena-common.servingDeployment; with "imageOptional"
-the image may be unset (an InferenceService's model: its runtime has one).
+the image may be unset (an InferenceService's model: its runtime has one); with "unnamed" no name (KServe
+refuses one on a model).
 */}}
 {{- define "arena-common.servingContainer" -}}
 {{- $root := .root -}}
 {{- $v := $root.Values -}}
 {{- $image := .image | default $v.image -}}
 {{- if not .imageOptional }}{{ $image = required "image: the serving's image is not set (set image)" $image }}{{ end -}}
+{{- if not .unnamed }}
 name: {{ .name | default "serving" }}
+{{- end }}
 {{- with $image }}
 image: {{ . | toJson }}
 {{- end }}
