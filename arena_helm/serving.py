@@ -551,29 +551,42 @@ def serving_pod(c: Cluster, namespace: str, name: str, version: str | None,
 
 
 # ---- servings among the jobs of top job and list --idle -----------------------------------------------------------
-def serving_job_view(deployment: dict, pods: list[dict], now: dt.datetime) -> JobView:
+def deployment_shape(deployment: dict) -> tuple[int, list[list[dict]], dict]:
+    """A Deployment's shape for ``top job``: its desired replicas, the containers of each pod of a replica (one),
+    its pod spec."""
+    spec = deployment.get("spec") or {}
+    template = ((spec.get("template") or {}).get("spec")) or {}
+    desired = int(spec.get("replicas", 1) if spec.get("replicas") is not None else 1)
+    return desired, [template.get("containers") or []], template
+
+
+def serving_job_view(workload: dict, shape: tuple[int, list[list[dict]], dict], pods: list[dict],
+                     now: dt.datetime) -> JobView:
     """One serving version as a row of ``top job``: TRAINER its type, its pods the instances, GPUs requested =
-    replicas x GPUs per replica, allocated = those of its running pods. Pure."""
+    replicas x a replica's GPUs (the GPUs of each pod of a replica: one pod of a Deployment, a leader and its
+    workers of a LeaderWorkerSet), allocated = those of its running pods. ``shape``: the workload's desired
+    replicas, the containers of each pod of a replica and a pod spec (deployment_shape, or the kind module's
+    ``workload_shape``). Pure."""
     from .views import JobView, container_requests, instance_of, short_duration
 
-    meta, spec = deployment.get("metadata") or {}, deployment.get("spec") or {}
+    meta = workload.get("metadata") or {}
     labels = meta.get("labels") or {}
-    template = ((spec.get("template") or {}).get("spec")) or {}
-    per_pod = {r: container_requests(template.get("containers") or [], r) for r in ("nvidia.com/gpu", "cpu", "memory")}
-    desired = int(spec.get("replicas", 1) if spec.get("replicas") is not None else 1)
+    desired, replica_pods, template = shape
+    per_replica = {r: sum(container_requests(cs, r) for cs in replica_pods) for r in ("nvidia.com/gpu", "cpu", "memory")}
     live = sorted((p for p in pods if not (p.get("metadata") or {}).get("deletionTimestamp")),
                   key=lambda p: p["metadata"]["name"])
     instances = [instance_of(p, now) for p in live]
-    running = [i for i in instances if i.status == "Running"]
-    status = "RUNNING" if desired and len(running) >= desired else "PENDING" if desired else "SCALED-DOWN"
+    running = [p for p, i in zip(live, instances, strict=True) if i.status == "Running"]
+    status = ("RUNNING" if desired and len(running) >= desired * len(replica_pods) else "PENDING" if desired
+              else "SCALED-DOWN")
     created = k8s.parse_time(meta.get("creationTimestamp"))
     seconds = (now - created).total_seconds() if created else None
-    gpus = int(per_pod["nvidia.com/gpu"])
+    allocated = sum(container_requests((p.get("spec") or {}).get("containers") or [], "nvidia.com/gpu") for p in running)
     return JobView(name=labels.get(NAME_LABEL) or meta.get("name", ""), namespace=meta.get("namespace", ""),
                    trainer=labels.get(TYPE_LABEL, "serving"), status=status, duration=short_duration(seconds),
-                   created=meta.get("creationTimestamp", ""), ended="", requested_gpus=gpus * desired,
-                   allocated_gpus=gpus * len(running), requested_cpu=per_pod["cpu"] * desired,
-                   requested_memory=per_pod["memory"] * desired,
+                   created=meta.get("creationTimestamp", ""), ended="",
+                   requested_gpus=int(per_replica["nvidia.com/gpu"]) * desired, allocated_gpus=int(allocated),
+                   requested_cpu=per_replica["cpu"] * desired, requested_memory=per_replica["memory"] * desired,
                    node=",".join(sorted({i.node for i in instances if i.node != "N/A"})) or "N/A",
                    chief_name=instances[0].name if instances else "", priority=template.get("priorityClassName") or "N/A",
                    instances=instances, release={"name": labels.get("release", meta.get("name", "")),
@@ -584,21 +597,33 @@ def serving_job_view(deployment: dict, pods: list[dict], now: dt.datetime) -> Jo
 
 
 def active_serving_views(c: Cluster, namespace: str, all_namespaces: bool) -> list[JobView]:
-    """Every serving version's Deployment as a ``top job`` row: two LISTs (the serving Deployments and their
-    pods), no helm. A user who may not list Deployments sees none (the jobs' view goes on without them)."""
-    from .errors import ForbiddenError
+    """Every serving version as a ``top job`` row: its Deployment (KServe's predictor's too: it carries the
+    serving's labels), or the workload of a kind whose module has ``workload_shape`` (a LeaderWorkerSet); one
+    LIST each of the serving Deployments, those workloads and the serving pods, no helm. A user who may not
+    list Deployments sees none (the jobs' view goes on without them)."""
     from .reader import now_utc
+    from .serve_kinds import SERVE_KINDS
+
+    def release_of(o: dict) -> tuple[str, str]:
+        return o["metadata"]["namespace"], (o["metadata"].get("labels") or {}).get("release", "")
 
     ns = None if all_namespaces else namespace
     try:
-        deployments = c.kube.list_deployments(ns, SELECTOR)
+        workloads = [(d, deployment_shape(d)) for d in c.kube.list_deployments(ns, SELECTOR)]
+        for kind in SERVE_KINDS:
+            module = kind.module()
+            if not hasattr(module, "workload_shape"):
+                continue
+            try:
+                workloads += [(o, module.workload_shape(o)) for o in c.kube.list_objects(*module.WORKLOAD, ns,
+                                                                                         SELECTOR)]
+            except (NotFoundError, ForbiddenError):  # not served, or not readable by the user: none
+                continue
         pods: dict[tuple[str, str], list[dict]] = {}
         for p in c.kube.list_pods(ns, selector=SELECTOR):
-            key = (p["metadata"]["namespace"], (p["metadata"].get("labels") or {}).get("release", ""))
-            pods.setdefault(key, []).append(p)
+            pods.setdefault(release_of(p), []).append(p)
     except ForbiddenError:
         return []
     now = now_utc()
-    return [serving_job_view(d, pods.get((d["metadata"]["namespace"], (d["metadata"].get("labels") or {}).get(
-        "release", "")), []), now) for d in sorted(deployments, key=lambda d: (d["metadata"]["namespace"],
-                                                                               d["metadata"]["name"]))]
+    return [serving_job_view(o, shape, pods.get(release_of(o), []), now)
+            for o, shape in sorted(workloads, key=lambda w: (w[0]["metadata"]["namespace"], w[0]["metadata"]["name"]))]

@@ -153,3 +153,15 @@ def workload_view(lws: dict, view) -> dict[str, Any]:
                            >= int(meta.get("generation", 0) or 0)
                            and updated >= desired and ready >= desired
                            and int(status.get("replicas", 0) or 0) <= desired)}
+
+
+def workload_shape(lws: dict) -> tuple[int, list[list[dict]], dict]:
+    """top job's shape of a LeaderWorkerSet: its groups, the containers of a group's pods (the leader, then each
+    worker), the leader's pod spec."""
+    spec = lws.get("spec") or {}
+    template = spec.get("leaderWorkerTemplate") or {}
+    worker = ((template.get("workerTemplate") or {}).get("spec")) or {}
+    leader = ((template.get("leaderTemplate") or {}).get("spec")) or worker
+    size = int(template.get("size", 1) or 1)
+    desired = int(spec.get("replicas", 1) if spec.get("replicas") is not None else 1)
+    return desired, [leader.get("containers") or []] + [worker.get("containers") or []] * (size - 1), leader

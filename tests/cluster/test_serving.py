@@ -362,6 +362,8 @@ def test_serve_kserve_runs_an_inferenceservice_through_kserve(cli, cluster, name
     text = norm(cli.ok("serve", "get", "iris"))
     assert f"URL: {url}" in text and "Available: 2" in text
     assert len([line for line in text if line.startswith("iris-v1-predictor-") and " Running 1/1 " in line]) == 2
+    rows = norm(cli.ok("top", "job"))  # KServe's Deployment carries the serving's labels: top job finds it
+    assert rows[1].split()[:5] == ["iris", "RUNNING", "KSERVE", "2", "2"], rows
     # a version no node can take (8 GPUs): KServe makes it, the scheduler cannot place it
     res = cli("serve", "kserve", "--name", "iris", "--version", "v2", "--image", "registry.example.com/iris:1",
               "--port", "8081", "--gpus", "8", "--wait", "--timeout", "5s", "--", "python", "-m", "server")
@@ -456,6 +458,9 @@ def test_serve_distributed_runs_groups_through_the_leaderworkerset_controller(cl
         assert row[:5] + row[-1:] == ["llama", "distributed-serving", "v1", "2", "2", "20"]
         text = norm(cli.ok("serve", "get", "llama"))
         assert sorted(line.split()[0] for line in text if line.startswith("llama-v1-")) == sorted(pods)
+        # top job: the serving's groups among the jobs (requested and allocated GPUs of its 8 pods)
+        rows = norm(cli.ok("top", "job"))
+        assert rows[1].split()[:5] == ["llama", "RUNNING", "DISTRIBUTED-SERVING", "20", "20"], rows
         res = cli("serve", "update", "distributed", "llama", "--workers", "1", "--worker-gpus", "4")
         assert res.exit_code == 0, res.output
         def regrouped():

@@ -216,7 +216,7 @@ def test_bad_tensorflow_input_is_one_line_naming_the_flag(fields, message):
 # ---- servings among the jobs of top job ----------------------------------------------------------------------------
 def test_a_serving_version_is_a_row_of_top_job_with_its_own_total():
     from arena_helm.output import top_jobs_table
-    from arena_helm.serving import serving_job_view
+    from arena_helm.serving import deployment_shape, serving_job_view
 
     now = dt.datetime(2026, 12, 4, 12, 0, tzinfo=dt.UTC)
     labels = {"servingName": "qwen", "servingVersion": "v1", "servingType": "vllm-serving", "release": "qwen-v1"}
@@ -231,7 +231,8 @@ def test_a_serving_version_is_a_row_of_top_job_with_its_own_total():
                     "limits": {"nvidia.com/gpu": "1"}}}]},
                 "status": {"phase": phase, "containerStatuses": [{"name": "serving", "ready": phase == "Running"}]}}
 
-    v = serving_job_view(dep, [pod("qwen-v1-b", "Pending", None), pod("qwen-v1-a", "Running", "n1")], now)
+    v = serving_job_view(dep, deployment_shape(dep), [pod("qwen-v1-b", "Pending", None),
+                                                      pod("qwen-v1-a", "Running", "n1")], now)
     assert (v.name, v.trainer, v.status, v.requested_gpus, v.allocated_gpus, v.requested_cpu, v.node, v.duration) == (
         "qwen", "vllm-serving", "PENDING", 2, 1, 8.0, "n1", "60m")
     assert [i.name for i in v.instances] == ["qwen-v1-a", "qwen-v1-b"]
@@ -239,10 +240,44 @@ def test_a_serving_version_is_a_row_of_top_job_with_its_own_total():
     assert lines[1].split()[:5] == ["qwen", "PENDING", "VLLM-SERVING", "2", "1"]
     assert lines[-2:] == ["Total Allocated/Requested GPUs of Training Jobs: 0/0",
                           "Total Allocated/Requested GPUs of Servings: 0/0"]  # Arena counts RUNNING rows only
-    ready = serving_job_view(dep, [pod("qwen-v1-a", "Running", "n1"), pod("qwen-v1-b", "Running", "n2")], now)
+    ready = serving_job_view(dep, deployment_shape(dep), [pod("qwen-v1-a", "Running", "n1"),
+                                                          pod("qwen-v1-b", "Running", "n2")], now)
     assert (ready.status, ready.allocated_gpus, ready.node) == ("RUNNING", 2, "n1,n2")
     assert top_jobs_table([ready], all_namespaces=False).splitlines()[-1] == (
         "Total Allocated/Requested GPUs of Servings: 2/2")
+
+
+def test_a_distributed_serving_is_a_row_of_top_job_of_its_groups():
+    """A LeaderWorkerSet's row: requested = groups x (the leader's GPUs + workers x a worker's), allocated = the
+    running pods' GPUs, RUNNING once every pod of every group runs."""
+    from arena_helm.serve_kinds.distributed import workload_shape
+    from arena_helm.serving import serving_job_view
+
+    now = dt.datetime(2026, 12, 4, 12, 0, tzinfo=dt.UTC)
+    labels = {"servingName": "llama", "servingVersion": "v1", "servingType": "distributed-serving",
+              "release": "llama-v1"}
+
+    def spec(gpus, cpu):
+        return {"priorityClassName": "high", "containers": [{"name": "c", "resources": {
+            "limits": {"nvidia.com/gpu": str(gpus)}, "requests": {"cpu": cpu}}}]}
+
+    lws = {"metadata": {"name": "llama-v1", "namespace": "team", "labels": labels,
+                        "creationTimestamp": "2026-12-04T11:30:00Z"},
+           "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 3, "leaderTemplate": {"spec": spec(4, "8")},
+                                                            "workerTemplate": {"spec": spec(2, "4")}}}}
+
+    def pod(name, phase, gpus):
+        return {"metadata": {"name": name, "namespace": "team", "creationTimestamp": "2026-12-04T11:30:00Z"},
+                "spec": {"nodeName": "n1", **spec(gpus, "1")},
+                "status": {"phase": phase, "containerStatuses": [{"name": "c", "ready": phase == "Running"}]}}
+
+    group0 = [pod("llama-v1-0", "Running", 4), pod("llama-v1-0-1", "Running", 2), pod("llama-v1-0-2", "Running", 2)]
+    group1 = [pod("llama-v1-1", "Running", 4), pod("llama-v1-1-1", "Running", 2), pod("llama-v1-1-2", "Pending", 2)]
+    v = serving_job_view(lws, workload_shape(lws), group0 + group1, now)
+    assert (v.name, v.trainer, v.status, v.requested_gpus, v.allocated_gpus, v.requested_cpu, v.priority,
+            v.duration, len(v.instances)) == ("llama", "distributed-serving", "PENDING", 16, 14, 32.0, "high", "30m", 6)
+    group1[-1]["status"]["phase"] = "Running"
+    assert serving_job_view(lws, workload_shape(lws), group0 + group1, now).status == "RUNNING"
 
 
 # ---- triton ----------------------------------------------------------------------------------------------------
