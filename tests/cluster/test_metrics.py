@@ -728,6 +728,11 @@ def test_serve_get_shows_each_serving_pods_gpu_utilisation_and_memory(cluster, k
         (view,) = json.loads(ok(ctx("serve", "get", "qwen", "-o", "json", "--prometheus-url", prometheus.url)).stdout)
         assert view["pods"][0]["gpus"] == [{"device": "0", "util": 80.0, "memoryUsedMiB": 4096.0,
                                             "memoryTotalMiB": 81920.0}]
+        # top node: the serving's pod among the node's GPU pods
+        nodes = {n["name"]: n for n in json.loads(ok(ctx("top", "node", "-o", "json", "--prometheus-url",
+                                                         prometheus.url)).stdout)["nodes"]}
+        assert (nodes[node]["allocatedGPUs"], [(p["namespace"], p["name"], p["gpus"]) for p in nodes[node]["gpuPods"]]
+                ) == (1, [(ns, pod, 1)])
         res = ok(ctx("serve", "get", "qwen", "--prometheus-url", "http://127.0.0.1:9"))
         lines = norm(res.stdout).splitlines()
         assert lines[-1] == f"{pod} Running 1/1 0 {node} N/A N/A"
