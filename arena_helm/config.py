@@ -45,6 +45,12 @@ class Defaults:
     prometheus: dict[str, Any] = field(default_factory=dict)
 
 
+def cache_dir() -> Path:
+    """arena-helm's cache folder: ``$ARENA_HELM_CACHE``, else ``~/.cache/arena-helm`` (helm's version per binary,
+    the user a token names, the checkout's helm and test cluster)."""
+    return Path(os.environ.get("ARENA_HELM_CACHE") or Path.home() / ".cache" / "arena-helm")
+
+
 def defaults_path() -> Path:
     env = os.environ.get(ENV_CONFIG)
     if env:

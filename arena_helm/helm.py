@@ -234,10 +234,9 @@ def _bad_value_source(msg: str) -> UsageError | None:
 
 
 def _version_cache() -> Path:
-    import os
+    from .config import cache_dir
 
-    base = os.environ.get("ARENA_HELM_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "arena-helm")
-    return Path(base) / "helm-versions.json"
+    return cache_dir() / "helm-versions.json"
 
 
 def _binary_key(binary: str) -> str:
