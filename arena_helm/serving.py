@@ -199,13 +199,23 @@ class ServingView:
                 "url": self.url or None}
 
 
+def desired_replicas(spec: dict) -> int:
+    """A workload's ``spec.replicas``; unset (or null): 1, the API server's default."""
+    return int(spec.get("replicas", 1) if spec.get("replicas") is not None else 1)
+
+
+def release_key(obj: dict) -> tuple[str, str]:
+    """(namespace, release label) of an object: how the read side joins a serving's objects with its release."""
+    return obj["metadata"]["namespace"], (obj["metadata"].get("labels") or {}).get("release", "")
+
+
 def rolled_out(deployment: dict | None) -> bool:
     """kubectl rollout status's test: the controller has observed the latest generation, every desired replica
     is of the latest template and available, and no replica of an older one is left."""
     if not deployment:
         return False
     meta, spec, status = deployment.get("metadata") or {}, deployment.get("spec") or {}, deployment.get("status") or {}
-    desired = int(spec.get("replicas", 1) if spec.get("replicas") is not None else 1)
+    desired = desired_replicas(spec)
     return (int(status.get("observedGeneration", 0) or 0) >= int(meta.get("generation", 0) or 0)
             and int(status.get("updatedReplicas", 0) or 0) >= desired
             and int(status.get("replicas", 0) or 0) <= int(status.get("updatedReplicas", 0) or 0)
@@ -347,16 +357,14 @@ def list_servings(c: Cluster, namespace: str, all_namespaces: bool = False, name
     selector = SELECTOR + (f",{NAME_LABEL}={name}" if name else "") + (f",{VERSION_LABEL}={version}" if version else "")
 
     def by_release(items: list[dict]) -> dict[tuple[str, str], dict]:
-        return {(o["metadata"]["namespace"], (o["metadata"].get("labels") or {}).get("release", "")): o
-                for o in items}
+        return {release_key(o): o for o in items}
 
     deployments = by_release(c.kube.list_deployments(ns, selector))
     services = by_release(c.kube.list_services(ns, selector))
     workloads = _workloads(c, ns, selector)
     pods: dict[tuple[str, str], list[dict]] = {}
     for p in c.kube.list_pods(ns, selector=selector):
-        key = (p["metadata"]["namespace"], (p["metadata"].get("labels") or {}).get("release", ""))
-        pods.setdefault(key, []).append(p)
+        pods.setdefault(release_key(p), []).append(p)
     index = release_index(c, namespace, all_namespaces)
     charts: dict[tuple[str, str], str] = {}
     for key, obj in (*deployments.items(), *workloads.items()):
@@ -393,7 +401,7 @@ def _workloads(c: Cluster, ns: str | None, selector: str) -> dict[tuple[str, str
         except (NotFoundError, ForbiddenError):  # not served; or the user may not read them: none in view
             continue
         for o in items:
-            out[(o["metadata"]["namespace"], (o["metadata"].get("labels") or {}).get("release", ""))] = o
+            out[release_key(o)] = o
     return out
 
 
@@ -556,7 +564,7 @@ def deployment_shape(deployment: dict) -> tuple[int, list[list[dict]], dict]:
     its pod spec."""
     spec = deployment.get("spec") or {}
     template = ((spec.get("template") or {}).get("spec")) or {}
-    desired = int(spec.get("replicas", 1) if spec.get("replicas") is not None else 1)
+    desired = desired_replicas(spec)
     return desired, [template.get("containers") or []], template
 
 
@@ -604,9 +612,6 @@ def active_serving_views(c: Cluster, namespace: str, all_namespaces: bool) -> li
     from .reader import now_utc
     from .serve_kinds import SERVE_KINDS
 
-    def release_of(o: dict) -> tuple[str, str]:
-        return o["metadata"]["namespace"], (o["metadata"].get("labels") or {}).get("release", "")
-
     ns = None if all_namespaces else namespace
     try:
         workloads = [(d, deployment_shape(d)) for d in c.kube.list_deployments(ns, SELECTOR)]
@@ -621,9 +626,9 @@ def active_serving_views(c: Cluster, namespace: str, all_namespaces: bool) -> li
                 continue
         pods: dict[tuple[str, str], list[dict]] = {}
         for p in c.kube.list_pods(ns, selector=SELECTOR):
-            pods.setdefault(release_of(p), []).append(p)
+            pods.setdefault(release_key(p), []).append(p)
     except ForbiddenError:
         return []
     now = now_utc()
-    return [serving_job_view(o, shape, pods.get(release_of(o), []), now)
+    return [serving_job_view(o, shape, pods.get(release_key(o), []), now)
             for o, shape in sorted(workloads, key=lambda w: (w[0]["metadata"]["namespace"], w[0]["metadata"]["name"]))]

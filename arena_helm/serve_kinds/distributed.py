@@ -21,7 +21,7 @@ from pydantic import Field, model_validator
 
 from ..chart_values import Empty, ValuesModel
 from ..k8s import Image, Quantity
-from ..serving import ServeSpec, ServingValues, _shared
+from ..serving import ServeSpec, ServingValues, _shared, desired_replicas
 from ..spec import JobSpec, opt
 from .custom import ServingPorts
 
@@ -129,25 +129,20 @@ def from_words(words: list[str]) -> dict[str, Any]:
     return {"command": " ".join(words)} if words else {}
 
 
-def _gpus(template: dict) -> int:
-    containers = ((template.get("spec") or {}).get("containers")) or []
+def _gpus(containers: list[dict]) -> int:
     return sum(int(((c.get("resources") or {}).get("limits") or {}).get("nvidia.com/gpu", 0) or 0) for c in containers)
 
 
 def workload_view(lws: dict, view) -> dict[str, Any]:
     """A serving's replicas are the LeaderWorkerSet's groups (status.readyReplicas: groups whose every pod is
     ready); its GPUs per replica, a group's (the leader's and its workers')."""
-    meta, spec, status = lws.get("metadata") or {}, lws.get("spec") or {}, lws.get("status") or {}
-    template = spec.get("leaderWorkerTemplate") or {}
-    size = int(template.get("size", 1) or 1)
-    worker = template.get("workerTemplate") or {}
-    leader = template.get("leaderTemplate") or worker
-    desired = int(spec.get("replicas", 1) if spec.get("replicas") is not None else 1)
+    meta, status = lws.get("metadata") or {}, lws.get("status") or {}
+    desired, group, _ = workload_shape(lws)
     ready, updated = int(status.get("readyReplicas", 0) or 0), int(status.get("updatedReplicas", 0) or 0)
     labels = meta.get("labels") or {}
     return {"name": labels.get("servingName") or view.name, "version": labels.get("servingVersion", view.version),
             "type": labels.get("servingType") or view.type, "desired": desired, "ready": ready, "available": ready,
-            "updated": updated, "gpus": _gpus(leader) + (size - 1) * _gpus(worker),
+            "updated": updated, "gpus": sum(_gpus(containers) for containers in group),
             "created": meta.get("creationTimestamp", ""),
             "rolled_out": (int(status.get("observedGeneration", meta.get("generation", 0)) or 0)
                            >= int(meta.get("generation", 0) or 0)
@@ -163,5 +158,4 @@ def workload_shape(lws: dict) -> tuple[int, list[list[dict]], dict]:
     worker = ((template.get("workerTemplate") or {}).get("spec")) or {}
     leader = ((template.get("leaderTemplate") or {}).get("spec")) or worker
     size = int(template.get("size", 1) or 1)
-    desired = int(spec.get("replicas", 1) if spec.get("replicas") is not None else 1)
-    return desired, [leader.get("containers") or []] + [worker.get("containers") or []] * (size - 1), leader
+    return desired_replicas(spec), [leader.get("containers") or []] + [worker.get("containers") or []] * (size - 1), leader

@@ -71,10 +71,7 @@ def is_subset(rendered, stored, path="") -> list[str]:
 
 def map_key(items: list) -> str | None:
     """The key a list of objects is keyed by (``manager`` of Trainer's runtimePatches), if any."""
-    for key in ("manager",):
-        if items and all(isinstance(i, dict) and key in i for i in items):
-            return key
-    return None
+    return "manager" if items and all(isinstance(i, dict) and "manager" in i for i in items) else None
 
 
 def api_path(obj: dict, namespace: str) -> str:

@@ -823,33 +823,14 @@ class Kueue(Controller):
         self.wait_webhooks()
 
     def wait_webhooks(self) -> None:
-        """Wait until the API server calls Kueue's webhooks: it learns a new webhook configuration from an
-        informer, a moment after it is written (a TFJob created in that moment is admitted without Kueue).
-        The probe: a server-side dry-run create of a TFJob with a wrongly typed field, which Kueue's mutating
-        webhook refuses (400, it decodes the object first) and the schema alone answers with 422."""
-        from kubernetes import client
-        from kubernetes.client.rest import ApiException
-
+        """Wait until the API server calls Kueue's webhooks (wait_webhook_called: a TFJob with a wrongly typed
+        field, which Kueue's mutating webhook mtfjob.kb.io refuses)."""
         if "kubeflow.org/tfjob" not in self.frameworks() or not self.ctl.crd_exists("tfjobs.kubeflow.org"):
             return
-        custom = client.CustomObjectsApi(self.ctl.api)
         probe = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "kueue-webhook-probe"},
                  "spec": {"runPolicy": {"backoffLimit": "x"}, "tfReplicaSpecs": {"Worker": {"template": {
                      "spec": {"containers": [{"name": "tensorflow", "image": "busybox"}]}}}}}}
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                custom.create_namespaced_custom_object("kubeflow.org", "v1", "default", "tfjobs", probe,
-                                                       dry_run="All")
-                answer = "admitted"
-            except ApiException as exc:
-                if exc.status == 400 and "mtfjob.kb.io" in (exc.body or ""):
-                    return
-                answer = f"{exc.status}"
-            if time.monotonic() > deadline:
-                raise ControllerError(f"the API server does not call Kueue's TFJob webhook 30 s after its "
-                                      f"configuration was applied (the probe was answered {answer})")
-            time.sleep(0.2)
+        wait_webhook_called(self.ctl, ("kubeflow.org", "v1", "tfjobs"), probe, "mtfjob.kb.io", "Kueue")
 
     def after_stop(self) -> None:
         """Nothing removes Kueue's finalizers any more: strip them, and serve v1beta1 without conversion."""
@@ -892,7 +873,7 @@ def wait_webhook_called(ctl: Controllers, api: tuple[str, str, str], body: dict,
     version, plural): it learns a new webhook configuration from an informer, a moment after it is written (an
     object created in that moment is admitted without it). The probe: a server-side dry-run create of ``body``
     with a wrongly typed field, which a controller-runtime webhook refuses (400 naming the webhook: it decodes
-    the object first) and the schema alone answers with 422 (as ``Kueue.wait_webhooks``)."""
+    the object first) and the schema alone answers with 422."""
     from kubernetes import client
     from kubernetes.client.rest import ApiException
 
