@@ -116,7 +116,7 @@ def _arena_helm_logger_restored():
 # but the order.
 _FIRST = ("tests/cluster/test_load.py", "tests/cluster/test_sdk_interop.py", "tests/cluster/test_trainjob_sdk.py",
           "tests/cluster/test_faults.py", "tests/cluster/test_lifecycle.py", "tests/cluster/test_release_index.py")
-_TIERS = ("tests/cluster/", "tests/charts/", "tests/cli/", "tests/unit/")
+_TIERS = ("tests/cluster/", "tests/charts/", "tests/cli/", "tests/repo/", "tests/unit/")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,4 +1,5 @@
-"""kube.parse_list_page: a LIST answer decoded an item at a time gives what json.loads gives."""
+"""arena_helm.kube: a LIST answer decoded an item at a time gives what json.loads gives; an exec handshake's
+error keeps the API server's message."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena_helm.errors import ForbiddenError, NotFoundError
+from arena_helm.kube import exec_handshake_error as _handshake_error
 from arena_helm.kube import parse_list_page
 
 text = st.text(max_size=6)
@@ -56,3 +59,15 @@ def test_a_list_of_no_items_and_a_null_items():
 def test_what_is_not_a_list_object_is_a_value_error(data):
     with pytest.raises(ValueError):
         parse_list_page(data, None, [])
+
+
+def test_handshake_errors_keep_the_api_servers_message():
+    class Exc(Exception):
+        def __init__(self, reason):
+            self.reason = reason
+
+    body = '{"kind":"Status","message":"pods \\"x\\" is forbidden: no","code":403}'
+    err = _handshake_error(Exc(f"Handshake status 403 Forbidden -+-+- {{'a': 'b'}} -+-+- {body}"), "x")
+    assert isinstance(err, ForbiddenError) and str(err) == 'exec in pod x: forbidden: pods "x" is forbidden: no'
+    err = _handshake_error(Exc("Handshake status 404 Not Found -+-+- {} -+-+- not json"), "x")
+    assert isinstance(err, NotFoundError) and str(err) == "exec in pod x: Handshake status 404 Not Found -+-+- {} -+-+- not json"

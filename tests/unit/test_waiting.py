@@ -1,11 +1,14 @@
-"""views: the scheduler's verdicts in words, and replica types from mpi-operator's job-role label (pure)."""
+"""arena_helm.waiting: the scheduler's verdicts in words, a job's state reasons (Kueue's hold, a suspend not yet
+seen by the operator), and replica types from mpi-operator's job-role label (pure)."""
 
 from __future__ import annotations
 
 import pytest
+from jobdicts import operator_job
 
-from arena_helm.views import pod_replica_type
-from arena_helm.waiting import failure_of, pending_reason, scheduler_verdict
+from arena_helm.queueing import queue_info
+from arena_helm.views import job_phase, pod_replica_type
+from arena_helm.waiting import failure_of, pending_reason, scheduler_verdict, state_reason
 
 MESSAGES = [  # kube-scheduler 1.20's FitError wording, then 1.37's
     ("0/1 nodes are available: 1 Insufficient nvidia.com/gpu.", "not enough GPUs"),
@@ -106,3 +109,31 @@ def test_no_failure_in_pods_that_ran_well_or_are_gone():
     done = failing_pod("ok-0", state={"terminated": {"exitCode": 0, "reason": "Completed"}})
     assert failure_of([done, failing_pod("r-0")]) is None
     assert failure_of([]) is None
+
+
+def test_state_reasons():
+    failed = operator_job(("Failed", "True", "TFJobFailed", "TFJob j has failed\n because x."))
+    assert state_reason("FAILED", job=failed, kind="TFJob", name="j", namespace="n") == \
+        "TFJobFailed: TFJob j has failed because x."
+    queued = operator_job(("Created", "True", "", ""), suspend=True, labels={"kueue.x-k8s.io/queue-name": "q"})
+    workload = {"metadata": {"name": "w", "ownerReferences": [{"uid": "u1"}]},
+                "status": {"conditions": [{"type": "QuotaReserved", "status": "False", "message": "no\n GPUs"}]}}
+    queue = queue_info(queued, workload=workload)
+    assert state_reason("QUEUED", job=queued, kind="TFJob", name="j", namespace="n", queue=queue) == \
+        "held by Kueue: waiting in queue q (workload w: no GPUs)"
+    assert state_reason("RUNNING", job=queued, kind="TFJob", name="j", namespace="n") == ""
+
+
+def test_state_reasons_before_the_controllers_react():
+    """The states the real controllers leave within a moment (no cluster test can hold them): suspend set but the
+    operator has not written Suspended yet; a job Kueue's webhook suspended before its Workload exists."""
+    asked = operator_job(("Created", "True", "", ""), suspend=True)
+    assert job_phase(asked) == "Suspended"
+    assert state_reason("SUSPENDED", job=asked, kind="TFJob", name="j", namespace="n") == "runPolicy.suspend is true"
+    done = operator_job(("Created", "True", "", ""), ("Suspended", "True", "TFJobSuspended", "TFJob j is suspended."),
+                suspend=True)
+    assert state_reason("SUSPENDED", job=done, kind="TFJob", name="j", namespace="n") == \
+        "TFJob j is suspended. (runPolicy.suspend is true)"
+    queued = operator_job(("Created", "True", "", ""), suspend=True, labels={"kueue.x-k8s.io/queue-name": "team-q"})
+    assert state_reason("QUEUED", job=queued, kind="TFJob", name="j", namespace="n", queue=queue_info(queued)) == \
+        "held by Kueue: waiting in queue team-q"

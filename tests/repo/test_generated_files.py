@@ -36,9 +36,15 @@ def generators():
     return {name: _script(name) for name in SCRIPTS}
 
 
+@pytest.fixture(scope="module")
+def schemas(generators):
+    """Every chart's schema, generated once for the module."""
+    return generators["gen-chart-schemas.py"].schemas()
+
+
 @pytest.mark.parametrize("chart", ALL_CHARTS)
-def test_schema_is_generated(generators, chart):
-    text = generators["gen-chart-schemas.py"].render(generators["gen-chart-schemas.py"].schemas()[chart])
+def test_schema_is_generated(generators, schemas, chart):
+    text = generators["gen-chart-schemas.py"].render(schemas[chart])
     assert (CHARTS / chart / "values.schema.json").read_text(encoding="utf-8") == text, (
         f"{chart}/values.schema.json is stale: run scripts/gen-chart-schemas.py")
 

@@ -1,5 +1,6 @@
-"""The repository's promises: the README's two commands, CI running exactly the README's test command,
-and the CLI's start-up staying free of heavy imports."""
+"""The repository's promises: the README's two commands, CI running exactly the README's test command, the
+CLI's start-up staying free of heavy imports, the layers apart, ruff clean, and the unit tier's files named
+after the modules they test."""
 
 from __future__ import annotations
 
@@ -178,3 +179,29 @@ def test_the_documented_rbac_is_exactly_what_doctor_checks():
 
     assert triples(docs["Role"]["rules"]) == wanted(False)
     assert triples(docs["ClusterRole"]["rules"]) == wanted(True)
+
+
+def _unit_test_target(path: Path) -> Path | None:
+    """The module a unit test file is named after: ``tests/unit/<dir>/test_<module>[_<aspect>].py`` tests
+    ``arena_helm/<dir>/<module>.py`` (or the package ``<module>/``); the longest such module wins."""
+    folder = REPO / "arena_helm" / path.parent.relative_to(REPO / "tests" / "unit")
+    words = path.stem.removeprefix("test_").split("_")
+    for n in range(len(words), 0, -1):
+        name = "_".join(words[:n])
+        for target in (folder / f"{name}.py", folder / name / "__init__.py"):
+            if target.is_file():
+                return target
+    return None
+
+
+def test_the_unit_tier_mirrors_the_modules():
+    """Each unit test file names the module it tests (a file testing something else belongs to another tier:
+    tests/cli, tests/charts, tests/repo, tests/cluster)."""
+    files = sorted((REPO / "tests" / "unit").rglob("test_*.py"))
+    assert len(files) > 30
+    strays = [f.relative_to(REPO).as_posix() for f in files if _unit_test_target(f) is None]
+    assert strays == []
+    assert _unit_test_target(REPO / "tests/unit/cli/test_submit.py") == REPO / "arena_helm/cli/submit.py"
+    assert _unit_test_target(REPO / "tests/unit/test_chart_values_contract.py") == REPO / "arena_helm/chart_values.py"
+    assert _unit_test_target(REPO / "tests/unit/test_kinds.py") == REPO / "arena_helm/kinds/__init__.py"
+    assert _unit_test_target(REPO / "tests/unit/test_flag_spelling.py") is None

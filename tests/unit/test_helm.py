@@ -85,3 +85,17 @@ def test_value_sources_are_checked_before_helm_runs(tmp_path):
     with pytest.raises(UsageError, match="-f/--values /nonexistent.yaml: cannot read the file"):
         ValueSources.of(["/nonexistent.yaml"]).check_files()
     assert not ValueSources() and ValueSources.of(set_=["a=b"]).argv() == ["--set", "a=b"]
+
+
+
+def test_the_unit_tier_starts_no_helm_process():
+    """The unit tier's guard (tests/unit/conftest.py) refuses the adapter's real runners: a unit test that
+    reaches helm fails instead of depending on a binary."""
+    import asyncio
+
+    from arena_helm.helm import exec_runner, run_local
+
+    with pytest.raises(AssertionError, match="^the unit tier starts no process"):
+        asyncio.run(exec_runner(["helm", "version"], None))
+    with pytest.raises(AssertionError, match="^the unit tier starts no process"):
+        run_local(["helm", "version"], None)
