@@ -33,10 +33,9 @@ import _benchlib as bl  # puts the repository on sys.path
 
 from arena_helm.kinds import KINDS as REGISTRY  # noqa: E402
 
-GOAL = 2.0  # overhead / (python -c 'import typer')
+GOAL = bl.TYPER_GOAL  # overhead / (python -c 'import typer')
 KINDS = tuple(k.key for k in REGISTRY)  # every kind of arena_helm.kinds
 COMMAND = ["python", "train.py", "--epochs", "1"]
-FLOOR = "import typer\nfrom pydantic import BaseModel\nclass A(BaseModel):\n    x: int\nA(x=1)\n"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -78,8 +77,8 @@ def main() -> int:
 
     print(f"dry_run_overhead: {args.runs} runs of each, interleaved after a warm-up; kinds {', '.join(kinds)}; "
           f"helm {', '.join(versions)}")
-    typer_cmd = [python, "-c", "import typer"]
-    floor_cmd = [python, "-c", FLOOR]
+    typer_cmd = [python, "-c", bl.TYPER_CODE]
+    floor_cmd = [python, "-c", bl.FLOOR_CODE]
     work = Path(tempfile.mkdtemp(prefix="arena-helm-bench-"))
     results = []
     try:

@@ -9,8 +9,11 @@ Starts the test API server (``tests/support/kubecluster.py``), then for each hel
   (assembled once with ``arena_helm.charts.assemble_chart``) with the very values arena-helm generates
   (``--dry-run --output values``, written to a file before the clock starts) into ``bench-plain-helmV``.
 
-Both are subprocesses, interleaved, after one unmeasured warm-up install each. Reports the median seconds
-per install of both, their difference and ratio. Goal: difference <= 0.4 s with every helm version.
+Both are subprocesses, interleaved, after one unmeasured warm-up install each, and with them (interleaved too)
+``python -c "import typer"`` and the floor (typer plus one pydantic model validated) with the console
+script's interpreter. Reports the median seconds per install of both, their difference and ratio, and the
+difference and the floor as multiples of the typer import. Goals: difference <= 0.4 s, and (issue "one
+module per job kind") difference <= 2x the typer import, with every helm version.
 
     python benchmarks/submit_overhead.py            # 10 releases of each per helm version
     python benchmarks/submit_overhead.py --quick    # 3 releases of each
@@ -70,7 +73,7 @@ def values_file(arena: Path, name: str, image: str, helm: Path, dest: Path, env:
     return dest
 
 
-def measure_version(version: str, args, arena: Path, cluster, chart: Path, work: Path) -> dict:
+def measure_version(version: str, args, arena: Path, python: str, cluster, chart: Path, work: Path) -> dict:
     helm = bl.helm_binary(version)
     major = version.split(".")[0]
     kubeconfig = cluster.admin.kubeconfig
@@ -85,12 +88,16 @@ def measure_version(version: str, args, arena: Path, cluster, chart: Path, work:
 
     arena_t: list[float] = []
     plain_t: list[float] = []
+    typer_t: list[float] = []
+    floor_t: list[float] = []
     stats = None
     for i, name in enumerate(names):
         runs = [
             ("arena", submit_argv(arena, name, args.image, ns_arena, kubeconfig, helm), stats_env),
             ("plain", [str(helm), "install", name, str(chart), "--namespace", ns_plain, "--kubeconfig",
                        str(kubeconfig), "--values", str(vals[name])], env),
+            ("typer", [python, "-c", bl.TYPER_CODE], env),
+            ("floor", [python, "-c", bl.FLOOR_CODE], env),
         ]
         if i % 2:
             runs.reverse()  # alternate which goes first
@@ -100,7 +107,7 @@ def measure_version(version: str, args, arena: Path, cluster, chart: Path, work:
                 stats = bl.parse_stats(proc.stderr) or stats
             if name == "warmup":
                 continue
-            (arena_t if kind == "arena" else plain_t).append(seconds)
+            {"arena": arena_t, "plain": plain_t, "typer": typer_t, "floor": floor_t}[kind].append(seconds)
 
     # Both sets of releases must really be there (and deployed).
     for ns in (ns_arena, ns_plain):
@@ -112,14 +119,16 @@ def measure_version(version: str, args, arena: Path, cluster, chart: Path, work:
                 f"helm {version}: {deployed} deployed releases in {ns}, expected {len(names)}"
             )
 
-    a, p = bl.median(arena_t), bl.median(plain_t)
+    a, p, ty, fl = bl.median(arena_t), bl.median(plain_t), bl.median(typer_t), bl.median(floor_t)
     return {"version": version, "arena": a, "plain": p, "diff": a - p, "ratio": a / p, "stats": stats,
-            "arena_p90": bl.percentile(arena_t, 90), "plain_p90": bl.percentile(plain_t, 90)}
+            "arena_p90": bl.percentile(arena_t, 90), "plain_p90": bl.percentile(plain_t, 90),
+            "typer": ty, "typers": (a - p) / ty, "floor": fl, "floor_typers": fl / ty}
 
 
 def main() -> int:
     args = parse_args()
     arena = bl.find_arena_helm(args.arena_helm)
+    python = bl.script_interpreter(arena)
     versions = tuple(args.helm) if args.helm else bl.helm_versions()
     for v in versions:
         bl.helm_binary(v)  # fail early if one is missing
@@ -135,13 +144,15 @@ def main() -> int:
         chart = assemble_chart("tfjob", work / "chart")
         cluster = bl.start_test_cluster()
         for version in versions:
-            r = measure_version(version, args, arena, cluster, chart, work)
+            r = measure_version(version, args, arena, python, cluster, chart, work)
             results.append(r)
             stats = f"   arena-helm stats: helm_calls={r['stats'][0]} api_requests={r['stats'][1]}" \
                 if r["stats"] else ""
             print(f"  helm {version}: arena-helm submit median {r['arena']:.3f} s (p90 {r['arena_p90']:.3f})"
                   f" | plain helm install median {r['plain']:.3f} s (p90 {r['plain_p90']:.3f})")
-            print(f"  helm {version}: difference {r['diff']:+.3f} s   ratio {r['ratio']:.2f}{stats}",
+            print(f"  helm {version}: difference {r['diff']:+.3f} s   ratio {r['ratio']:.2f}{stats}")
+            print(f"  helm {version}: import typer median {r['typer']:.3f} s | difference = {r['typers']:.2f}x typer"
+                  f" | floor (typer + one pydantic model) {r['floor']:.3f} s = {r['floor_typers']:.2f}x typer",
                   flush=True)
     finally:
         if cluster is not None:
@@ -152,6 +163,10 @@ def main() -> int:
     ok = all(r["diff"] <= GOAL_DIFF for r in results)
     detail = ", ".join(f"helm {r['version']} {r['diff']:+.3f} s (ratio {r['ratio']:.2f})" for r in results)
     print(bl.verdict(ok, f"submit overhead {detail}; worst {worst['diff']:+.3f} s (goal <= {GOAL_DIFF} s)"))
+    worst = max(results, key=lambda r: r["typers"])
+    ok = all(r["typers"] <= bl.TYPER_GOAL for r in results)
+    print(bl.verdict(ok, f"submit overhead at most {worst['typers']:.2f}x 'import typer' (helm {worst['version']}; "
+                         f"goal <= {bl.TYPER_GOAL}x; the floor {worst['floor_typers']:.2f}x)"))
     return 0
 
 
