@@ -7,6 +7,7 @@ import datetime as dt
 import json
 
 import pytest
+from apiobjects import gpu_node
 
 from arena_helm.errors import UsageError
 from arena_helm.metrics import (
@@ -211,17 +212,9 @@ def test_job_json_carries_arena_gpu_metric_keys(job, metrics):
     assert add_job_json(Metrics(), v, v.to_json())["instances"][0]["gpuMetrics"] == {}  # Arena's empty map
 
 
-def node(name, gpus):
-    return {"metadata": {"name": name, "labels": {}},
-            "status": {"capacity": {"nvidia.com/gpu": str(gpus), "cpu": "64", "memory": "256Gi"},
-                       "allocatable": {"nvidia.com/gpu": str(gpus), "cpu": "64", "memory": "256Gi"},
-                       "addresses": [{"type": "InternalIP", "address": "10.0.0.1"}],
-                       "conditions": [{"type": "Ready", "status": "True"}]}}
-
-
 def test_top_node_usage_is_the_sum_of_its_pods_unless_node_metrics_are_served(job, metrics):
     _, pods = job
-    n = node_view(node("n1", 4), pods)
+    n = node_view(gpu_node("n1", 4), pods)
     on = node_pods(pods)
     out = top_nodes_table([n], details=True, metrics=metrics, pods_on=on)
     assert out.splitlines()[1].split() == ["n1", "10.0.0.1", "<none>", "Ready", "4", "4", "55.3%",

@@ -9,6 +9,7 @@ import datetime as dt
 import json
 
 import pytest
+from apiobjects import gpu_node
 from typer.testing import CliRunner
 
 from arena_helm.cli import app
@@ -111,14 +112,6 @@ def tfjob(name, workers, gpus, user="alice"):
             "status": {"conditions": [{"type": "Running", "status": "True"}], "startTime": "2026-01-02T14:00:00Z"}}
 
 
-def node(name, gpus):
-    return {"metadata": {"name": name, "labels": {}},
-            "status": {"capacity": {"nvidia.com/gpu": str(gpus), "cpu": "64", "memory": "256Gi"},
-                       "allocatable": {"nvidia.com/gpu": str(gpus), "cpu": "64", "memory": "256Gi"},
-                       "addresses": [{"type": "InternalIP", "address": "10.0.0.1"}],
-                       "conditions": [{"type": "Ready", "status": "True"}]}}
-
-
 SPEC = IdleSpec(5.0, 1800)
 # node n1, 4 GPUs: train-worker-0 (busy: 80%, 61%) and train-worker-1 (idle: 0.5%, 3%); node n2, 2 free GPUs
 N1 = [(0, 80, 30720, "train-worker-0"), (1, 61, 10240, "train-worker-0"), (2, 0, 0, "train-worker-1"),
@@ -141,7 +134,7 @@ def cluster():
     job = job_view(release={"name": "train", "namespace": "team", "status": "deployed", "chart": "tfjob-0.1.0",
                             "revision": 1},
                    job=tfjob("train", 2, 2), pods=pods[:2], now=NOW)
-    nodes = [node_view(node("n1", 4), pods), node_view(node("n2", 2), pods)]
+    nodes = [node_view(gpu_node("n1", 4), pods), node_view(gpu_node("n2", 2), pods)]
     return job, nodes, pods
 
 

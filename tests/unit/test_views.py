@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from jobdicts import operator_job
+from apiobjects import operator_job
 
 from arena_helm.views import job_phase, job_suspended, job_view
 

@@ -4,7 +4,7 @@ seen by the operator), and replica types from mpi-operator's job-role label (pur
 from __future__ import annotations
 
 import pytest
-from jobdicts import operator_job
+from apiobjects import operator_job
 
 from arena_helm.queueing import queue_info
 from arena_helm.views import job_phase, pod_replica_type
