@@ -112,8 +112,16 @@ def for_type(tp, metadata=()) -> st.SearchStrategy:
     raise TypeError(f"no strategy for {tp!r}")
 
 
+def _exactly_one_of(model: type[BaseModel]) -> tuple[str, ...]:
+    """The keys of which the model takes exactly one (its schema's ``oneOf`` of ``required``), if any."""
+    extra = model.model_config.get("json_schema_extra")
+    one_of = extra.get("oneOf", ()) if isinstance(extra, dict) else ()
+    return tuple(k for alt in one_of for k in alt["required"])
+
+
 def for_model(model: type[BaseModel]) -> st.SearchStrategy:
-    """Raw values (alias keys) of ``model``: required fields always, the others sometimes."""
+    """Raw values (alias keys) of ``model``: required fields always, the others sometimes; of a model that
+    takes exactly one of some keys, each alternative with exactly one (no draw spent on values it refuses)."""
     required, optional = {}, {}
     for name, field in model.model_fields.items():
         key = field.alias or name
@@ -122,7 +130,11 @@ def for_model(model: type[BaseModel]) -> st.SearchStrategy:
             continue
         strategy = st.deferred(lambda f=field: for_type(f.annotation, tuple(f.metadata)))
         (required if field.is_required() else optional)[key] = strategy
-    return st.fixed_dictionaries(required, optional=optional)
+    alternatives = _exactly_one_of(model)
+    if not alternatives:
+        return st.fixed_dictionaries(required, optional=optional)
+    rest = {k: v for k, v in optional.items() if k not in alternatives}
+    return st.one_of([st.fixed_dictionaries({**required, key: optional[key]}, optional=rest) for key in alternatives])
 
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
