@@ -1,6 +1,6 @@
 """The values of every chart, as typed pydantic models: the one source of the charts' values contract. The
 blocks every job chart shares are here (``JobValues``, a replica, runPolicy, ...), each kind's own model in its
-module of ``arena_helm.kinds`` (``CHART_VALUES`` gathers them from the registry).
+module of ``arena_helm.kinds`` (``arena_helm.chart_registry.CHART_VALUES`` gathers every chart's).
 
 - The specs build these models (``TFJobValues(image=..., worker=TFReplica(replicas=2))``, snake_case
   names); ``model_dump(by_alias=True, exclude_unset=True, mode="json")`` is what is sent to helm.
@@ -43,7 +43,6 @@ from .k8s import (
     QueueName,
     SyncSource,
 )
-from .kinds import KINDS
 
 __all__ = [
     "Affinity", "AppArmorProfile", "ArenaCommonValues", "Capabilities", "CodeSync", "ContainerSecurityContext",
@@ -641,24 +640,6 @@ class PodChartValues(ValuesModel):
         description="securityContext of the main container (by default: no privilege escalation, no NET_RAW).")
     labels: dict[LabelKey, LabelValue] = Field({}, description="Extra labels on every object and pod.")
     annotations: dict[LabelKey, str] = Field({}, description="Extra annotations on the workload and its pods.")
-
-
-# chart name -> its values model (arena-common: the library chart's own values, global only); the job charts'
-# models live in their kind modules (arena_helm.kinds), read from the registry on first use: the kind modules
-# import this one.
-def __getattr__(name: str) -> Any:
-    if name == "JOB_VALUES":
-        return {k.chart: k.values_class() for k in KINDS}
-    if name == "CHART_VALUES":
-        from .serve_kinds import SERVE_KINDS
-        from .traffic import CHART as TRAFFIC_CHART
-        from .traffic import TrafficSplitValues
-        from .workspace import WorkspaceValues
-
-        return {**__getattr__("JOB_VALUES"), "tensorboard": TensorBoardValues, "workspace": WorkspaceValues,
-                **{k.chart: k.values_class() for k in SERVE_KINDS}, TRAFFIC_CHART: TrafficSplitValues,
-                "arena-common": ArenaCommonValues}
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # blocks of a job chart's values.yaml that list only their set keys (the subchart documents the rest)

@@ -29,10 +29,10 @@ _PYTHON_WORDS = {
 _FLAG = re.compile(r"(?<![\w-])(?:-n/)?--([a-z][a-z0-9-]*)(?: (?:FILE|PATH|NAME)\b)?(?P<value> (?=[0-9'\"/]))?")
 
 
-def _spec_fields() -> set[str]:
-    from .kinds import KINDS
-
-    return {name for k in KINDS for name in k.spec_class().model_fields}
+# The parameters of the Python API's specs: every spec class adds its fields as it is defined
+# (``spec.PodFlags.__pydantic_init_subclass__``), so a message raised while validating a spec finds its
+# parameters here, and this module, on the ground floor, imports no spec.
+PARAMETERS: set[str] = set()
 
 
 def for_python(text: str) -> str:
@@ -41,17 +41,13 @@ def for_python(text: str) -> str:
     ``Helm(PATH)``; ``--dry-run`` is ``render()``. Other flags stay as they are."""
     if "--" not in text:
         return text
-    fields: set[str] | None = None
 
     def word(m: re.Match) -> str:
-        nonlocal fields
         flag = f"--{m.group(1)}"
         if flag in _PYTHON_WORDS:
             return _PYTHON_WORDS[flag]
-        if fields is None:
-            fields = _spec_fields()
         name = m.group(1).replace("-", "_")
-        return f"{name}=" if name in fields else m.group(0)  # "--workers 1" -> "workers=1"
+        return f"{name}=" if name in PARAMETERS else m.group(0)  # "--workers 1" -> "workers=1"
 
     return _FLAG.sub(word, text)
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from .catalog import Family
 from .nodeviews import NodeView
-from .views import JobView, arena_yaml_form, fmt_cpu, fmt_mem, view_group
+from .views import JobView, arena_yaml_form, fmt_cpu, fmt_mem
 
 if TYPE_CHECKING:
     from .usage import Metrics
@@ -210,13 +211,13 @@ def top_jobs_table(views: list[JobView], *, all_namespaces: bool, metrics: Metri
         if with_release:
             row.append(release_cell(v))
         rows.append([v.namespace, *row] if all_namespaces else row)
-    groups: dict[str, list[JobView]] = {"Training Jobs": []}  # Arena's line first, then the others present
+    groups: dict[Family, list[JobView]] = {Family.TRAINING: []}  # Arena's line first, then the others present
     for v in views:
-        groups.setdefault(view_group(v), []).append(v)
+        groups.setdefault(v.family, []).append(v)
     out = table(headers, rows) + "\n"
     for group, members in groups.items():
         alloc, req = top_jobs_total(members)
-        out += f"\nTotal Allocated/Requested GPUs of {group}: {alloc}/{req}"
+        out += f"\nTotal Allocated/Requested GPUs of {group.title}: {alloc}/{req}"
     summary = jobs_idle_summary(m, views, all_namespaces=all_namespaces)
     return out + f"\n{summary}" if summary else out
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import Field, field_validator, model_validator
 
 from . import k8s
+from .catalog import Family
 from .chart_values import (
     Empty,
     PodChartValues,
@@ -245,7 +246,7 @@ def _chart_name(release: dict) -> str:
 
 
 def _deployment_view(release: dict, deployment: dict | None, service: dict | None, pods: list[dict]) -> ServingView:
-    from .views import pod_status
+    from .waiting import pod_status
 
     meta = (deployment or {}).get("metadata") or {}
     labels = meta.get("labels") or {}
@@ -423,15 +424,11 @@ def one_serving(c: Cluster, namespace: str, name: str, version: str | None = Non
 
 
 def delete_servings(c: Cluster, namespace: str, name: str, version: str | None = None) -> list[ServingView]:
-    """Uninstall serving ``name`` (all its versions, or ``version``): everything its releases made; with every
-    version, its traffic split too (arena_helm.traffic)."""
-    from .traffic import traffic_of
-
+    """Uninstall serving ``name`` (all its versions, or ``version``): everything its releases made (its traffic
+    split is the traffic family's: ``traffic.delete_serving``)."""
     views = servings_named(c, namespace, name, version)
     for v in views:
         c.helm.uninstall(v.release, namespace)
-    if version is None and traffic_of(c, namespace, name) is not None:
-        c.helm.uninstall(name, namespace)
     return views
 
 
@@ -601,7 +598,7 @@ def serving_job_view(workload: dict, shape: tuple[int, list[list[dict]], dict], 
                                                  "namespace": meta.get("namespace", "")},
                    created_ts=created.timestamp() if created else 0.0, uid=meta.get("uid", ""),
                    duration_seconds=max(int(seconds), 0) if seconds is not None else 0,
-                   start_ts=int(created.timestamp()) if created else 0)
+                   start_ts=int(created.timestamp()) if created else 0, family=Family.SERVING)
 
 
 def active_serving_views(c: Cluster, namespace: str, all_namespaces: bool) -> list[JobView]:

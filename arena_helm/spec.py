@@ -32,7 +32,7 @@ from .enums import (
     ServiceType,
     SyncMode,
 )
-from .errors import UsageError
+from .errors import PARAMETERS, UsageError
 from .flagtypes import (
     ConfigFile,
     DataVolume,
@@ -137,6 +137,11 @@ class PodFlags(Strict):
     """The parsing of the pod-level flags (``--env``, ``--data``, ``--selector``, ``--toleration``...) that the
     job specs and the other specs (a workspace's) share: each subclass declares the fields it has, these
     validators apply to those of them it declares. A problem is a :class:`UsageError` naming its flag."""
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        PARAMETERS.update(cls.model_fields)  # the Python API's words for these flags (errors.for_python)
 
     # -- parsing of the command-line forms --
     @field_validator("env", mode="before", check_fields=False)

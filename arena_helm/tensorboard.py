@@ -133,7 +133,7 @@ def wait_for_tensorboard_pod(c: Cluster, namespace: str, name: str, timeout: flo
     import time
 
     from .errors import WaitTimeoutError
-    from .views import pod_status
+    from .waiting import pod_status
 
     selector = f"{TB_SELECTOR},app.kubernetes.io/instance={name}"
     deadline = time.monotonic() + timeout

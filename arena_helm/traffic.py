@@ -238,6 +238,17 @@ def traffic_of(c: Cluster, namespace: str, name: str, releases: list[dict] | Non
     return c.helm.get_values(name, namespace)
 
 
+def delete_serving(c: Cluster, namespace: str, name: str, version: str | None = None) -> list[ServingView]:
+    """``serve delete``: uninstall serving ``name`` (all its versions, or ``version``) and, with every version,
+    its traffic split too."""
+    from .serving import delete_servings
+
+    views = delete_servings(c, namespace, name, version)
+    if version is None and traffic_of(c, namespace, name) is not None:
+        c.helm.uninstall(name, namespace)
+    return views
+
+
 def describe(values: dict[str, Any]) -> str:
     """One line: each version's share and what carries it."""
     shares = ", ".join(f"{b['version']} {b['weight']}%" for b in values.get("backends") or [])

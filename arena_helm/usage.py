@@ -36,9 +36,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .catalog import Family
 from .k8s import quantity_float
 from .nodeviews import NodeView
-from .views import JobView, fmt_cpu, fmt_mem, view_group
+from .views import JobView, fmt_cpu, fmt_mem
 
 MIB = 2**20
 DCGM_UTIL, DCGM_FB_USED, DCGM_FB_FREE = "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE"
@@ -480,7 +481,7 @@ def jobs_idle_summary(m: Metrics, views: list[JobView], *, all_namespaces: bool)
     for v in views:
         gpus = job_gpus(m, v) or []
         if gpus:
-            name = v.name if view_group(v) == "Training Jobs" else f"{v.trainer}/{v.name}"
+            name = v.name if v.family is Family.TRAINING else f"{v.trainer}/{v.name}"
             held.append((f"{v.namespace}/{name}" if all_namespaces else name, v.user, len(gpus),
                          sum(1 for g in gpus if g.idle)))
     return idle_summary(m.idle_spec, held)

@@ -15,10 +15,11 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from .catalog import Family
 from .k8s import parse_time, quantity_float
 from .kinds import BY_CHART, BY_KIND, KINDS, POD_JOB_LABELS, REPLICA_KEYS
 from .queueing import QueueInfo, queue_info
-from .waiting import Failure, failure_of, state_reason
+from .waiting import Failure, failure_of, pod_status, state_reason
 
 # roles whose first pod is the chief, in order, for a pod of an unknown kind: every kind's main roles
 MAIN_TYPES = tuple(dict.fromkeys(t for k in KINDS for t in k.main_types))
@@ -113,24 +114,6 @@ def fmt_mem(nbytes: float) -> str:
 
 
 # ---- pods -------------------------------------------------------------------------------------------
-def pod_status(pod: dict) -> str:
-    """kubectl's STATUS column, close enough: a waiting reason (ImagePullBackOff, Init:...) or the phase."""
-    meta, status = pod.get("metadata") or {}, pod.get("status") or {}
-    if meta.get("deletionTimestamp"):
-        return "Terminating"
-    for cs in status.get("initContainerStatuses") or []:
-        waiting = (cs.get("state") or {}).get("waiting")
-        if waiting and waiting.get("reason") not in (None, "PodInitializing"):
-            return f"Init:{waiting['reason']}"
-        if (cs.get("state") or {}).get("running"):
-            return "Init:Running"
-    for cs in status.get("containerStatuses") or []:
-        waiting = (cs.get("state") or {}).get("waiting")
-        if waiting and waiting.get("reason") and waiting["reason"] != "ContainerCreating":
-            return waiting["reason"]
-    return status.get("phase") or "Pending"
-
-
 def pod_is_scheduled(pod: dict) -> bool:
     return bool((pod.get("spec") or {}).get("nodeName"))
 
@@ -355,17 +338,6 @@ def job_priority(job: dict) -> str:
     return "N/A"
 
 
-WORKSPACE = "workspace"  # the trainer of a workspace's row among the jobs (top job, list --idle)
-SERVING_SUFFIX = "-serving"  # a serving's row among the jobs has its type as trainer (custom-serving, ...)
-
-
-def view_group(v: JobView) -> str:
-    """What a row of the jobs' GPU views is: "Training Jobs", "Workspaces" or "Servings" (their total lines)."""
-    if v.trainer == WORKSPACE:
-        return "Workspaces"
-    return "Servings" if v.trainer.endswith(SERVING_SUFFIX) else "Training Jobs"
-
-
 @dataclass
 class JobView:
     name: str
@@ -397,6 +369,7 @@ class JobView:
     failure: Failure | None = None  # of a FAILED or RESTARTING job: its failing container (waiting.failure_of)
     user: str = ""  # the submitting user Arena records (annotation arena.kubeflow.org/username); top's idle summary
     queue: QueueInfo | None = None  # of a job submitted to a Kueue LocalQueue (--queue-name)
+    family: Family = Family.TRAINING  # what the row is among the jobs (top job's groups): set by who makes it
 
     @property
     def finished(self) -> bool:
@@ -552,4 +525,5 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
         failure=failure,
         user=(meta.get("annotations") or {}).get(USER_NAME_ANNOTATION, ""),
         queue=queue,
+        family=Family.TRAINING,
     )

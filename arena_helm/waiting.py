@@ -70,10 +70,26 @@ def scheduler_verdict(msg: str) -> str:
     return "; ".join(found)
 
 
+def pod_status(pod: dict) -> str:
+    """kubectl's STATUS column, close enough: a waiting reason (ImagePullBackOff, Init:...) or the phase."""
+    meta, status = pod.get("metadata") or {}, pod.get("status") or {}
+    if meta.get("deletionTimestamp"):
+        return "Terminating"
+    for cs in status.get("initContainerStatuses") or []:
+        waiting = (cs.get("state") or {}).get("waiting")
+        if waiting and waiting.get("reason") not in (None, "PodInitializing"):
+            return f"Init:{waiting['reason']}"
+        if (cs.get("state") or {}).get("running"):
+            return "Init:Running"
+    for cs in status.get("containerStatuses") or []:
+        waiting = (cs.get("state") or {}).get("waiting")
+        if waiting and waiting.get("reason") and waiting["reason"] != "ContainerCreating":
+            return waiting["reason"]
+    return status.get("phase") or "Pending"
+
+
 def pending_reason(pods: list[dict], events: list[dict]) -> str:
     """One line saying why a job waits: unschedulable (e.g. not enough GPUs), image pulls, a missing PVC."""
-    from .views import pod_status  # views imports this module (a job view's reason)
-
     for pod in pods:
         status = pod.get("status") or {}
         name = pod["metadata"]["name"]

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from . import k8s
+from .catalog import Family
 from .chart_values import (
     Empty,
     PodChartValues,
@@ -253,7 +254,7 @@ def workspace_state(job: dict | None, pods: list[dict], stopped: bool) -> tuple[
         if status.get("phase") == "Running" and all(c.get("ready") for c in status.get("containerStatuses") or [{}]):
             return "RUNNING", ""
     if live:
-        from .views import pod_status
+        from .waiting import pod_status
 
         unscheduled = next((c for c in (live[0].get("status") or {}).get("conditions") or []
                             if c.get("type") == "PodScheduled" and c.get("status") == "False"), None)
@@ -554,7 +555,7 @@ def list_workspaces(c: Cluster, namespace: str, all_namespaces: bool) -> list[Wo
 def workspace_job_view(job: dict, pods: list[dict], now: dt.datetime) -> JobView:
     """A running (or waiting) workspace as a row of ``top job``: its Job and pods, GPUs requested from the Job's
     template, its pod the one instance. Pure."""
-    from .views import WORKSPACE, JobView, container_requests, instance_of, short_duration
+    from .views import JobView, container_requests, instance_of, short_duration
 
     meta = job.get("metadata") or {}
     name = (meta.get("labels") or {}).get("app.kubernetes.io/instance") or meta.get("name", "")
@@ -568,7 +569,7 @@ def workspace_job_view(job: dict, pods: list[dict], now: dt.datetime) -> JobView
     gpus, cpu, memory = (container_requests(template.get("containers") or [], r) for r in ("nvidia.com/gpu", "cpu", "memory"))
     created = k8s.parse_time(meta.get("creationTimestamp"))
     seconds = (now - created).total_seconds() if created else None
-    return JobView(name=name, namespace=meta.get("namespace", ""), trainer=WORKSPACE, status=status,
+    return JobView(name=name, namespace=meta.get("namespace", ""), trainer=CHART, status=status,
                    duration=short_duration(seconds), created=meta.get("creationTimestamp", ""), ended="",
                    requested_gpus=int(gpus), allocated_gpus=int(gpus) if status == "RUNNING" else 0,
                    requested_cpu=cpu, requested_memory=memory,
@@ -577,7 +578,7 @@ def workspace_job_view(job: dict, pods: list[dict], now: dt.datetime) -> JobView
                    release={"name": name, "namespace": meta.get("namespace", ""), "chart": CHART},
                    created_ts=created.timestamp() if created else 0.0, reason=reason, uid=meta.get("uid", ""),
                    duration_seconds=max(int(seconds), 0) if seconds is not None else 0,
-                   start_ts=int(created.timestamp()) if created else 0)
+                   start_ts=int(created.timestamp()) if created else 0, family=Family.WORKSPACE)
 
 
 def active_workspace_views(c: Cluster, namespace: str, all_namespaces: bool) -> list[JobView]:

@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from arena_helm import chart_values  # noqa: E402
+from arena_helm import chart_registry, chart_values  # noqa: E402
 from arena_helm.generated import parse_args, write_or_check  # noqa: E402
 from arena_helm.k8s import GRAMMARS  # noqa: E402
 
@@ -161,7 +161,7 @@ def _check_descriptions(node, path: str, chart: str) -> None:
 
 def chart_schema(chart: str, keep: frozenset[str] = frozenset()) -> dict:
     """The schema of ``chart``; the model definitions named in ``keep`` stay definitions even if used once."""
-    model = chart_values.CHART_VALUES[chart]
+    model = chart_registry.CHART_VALUES[chart]
     raw = model.model_json_schema(by_alias=True, ref_template=PREFIX + "{model}")
     builder = Builder()
     raw_defs = raw.pop("$defs", {})
@@ -200,9 +200,9 @@ def chart_schema(chart: str, keep: frozenset[str] = frozenset()) -> dict:
 def schemas() -> dict[str, dict]:
     # A definition shared in one chart is one in every chart: the tensorboard block of a job chart is then
     # exactly the tensorboard chart's schema.
-    shared = frozenset(name for chart in chart_values.CHART_VALUES
+    shared = frozenset(name for chart in chart_registry.CHART_VALUES
                        for name in chart_schema(chart).get("$defs", {}))
-    return {chart: chart_schema(chart, shared) for chart in chart_values.CHART_VALUES}
+    return {chart: chart_schema(chart, shared) for chart in chart_registry.CHART_VALUES}
 
 
 def render(schema: dict) -> str:

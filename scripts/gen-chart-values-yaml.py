@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO))
 
 from pydantic import BaseModel  # noqa: E402
 
-from arena_helm import chart_values  # noqa: E402
+from arena_helm import chart_registry, chart_values  # noqa: E402
 from arena_helm.generated import parse_args, write_or_check  # noqa: E402
 
 CHARTS = REPO / "charts"
@@ -118,7 +118,7 @@ def _lines(model: BaseModel, indent: int, only_set: bool = False, top: bool = Fa
 
 
 def values_yaml(chart: str) -> str:
-    model = chart_values.CHART_VALUES[chart]()
+    model = chart_registry.CHART_VALUES[chart]()
     header = HEADERS.get(chart)
     if header is None:  # a job chart
         doc = type(model).__doc__.strip().splitlines()[0]
@@ -145,7 +145,7 @@ def _same_defaults(chart: str, parsed: Any, expected: Any, path: str = "") -> No
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(__doc__.splitlines()[0], "values.yaml files", argv, CHARTS)
-    outputs = ((args.charts_dir / chart / "values.yaml", values_yaml(chart)) for chart in chart_values.CHART_VALUES)
+    outputs = ((args.charts_dir / chart / "values.yaml", values_yaml(chart)) for chart in chart_registry.CHART_VALUES)
     return write_or_check(outputs, check=args.check, rerun="scripts/gen-chart-values-yaml.py",
                           shown=lambda p: f"{p.parent.name}/values.yaml")
 

@@ -337,10 +337,10 @@ def _gpu_cells(gpus: list[dict] | None) -> list[str]:
 def delete(g: Globals, name: NameArg, version: VersionO = None) -> None:
     """Delete a serving (every version, or --version): uninstall its releases, with all they made (with every
     version, its traffic split too)."""
-    from ..serving import delete_servings
+    from ..traffic import delete_serving
 
     ns, c = cluster_for(g)
-    for v in delete_servings(c, ns, name, version):
+    for v in delete_serving(c, ns, name, version):
         typer.echo(f"serving {v.name} version {v.version} deleted (release {v.release})")
 
 

@@ -364,6 +364,8 @@ def test_serve_kserve_runs_an_inferenceservice_through_kserve(cli, cluster, name
     assert len([line for line in text if line.startswith("iris-v1-predictor-") and " Running 1/1 " in line]) == 2
     rows = norm(cli.ok("top", "job"))  # KServe's Deployment carries the serving's labels: top job finds it
     assert rows[1].split()[:5] == ["iris", "RUNNING", "KSERVE", "2", "2"], rows
+    assert rows[-2:] == ["Total Allocated/Requested GPUs of Training Jobs: 0/0",  # a serving, whatever its chart
+                         "Total Allocated/Requested GPUs of Servings: 2/2"], rows
     # a version no node can take (8 GPUs): KServe makes it, the scheduler cannot place it
     res = cli("serve", "kserve", "--name", "iris", "--version", "v2", "--image", "registry.example.com/iris:1",
               "--port", "8081", "--gpus", "8", "--wait", "--timeout", "5s", "--", "python", "-m", "server")

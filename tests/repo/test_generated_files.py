@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from arena_helm import chart_values
+from arena_helm import chart_registry
 
 REPO = Path(__file__).resolve().parents[2]
 CHARTS = REPO / "charts"
 SCRIPTS = ("gen-chart-schemas.py", "gen-chart-values-yaml.py", "gen-chart-readme.py")
-ALL_CHARTS = tuple(chart_values.CHART_VALUES)
+ALL_CHARTS = tuple(chart_registry.CHART_VALUES)
 
 
 def test_every_chart_has_a_values_model():

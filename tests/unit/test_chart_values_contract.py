@@ -25,13 +25,14 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, BeforeValidator, ValidationError, WithJsonSchema
 from pydantic.fields import FieldInfo
 
+from arena_helm import chart_registry
 from arena_helm import chart_values as cv
 from arena_helm.k8s import GRAMMARS
 from arena_helm.kinds import tfjob as tf
 
 REPO = Path(__file__).resolve().parents[2]
 CHARTS = REPO / "charts"
-APP_CHARTS = tuple(c for c in cv.CHART_VALUES if c != "arena-common")  # every job chart and tensorboard
+APP_CHARTS = tuple(c for c in chart_registry.CHART_VALUES if c != "arena-common")  # every job chart and tensorboard
 
 
 def _validator(chart: str) -> jsonschema.Draft7Validator:
@@ -40,7 +41,7 @@ def _validator(chart: str) -> jsonschema.Draft7Validator:
 
 
 VALIDATORS = {chart: _validator(chart) for chart in APP_CHARTS}
-MODELS = {chart: cv.CHART_VALUES[chart] for chart in APP_CHARTS}
+MODELS = {chart: chart_registry.CHART_VALUES[chart] for chart in APP_CHARTS}
 
 
 # ---------------------------------------------------------------- strategies from the models

@@ -247,6 +247,54 @@ def test_a_serving_version_is_a_row_of_top_job_with_its_own_total():
         "Total Allocated/Requested GPUs of Servings: 2/2")
 
 
+def test_top_jobs_totals_count_each_row_in_its_own_family_whatever_its_chart_is_called():
+    """A KServe serving's chart is ``kserve`` (no ``-serving`` suffix): its GPUs are a serving's, not a training
+    job's. Each total line counts the RUNNING rows of its family only."""
+    from arena_helm.output import top_jobs_table
+    from arena_helm.serving import deployment_shape, serving_job_view
+    from arena_helm.views import job_view
+    from arena_helm.workspace import workspace_job_view
+
+    now = dt.datetime(2026, 12, 4, 12, 0, tzinfo=dt.UTC)
+    created = "2026-12-04T11:00:00Z"
+
+    def pod(name, gpus, labels=None):
+        return {"metadata": {"name": name, "namespace": "team", "creationTimestamp": created, "labels": labels or {}},
+                "spec": {"nodeName": "n1", "containers": [{"name": "c", "resources": {
+                    "limits": {"nvidia.com/gpu": str(gpus)}}}]},
+                "status": {"phase": "Running", "containerStatuses": [{"name": "c", "ready": True}]}}
+
+    def deployment(name, chart, gpus):
+        labels = {"servingName": name, "servingVersion": "v1", "servingType": chart, "release": f"{name}-v1"}
+        return {"metadata": {"name": f"{name}-v1", "namespace": "team", "labels": labels, "creationTimestamp": created},
+                "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "c", "resources": {
+                    "limits": {"nvidia.com/gpu": str(gpus)}}}]}}}}
+
+    kserve = deployment("iris", "kserve", 2)
+    vllm = deployment("qwen", "vllm-serving", 1)
+    tfjob = {"kind": "TFJob", "metadata": {"name": "train", "namespace": "team", "creationTimestamp": created},
+             "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": {"containers": [
+                 {"name": "tensorflow", "resources": {"limits": {"nvidia.com/gpu": "4"}}}]}}}}},
+             "status": {"conditions": [{"type": "Running", "status": "True"}]}}
+    ws = {"metadata": {"name": "nb-1", "namespace": "team", "creationTimestamp": created,
+                       "labels": {"app.kubernetes.io/instance": "nb"}},
+          "spec": {"template": {"spec": {"containers": [{"name": "workspace", "resources": {
+              "limits": {"nvidia.com/gpu": "8"}}}]}}}, "status": {}}
+    views = [serving_job_view(kserve, deployment_shape(kserve), [pod("iris-v1-a", 2)], now),
+             serving_job_view(vllm, deployment_shape(vllm), [pod("qwen-v1-a", 1)], now),
+             job_view(release=None, job=tfjob, pods=[pod("train-worker-0", 4, {
+                 "training.kubeflow.org/job-name": "train", "training.kubeflow.org/replica-type": "worker",
+                 "training.kubeflow.org/replica-index": "0"})], now=now),
+             workspace_job_view(ws, [pod("nb-1-abcde", 8)], now)]
+    assert [(v.name, v.trainer, v.status) for v in views] == [
+        ("iris", "kserve", "RUNNING"), ("qwen", "vllm-serving", "RUNNING"), ("train", "tfjob", "RUNNING"),
+        ("nb", "workspace", "RUNNING")]
+    lines = top_jobs_table(views, all_namespaces=False).splitlines()
+    assert lines[-3:] == ["Total Allocated/Requested GPUs of Training Jobs: 4/4",
+                          "Total Allocated/Requested GPUs of Servings: 3/3",
+                          "Total Allocated/Requested GPUs of Workspaces: 8/8"]
+
+
 def test_a_distributed_serving_is_a_row_of_top_job_of_its_groups():
     """A LeaderWorkerSet's row: requested = groups x (the leader's GPUs + workers x a worker's), allocated = the
     running pods' GPUs, RUNNING once every pod of every group runs."""

@@ -1,0 +1,59 @@
+"""The package's import graph, imports inside functions included (a lazy import is an import all the same):
+no circle, and no more floors than it has today (the longest chain of imports; the one-shape issue aims at 10).
+
+With no circle, every module stands on a floor above all that it imports, so no import runs back up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import importgraph
+import pytest
+
+PKG = Path(__file__).resolve().parents[2] / "arena_helm"
+
+# The ratchet: lower it as the layout flattens, never raise it.
+MAX_FLOORS = 13
+
+
+def test_the_package_imports_in_no_circle():
+    graph = importgraph.package_graph(PKG)
+    assert len(graph) > 50 and sum(map(len, graph.values())) > 300  # the whole package was read
+    assert importgraph.cycles(graph) == []
+
+
+def test_the_package_has_no_more_floors_than_the_ratchet():
+    graph = importgraph.package_graph(PKG)
+    floors = importgraph.floors(graph)
+    chain = importgraph.longest_chain(graph)
+    assert len(chain) == max(floors.values())
+    assert max(floors.values()) <= MAX_FLOORS, " -> ".join(chain)
+
+
+def test_a_planted_lazy_import_that_closes_a_circle_is_found(tmp_path):
+    """The check can fail: a function-level import from the ground floor back up to the views is a circle."""
+    pkg = tmp_path / "arena_helm"
+    for path in PKG.rglob("*.py"):
+        dest = pkg / path.relative_to(PKG)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(path.read_text())
+    (pkg / "catalog.py").write_text((PKG / "catalog.py").read_text()
+                                    + "\n\ndef planted():\n    from .views import JobView\n\n    return JobView\n")
+    graph = importgraph.package_graph(pkg)
+    found = importgraph.cycles(graph)
+    assert found and all("arena_helm.catalog" in c and "arena_helm.views" in c for c in found)
+    with pytest.raises(ValueError, match="import cycle through"):
+        importgraph.floors(graph)
+
+
+def test_the_graph_reads_every_form_of_import():
+    modules = {"p", "p.a", "p.b", "p.b.c", "p.d"}
+    source = ("import p.d\n"
+              "from . import a\n"
+              "from .b import c\n"
+              "def f():\n    from .b import thing\n")
+    assert importgraph.imports_of(source, "p.x", False, modules) == {"p.d", "p.a", "p.b.c", "p.b"}
+    assert importgraph.imports_of("from .. import a\n", "p.b.c", False, modules) == {"p.a"}
+    assert importgraph.imports_of("from .c import x\n", "p.b", True, modules) == {"p.b.c"}
+    assert importgraph.cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert importgraph.floors({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == {"b": 1, "a": 2, "c": 3}
