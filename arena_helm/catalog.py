@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from enum import Enum
 
+# The Role and ClusterRole a data scientist needs (doctor checks them; an error of a missing permission names it)
+ROLE_DOC = "docs/rbac/arena-helm-user.yaml"
+
 
 class Family(str, Enum):
     """The family of a chart and of the rows made from its release."""

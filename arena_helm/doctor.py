@@ -29,11 +29,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .catalog import ROLE_DOC
 from .errors import ArenaHelmError, ForbiddenError, NotFoundError
 from .kinds import BY_KEY, KINDS, JobKindInfo
 
 OK, MISSING, SKIP = "OK", "MISSING", "SKIP"
-ROLE_DOC = "docs/rbac/arena-helm-user.yaml"
 MIN_KUBERNETES = (1, 20)  # the charts' kubeVersion: >=1.20.0-0
 ALL_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
 READ = ("get", "list", "watch")

@@ -30,15 +30,26 @@ known here.
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .catalog import ROLE_DOC
+from .errors import ForbiddenError, UsageError
 from .k8s import parse_quantity
 from .output import table
-from .views import fmt_cpu, fmt_mem, is_gpu_resource, pod_allocates
+from .queueing import queue_of
+from .slim import slim_pod_requests
+from .views import fmt_cpu, fmt_mem, is_gpu_resource, pod_allocates, pod_templates
+
+if TYPE_CHECKING:
+    from .reader import Cluster
+
+log = logging.getLogger(__name__)
 
 # the labels that name a node's pool (GKE, EKS, Karpenter, AKS; else the instance type), first present wins
 POOL_LABELS = ("cloud.google.com/gke-nodepool", "eks.amazonaws.com/nodegroup", "karpenter.sh/nodepool", "agentpool",
@@ -625,3 +636,50 @@ def _quota(cq: dict, groups: list[PodGroup]) -> _QuotaCheck:
                                               f"{_human(r, row.nominal)} {r} free (flavor {chosen.name}), the job needs "
                                               f"{_human(r, row.needed)}")
     return check
+
+
+# ---- fit -----------------------------------------------------------------------------------------
+def fit_job(c: Cluster, job: dict) -> FitResult:
+    """Whether the rendered ``job`` would fit the cluster: its pod groups (with the node selector of its
+    namespace's PodNodeSelector annotation) against the nodes and the unfinished pods of the cluster, and the
+    ClusterQueue of its LocalQueue when it names one. Three reads (five with a queue), whatever the cluster's
+    size. The nodes and the pods of every namespace are needed (ForbiddenError naming the ClusterRole); what
+    the namespace's selector or the ClusterQueue would add, unreadable, is a note."""
+    ns = (job.get("metadata") or {}).get("namespace") or ""
+    notes = []
+    try:
+        namespace = c.kube.get_namespace(ns)
+    except ForbiddenError as exc:  # a namespaced user: the scheduler still applies the selector, unseen here
+        log.debug("namespace %s: %s", ns, exc)
+        namespace = None
+        notes.append(f"the node selector of namespace {ns} (PodNodeSelector) is unknown: {exc.denied or exc}")
+    try:
+        extra = namespace_selector(namespace)
+    except ValueError as exc:
+        raise UsageError(f"namespace {ns}: {exc} (the API server refuses its pods: fix the annotation)") from None
+    groups = [pod_group(name, count, pod_spec, extra) for name, count, pod_spec in pod_templates(job)]
+    try:
+        nodes = c.kube.list_nodes()
+        pods = c.kube.list_pods(None, selector="", field_selector="status.phase!=Succeeded,status.phase!=Failed",
+                                slim=slim_pod_requests)
+    except ForbiddenError as exc:
+        raise ForbiddenError(f"{exc.denied or exc}: fit reads every node and the pods of every namespace (what "
+                             f"the nodes have allocated): ask a cluster admin for the ClusterRole of {ROLE_DOC}") from None
+    local_queue, cluster_queue, problem = queue_of(job), None, ""
+    if local_queue:
+        lq = c.kube.get_local_queue(ns, local_queue)
+        cq_name = str(((lq or {}).get("spec") or {}).get("clusterQueue") or "")
+        try:
+            cluster_queue = c.kube.get_cluster_queue(cq_name) if cq_name else None
+        except ForbiddenError as exc:
+            notes.append(f"the quota of cluster queue {cq_name} is unknown: {exc.denied or exc}")
+            cq_name = ""
+        if lq is None:
+            problem = (f"local queue {local_queue} does not exist in namespace {ns}: Kueue admits no job of it "
+                       f"(kubectl get localqueues -n {ns})")
+        elif cluster_queue is None and cq_name:
+            problem = f"local queue {local_queue} points to cluster queue {cq_name}, which does not exist"
+    result = check_fit(groups, nodes, pods, cluster_queue=cluster_queue, local_queue=local_queue)
+    if problem and result.verdict != "never":
+        result = dataclasses.replace(result, verdict="never", exit_code=EXIT_CODES["never"], reason=problem)
+    return dataclasses.replace(result, notes=notes) if notes else result

@@ -21,12 +21,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import ForbiddenError, NotAJobError, NotFoundError, UsageError
-from .fit import EXIT_CODES, FitResult, check_fit, namespace_selector, pod_group
 from .helm import Helm
 from .kinds import BY_KIND, KINDS, lookup
 from .kube import KubeReader
 from .nodeviews import NodeView, node_view
-from .queueing import owned_workload, pending_positions, place, queue_info, queue_of
+from .queueing import owned_workload, pending_positions, place, queue_info
 from .releases import (
     LISTED_STATES,
     ReleaseMeta,
@@ -42,9 +41,9 @@ from .releases import (
     release_resource,
     sort_key,
 )
-from .slim import slim_job, slim_pod, slim_pod_requests
+from .slim import slim_job, slim_pod
 from .tensorboard_urls import tensorboard_urls
-from .views import JobView, chart_kind, job_view, pod_job_name, pod_job_selector, pod_templates
+from .views import JobView, chart_kind, job_view, pod_job_name, pod_job_selector
 from .waiting import Failure, pending_reason, state_reason
 
 if TYPE_CHECKING:
@@ -399,55 +398,6 @@ def explain_state(c: Cluster, view: JobView, job: dict | None, kind: str, releas
                                        namespace=view.namespace, queue=view.queue)
 
 
-# ---- fit -----------------------------------------------------------------------------------------
-def fit_job(c: Cluster, job: dict) -> FitResult:
-    """Whether the rendered ``job`` would fit the cluster: its pod groups (with the node selector of its
-    namespace's PodNodeSelector annotation) against the nodes and the unfinished pods of the cluster, and the
-    ClusterQueue of its LocalQueue when it names one. Three reads (five with a queue), whatever the cluster's
-    size. The nodes and the pods of every namespace are needed (ForbiddenError naming the ClusterRole); what
-    the namespace's selector or the ClusterQueue would add, unreadable, is a note."""
-    from .doctor import ROLE_DOC
-
-    ns = (job.get("metadata") or {}).get("namespace") or ""
-    notes = []
-    try:
-        namespace = c.kube.get_namespace(ns)
-    except ForbiddenError as exc:  # a namespaced user: the scheduler still applies the selector, unseen here
-        log.debug("namespace %s: %s", ns, exc)
-        namespace = None
-        notes.append(f"the node selector of namespace {ns} (PodNodeSelector) is unknown: {exc.denied or exc}")
-    try:
-        extra = namespace_selector(namespace)
-    except ValueError as exc:
-        raise UsageError(f"namespace {ns}: {exc} (the API server refuses its pods: fix the annotation)") from None
-    groups = [pod_group(name, count, pod_spec, extra) for name, count, pod_spec in pod_templates(job)]
-    try:
-        nodes = c.kube.list_nodes()
-        pods = c.kube.list_pods(None, selector="", field_selector="status.phase!=Succeeded,status.phase!=Failed",
-                                slim=slim_pod_requests)
-    except ForbiddenError as exc:
-        raise ForbiddenError(f"{exc.denied or exc}: fit reads every node and the pods of every namespace (what "
-                             f"the nodes have allocated): ask a cluster admin for the ClusterRole of {ROLE_DOC}") from None
-    local_queue, cluster_queue, problem = queue_of(job), None, ""
-    if local_queue:
-        lq = c.kube.get_local_queue(ns, local_queue)
-        cq_name = str(((lq or {}).get("spec") or {}).get("clusterQueue") or "")
-        try:
-            cluster_queue = c.kube.get_cluster_queue(cq_name) if cq_name else None
-        except ForbiddenError as exc:
-            notes.append(f"the quota of cluster queue {cq_name} is unknown: {exc.denied or exc}")
-            cq_name = ""
-        if lq is None:
-            problem = (f"local queue {local_queue} does not exist in namespace {ns}: Kueue admits no job of it "
-                       f"(kubectl get localqueues -n {ns})")
-        elif cluster_queue is None and cq_name:
-            problem = f"local queue {local_queue} points to cluster queue {cq_name}, which does not exist"
-    result = check_fit(groups, nodes, pods, cluster_queue=cluster_queue, local_queue=local_queue)
-    if problem and result.verdict != "never":
-        result = dataclasses.replace(result, verdict="never", exit_code=EXIT_CODES["never"], reason=problem)
-    return dataclasses.replace(result, notes=notes) if notes else result
-
-
 # ---- top -----------------------------------------------------------------------------------------
 def top_nodes(c: Cluster, names: list[str] | None = None) -> list[NodeView]:
     return top_nodes_and_pods(c, names)[0]
@@ -466,5 +416,5 @@ def top_nodes_and_pods(c: Cluster, names: list[str] | None = None) -> tuple[list
     return [node_view(n, pods) for n in sorted(nodes, key=lambda n: n["metadata"]["name"])], pods
 
 
-__all__ = ["Cluster", "fit_job", "get_job", "job_names",
+__all__ = ["Cluster", "get_job", "job_names",
            "job_rows", "list_jobs", "read_release", "release_index", "top_nodes"]

@@ -14,9 +14,11 @@ For each job kind (every kind of arena_helm.kinds) and each helm version:
   with a pydantic spec pays before its own code; pydantic's first validator also runs its plugin discovery,
   importing importlib.metadata), printed as a multiple of the unit beside the goal.
 
-The three run interleaved, N times each after a warm-up; the script prints every median (and p90), the
+The four run interleaved, N times each after a warm-up; the script prints every median (and p90), the
 overhead (median arena-helm minus median helm template) and that overhead as a multiple of the typer
-import. Goal (issue "one module per job kind"): overhead <= 2x the typer import, for every kind and helm.
+import, then arena-helm's own share: the overhead less the floor. Goal (issue "one shape for every family"):
+the own share <= 1x the typer import, for every kind and helm (the earlier goal, the whole overhead <= 2x,
+sits below the floor itself: its line is printed for the record).
 
     python benchmarks/dry_run_overhead.py            # 7 runs of each
     python benchmarks/dry_run_overhead.py --quick    # 3 runs of each, helm 4 and tfjob only
@@ -33,7 +35,7 @@ import _benchlib as bl  # puts the repository on sys.path
 
 from arena_helm.kinds import KINDS as REGISTRY  # noqa: E402
 
-GOAL = bl.TYPER_GOAL  # overhead / (python -c 'import typer')
+GOAL = bl.OWN_SHARE_GOAL  # (overhead - floor) / (python -c 'import typer')
 KINDS = tuple(k.key for k in REGISTRY)  # every kind of arena_helm.kinds
 COMMAND = ["python", "train.py", "--epochs", "1"]
 
@@ -42,7 +44,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python benchmarks/dry_run_overhead.py",
         description="Per-render time of 'arena-helm submit KIND --dry-run' vs 'helm template' of the same chart "
-        f"and values; goal: the difference of medians <= {GOAL}x 'python -c \"import typer\"'.")
+        f"and values; goal: the difference of medians less the floor (typer + one pydantic model) <= {GOAL}x "
+        "'python -c \"import typer\"'.")
     p.add_argument("-n", "--runs", type=int, default=7, help="measured runs of each command (default 7)")
     p.add_argument("--kind", action="append", choices=KINDS, help="job kind (repeatable; default: every kind)")
     p.add_argument("--helm", action="append", metavar="VERSION",
@@ -108,18 +111,24 @@ def main() -> int:
                 over = med["arena"] - med["template"]
                 ratio = over / med["typer"]
                 floor = med["floor"] / med["typer"]
-                results.append((kind, version, over, ratio))
+                own = (over - med["floor"]) / med["typer"]
+                results.append((kind, version, over, ratio, own))
                 print(f"  {kind:<10} helm {version}: submit --dry-run {med['arena']:.3f} s (p90 {p90['arena']:.3f})"
                       f" | helm template {med['template']:.3f} s (p90 {p90['template']:.3f})"
                       f" | import typer {med['typer']:.3f} s (p90 {p90['typer']:.3f})"
                       f" | overhead {over:+.3f} s = {ratio:.2f}x typer"
-                      f" | floor (typer + one pydantic model) {med['floor']:.3f} s = {floor:.2f}x typer", flush=True)
+                      f" | floor (typer + one pydantic model) {med['floor']:.3f} s = {floor:.2f}x typer"
+                      f" | own share {over - med['floor']:+.3f} s = {own:.2f}x typer", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    worst = max(results, key=lambda r: r[3])
-    ok = all(r[3] <= GOAL for r in results)
-    print(bl.verdict(ok, f"dry-run overhead at most {worst[3]:.2f}x 'import typer' ({worst[0]}, helm {worst[1]}: "
-                         f"{worst[2]:+.3f} s; goal <= {GOAL}x)"))
+    worst = max(results, key=lambda r: r[4])
+    ok = all(r[4] <= GOAL for r in results)
+    print(bl.verdict(ok, f"arena-helm's own share of a dry run at most {worst[4]:.2f}x 'import typer' ({worst[0]}, "
+                         f"helm {worst[1]}: overhead {worst[2]:+.3f} s less the floor; goal <= {GOAL}x)"))
+    whole = max(results, key=lambda r: r[3])
+    print(bl.verdict(all(r[3] <= bl.TYPER_GOAL for r in results),
+                     f"(for the record) the whole dry-run overhead at most {whole[3]:.2f}x 'import typer' "
+                     f"({whole[0]}, helm {whole[1]}; earlier goal <= {bl.TYPER_GOAL}x, below the floor)"))
     return 0
 
 

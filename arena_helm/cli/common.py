@@ -1,4 +1,5 @@
-"""Options every command takes, and the one place errors become messages and exit codes."""
+"""Options every command takes (the global ones declared once), and what the commands of several groups share:
+the cluster a command reads, the Prometheus options, -A, -T, job names and their completion, the notes of a view."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
+
+from ..kinds import names_hint
+from .groups import STATE
 
 Namespace = Annotated[
     str | None,
@@ -76,9 +80,6 @@ class OutputFormat(str, enum.Enum):
     name = "name"
     json = "json"
     yaml = "yaml"
-
-
-STATE: dict = {"debug": False, "globals": {}, "argv": []}  # --debug of the running invocation (reset by the root group each time)
 
 
 @dataclass
@@ -189,3 +190,99 @@ def wait_seconds(wait: bool, timeout: str | None, dry_run: bool = False, *, defa
         return parse_duration(timeout or default)
     except ValueError as exc:
         raise UsageError(f"--timeout: {exc}") from None
+
+
+# ---- what the commands of several groups share ----------------------------------------------------
+AllNamespaces = Annotated[bool, typer.Option("--all-namespaces", "-A", help="Jobs of every namespace.")]
+TypeO = Annotated[str | None, typer.Option("--type", "-T", help=f"Job kind: {names_hint()}.", show_default=False)]
+
+
+def complete_job_names(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Shell completion of job names: what ``list`` shows in the namespace (release metadata and job
+    objects only, no helm process)."""
+    try:
+        from ..reader import job_names
+
+        p = ctx.params
+        ns, c = cluster_for(Globals(p.get("namespace"), p.get("kubeconfig"), p.get("context"), p.get("helm_binary"),
+                                    False))
+        return [n for n in job_names(c, ns) if n.startswith(incomplete)]
+    except Exception:  # noqa: BLE001 - completion must never fail loudly
+        return []
+
+
+PrometheusUrl = Annotated[str | None, typer.Option(
+    "--prometheus-url", envvar="PROMETHEUS_ADDRESS", show_default=False,
+    help="Prometheus to read GPU/CPU metrics from, queried directly (default: the defaults file's "
+         "prometheus.url or .service, else a Prometheus Service found by label, as Arena does).")]
+PrometheusService = Annotated[str | None, typer.Option(
+    "--prometheus-service", metavar="[NAMESPACE/]NAME[:PORT]", show_default=False,
+    help="Prometheus Service reached through the API server's service proxy.")]
+
+
+JobName = Annotated[str, typer.Argument(help="Job name.", metavar="NAME", autocompletion=complete_job_names,
+                                        show_default=False)]
+
+
+def cluster_for(g: Globals):
+    """(namespace, Cluster) for a command: resolved namespace, helm and API adapters."""
+    from ..config import load_defaults, resolve_namespace
+    from ..kube import KubeReader
+    from ..kubeconfig import load
+    from ..reader import Cluster
+
+    load(g.kubeconfig, g.context).check()  # a missing or malformed kubeconfig: one line, before helm runs
+
+    def helm():  # built when a command needs helm (delete, prune): list, get and top read the API only
+        from ..helm import Helm, KubeTarget
+
+        return Helm(g.helm_binary, KubeTarget(g.kubeconfig, g.context))
+
+    ns = resolve_namespace(g.namespace, g.kubeconfig, g.context, load_defaults())
+    return ns, Cluster(helm, KubeReader(g.kubeconfig, g.context))
+
+
+def collector_for(c, namespace: str, url: str | None, service: str | None):
+    """The metrics collector of a view (Prometheus found lazily, kept across --refresh rounds)."""
+    from ..config import load_defaults
+    from ..metrics import Collector, MetricsOptions
+
+    return Collector(c.kube, MetricsOptions.resolve(url, service, load_defaults().prometheus), namespace)
+
+
+class Notes:
+    """Each distinct note goes to stderr once per invocation (not once per --refresh round)."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+
+    def show(self, metrics) -> None:
+        for note in metrics.notes:
+            if note not in self.seen:
+                self.seen.add(note)
+                typer.echo(note, err=True)
+
+
+def emit(data, fmt: str) -> None:
+    from ..output import as_json, as_yaml
+
+    typer.echo(as_json(data) if fmt == "json" else as_yaml(data))
+
+
+def complete_claims(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Shell completion of ``-d/--data CLAIM:PATH``: the claim names of the namespace (``-n`` or the
+    kubeconfig's), while the claim part is typed; nothing once a ``:`` is in (the path is the user's)."""
+    if ":" in incomplete:
+        return []
+    try:
+        from ..config import load_defaults, resolve_namespace
+        from ..kube import KubeReader
+
+        p = ctx.params
+        ns = resolve_namespace(p.get("namespace"), p.get("kubeconfig"), p.get("context"), load_defaults())
+        items = KubeReader(p.get("kubeconfig"), p.get("context")).list_path(
+            f"/api/v1/namespaces/{ns}/persistentvolumeclaims", "listing persistentvolumeclaims")
+        names = sorted((i.get("metadata") or {}).get("name", "") for i in items)
+        return [n for n in names if n.startswith(incomplete)]
+    except Exception:  # noqa: BLE001 - completion must never fail loudly
+        return []

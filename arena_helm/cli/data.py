@@ -8,9 +8,8 @@ from typing import Annotated
 import typer
 
 from ..enums import ViewOutput
-from . import FastCommand, new_app
-from .common import Globals, with_globals
-from .jobs import AllNamespaces, emit
+from .common import AllNamespaces, Globals, emit, with_globals
+from .groups import FastCommand, new_app
 
 app = new_app(help="Data volumes (PersistentVolumeClaims) jobs can mount.")
 
@@ -18,25 +17,6 @@ app = new_app(help="Data volumes (PersistentVolumeClaims) jobs can mount.")
 @app.callback()
 def _data() -> None:
     """Data volumes (PersistentVolumeClaims) jobs can mount."""
-
-
-def complete_claims(ctx: typer.Context, incomplete: str) -> list[str]:
-    """Shell completion of ``-d/--data CLAIM:PATH``: the claim names of the namespace (``-n`` or the
-    kubeconfig's), while the claim part is typed; nothing once a ``:`` is in (the path is the user's)."""
-    if ":" in incomplete:
-        return []
-    try:
-        from ..config import load_defaults, resolve_namespace
-        from ..kube import KubeReader
-
-        p = ctx.params
-        ns = resolve_namespace(p.get("namespace"), p.get("kubeconfig"), p.get("context"), load_defaults())
-        items = KubeReader(p.get("kubeconfig"), p.get("context")).list_path(
-            f"/api/v1/namespaces/{ns}/persistentvolumeclaims", "listing persistentvolumeclaims")
-        names = sorted((i.get("metadata") or {}).get("name", "") for i in items)
-        return [n for n in names if n.startswith(incomplete)]
-    except Exception:  # noqa: BLE001 - completion must never fail loudly
-        return []
 
 
 @app.command("list", cls=FastCommand)

@@ -8,8 +8,7 @@ import typer
 
 from ..enums import ViewOutput
 from ..kinds import names_hint
-from .common import Globals, with_globals
-from .jobs import PrometheusService, PrometheusUrl
+from .common import Globals, PrometheusService, PrometheusUrl, with_globals
 
 
 @with_globals

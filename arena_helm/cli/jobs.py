@@ -9,12 +9,22 @@ from typing import Annotated
 import typer
 
 from ..enums import ViewOutput
-from ..kinds import names_hint
-from . import FastCommand, new_app
-from .common import Globals, OutputFormat, with_globals
-
-AllNamespaces = Annotated[bool, typer.Option("--all-namespaces", "-A", help="Jobs of every namespace.")]
-TypeO = Annotated[str | None, typer.Option("--type", "-T", help=f"Job kind: {names_hint()}.", show_default=False)]
+from .common import (
+    AllNamespaces,
+    Globals,
+    JobName,
+    Notes,
+    OutputFormat,
+    PrometheusService,
+    PrometheusUrl,
+    TypeO,
+    cluster_for,
+    collector_for,
+    complete_job_names,
+    emit,
+    with_globals,
+)
+from .groups import FastCommand, new_app
 
 
 class GetFormat(str, enum.Enum):
@@ -25,27 +35,6 @@ class GetFormat(str, enum.Enum):
     yaml = "yaml"
 
 
-def _complete_names(ctx: typer.Context, incomplete: str) -> list[str]:
-    """Shell completion of job names: what ``list`` shows in the namespace (release metadata and job
-    objects only, no helm process)."""
-    try:
-        from ..reader import job_names
-
-        p = ctx.params
-        ns, c = cluster_for(Globals(p.get("namespace"), p.get("kubeconfig"), p.get("context"), p.get("helm_binary"),
-                                    False))
-        return [n for n in job_names(c, ns) if n.startswith(incomplete)]
-    except Exception:  # noqa: BLE001 - completion must never fail loudly
-        return []
-
-
-PrometheusUrl = Annotated[str | None, typer.Option(
-    "--prometheus-url", envvar="PROMETHEUS_ADDRESS", show_default=False,
-    help="Prometheus to read GPU/CPU metrics from, queried directly (default: the defaults file's "
-         "prometheus.url or .service, else a Prometheus Service found by label, as Arena does).")]
-PrometheusService = Annotated[str | None, typer.Option(
-    "--prometheus-service", metavar="[NAMESPACE/]NAME[:PORT]", show_default=False,
-    help="Prometheus Service reached through the API server's service proxy.")]
 Refresh = Annotated[float | None, typer.Option(
     "--refresh", "-r", metavar="SECONDS", show_default=False,
     help="Redraw every SECONDS until Ctrl-C (in place on a terminal, repeated blocks otherwise).")]
@@ -55,49 +44,6 @@ IdleBelow = Annotated[str, typer.Option(
     help="An allocated GPU whose utilisation averaged under this over --idle-for is idle (5%, 0.5).")]
 IdleFor = Annotated[str, typer.Option(
     "--idle-for", metavar="DURATION", help="The window of the idle average (a duration: 30m, 2h).")]
-
-JobName = Annotated[str, typer.Argument(help="Job name.", metavar="NAME", autocompletion=_complete_names,
-                                        show_default=False)]
-
-
-def cluster_for(g: Globals):
-    """(namespace, Cluster) for a command: resolved namespace, helm and API adapters."""
-    from ..config import load_defaults, resolve_namespace
-    from ..kube import KubeReader
-    from ..kubeconfig import load
-    from ..reader import Cluster
-
-    load(g.kubeconfig, g.context).check()  # a missing or malformed kubeconfig: one line, before helm runs
-
-    def helm():  # built when a command needs helm (delete, prune): list, get and top read the API only
-        from ..helm import Helm, KubeTarget
-
-        return Helm(g.helm_binary, KubeTarget(g.kubeconfig, g.context))
-
-    ns = resolve_namespace(g.namespace, g.kubeconfig, g.context, load_defaults())
-    return ns, Cluster(helm, KubeReader(g.kubeconfig, g.context))
-
-
-def collector_for(c, namespace: str, url: str | None, service: str | None):
-    """The metrics collector of a view (Prometheus found lazily, kept across --refresh rounds)."""
-    from ..config import load_defaults
-    from ..metrics import Collector, MetricsOptions
-
-    return Collector(c.kube, MetricsOptions.resolve(url, service, load_defaults().prometheus), namespace)
-
-
-class Notes:
-    """Each distinct note goes to stderr once per invocation (not once per --refresh round)."""
-
-    def __init__(self) -> None:
-        self.seen: set[str] = set()
-
-    def show(self, metrics) -> None:
-        for note in metrics.notes:
-            if note not in self.seen:
-                self.seen.add(note)
-                typer.echo(note, err=True)
-
 
 def check_refresh(refresh: float | None) -> None:
     from ..errors import UsageError
@@ -133,12 +79,6 @@ def show_view(render, refresh: float | None) -> None:
     except KeyboardInterrupt:
         out.write("\n")
         out.flush()
-
-
-def emit(data, fmt: str) -> None:
-    from ..output import as_json, as_yaml
-
-    typer.echo(as_json(data) if fmt == "json" else as_yaml(data))
 
 
 @with_globals
@@ -327,7 +267,7 @@ def logs_cmd(
 @with_globals
 def delete_cmd(
     g: Globals,
-    names: Annotated[list[str], typer.Argument(help="Job names.", autocompletion=_complete_names,
+    names: Annotated[list[str], typer.Argument(help="Job names.", autocompletion=complete_job_names,
                                                show_default=False)],
     job_object: Annotated[bool, typer.Option("--object", help="Delete the job object itself, for a job that has "
                                              "no helm release (made with kubectl or the Kubeflow SDK); its pods "
@@ -417,7 +357,7 @@ top_app = new_app(help="GPU (and CPU/memory) use of jobs and nodes.")
 def top_job(
     g: Globals,
     name: Annotated[str | None, typer.Argument(help="One job: a row per instance and per GPU.",
-                                               autocompletion=_complete_names, show_default=False)] = None,
+                                               autocompletion=complete_job_names, show_default=False)] = None,
     all_namespaces: AllNamespaces = False,
     type_: TypeO = None,
     output: Annotated[ViewOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = ViewOutput.table,

@@ -7,8 +7,7 @@ from typing import Annotated
 
 import typer
 
-from .common import AttachCommand, AttachTty, Globals, with_globals
-from .jobs import JobName, TypeO, cluster_for
+from .common import AttachCommand, AttachTty, Globals, JobName, TypeO, cluster_for, with_globals
 
 
 def _set_suspend(name: str, suspend: bool, type_, g: Globals) -> None:

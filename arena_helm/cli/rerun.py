@@ -8,8 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from ..enums import DryRunOutput
-from .common import Globals, wait_seconds, with_globals
-from .jobs import JobName, TypeO, cluster_for
+from .common import Globals, JobName, TypeO, cluster_for, wait_seconds, with_globals
 
 RERUN_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True,
                   "help_option_names": ["-h", "--help"]}
@@ -22,13 +21,14 @@ def _given_fields(kind_key: str, args: list[str]) -> dict[str, Any]:
 
     from ..errors import UsageError
     from ..kinds import BY_KEY
-    from . import new_app
-    from .submit import CMD_SETTINGS, SubmitCommand, _fields_from, make_command, spec_options
+    from .groups import new_app
+    from .specflags import CMD_SETTINGS, WordsCommand, fields_from, spec_options
+    from .submit import make_command
 
     if not args:
         return {}
     single = new_app()
-    single.command(kind_key, cls=SubmitCommand, context_settings=CMD_SETTINGS)(make_command(kind_key))
+    single.command(kind_key, cls=WordsCommand, context_settings=CMD_SETTINGS)(make_command(kind_key))
     cmd = typer.main.get_command(single)
     try:
         ctx = cmd.make_context(f"arena-helm rerun ({kind_key} flags)", list(args))
@@ -42,7 +42,7 @@ def _given_fields(kind_key: str, args: list[str]) -> dict[str, Any]:
         raise UsageError(f"{flag} is not a job flag rerun passes on (rerun takes --name, -T, --dry-run, -o, --wait, "
                          "--timeout, --notify itself; -f/--set* values: submit anew)")
     kwargs = {o.param: ctx.params[o.param] if o.param in given else None for o in options}
-    fields = _fields_from(kwargs, options)
+    fields = fields_from(kwargs, options)
     for o in options:  # a switch given as --no-X sets it off
         if o.flag and o.param in given:
             fields[o.field] = bool(ctx.params[o.param])
@@ -78,7 +78,7 @@ def rerun_cmd(
     from ..reader import kind_of_type, release_index
     from ..rerun import new_spec, next_name, read
     from ..submission import job_values
-    from .common import STATE
+    from .groups import STATE
     from .submit import _install, _render
 
     if output is not None and not dry_run:

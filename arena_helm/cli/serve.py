@@ -11,10 +11,19 @@ import typer
 
 from ..enums import ViewOutput
 from ..serve_kinds import SERVE_KINDS
-from . import FastCommand, new_app
-from .common import GLOBAL_OPTIONS, AttachCommand, AttachTty, Globals, offer_dry_run, wait_seconds, with_globals
-from .jobs import PrometheusService, PrometheusUrl, cluster_for
-from .submit import CMD_SETTINGS, SubmitCommand, _check_command_words
+from .common import (
+    AttachCommand,
+    AttachTty,
+    Globals,
+    PrometheusService,
+    PrometheusUrl,
+    cluster_for,
+    offer_dry_run,
+    wait_seconds,
+    with_globals,
+)
+from .groups import FastCommand, new_app
+from .specflags import CMD_SETTINGS, WordsCommand, check_command_words, spec_command
 
 app = new_app(help="Serve a model: its server as a Deployment and a Service, each version a Helm release "
                    f"<name>-<version> ({', '.join(k.key for k in SERVE_KINDS)}, update, traffic-split, list, get, "
@@ -44,32 +53,19 @@ UPDATE_OPTIONS: list[tuple[str, Any, Any]] = [
 def _kind_command(kind):
     """``serve KIND [flags] [--] WORDS...``: the flags are the kind's spec's fields (as submit's are a job spec's);
     the words after them are the kind's (the command of a custom serving, more engine arguments of vLLM)."""
-    from .submit import _fields_from, spec_options
-
     module = kind.module()
-    spec_params, options = spec_options(module.SPEC)
-    extra = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a)
-             for n, a, d in SERVE_OPTIONS + GLOBAL_OPTIONS]
     words_type = Annotated[list[str] | None, typer.Argument(help=module.WORDS, metavar="WORDS", show_default=False)]
-    words_param = inspect.Parameter("words", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=words_type)
-    ctx_param = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)
-    params = [ctx_param, words_param, *spec_params, *extra]
 
-    def command(**kwargs: Any) -> None:
-        run = {n: kwargs.pop(n) for n, _, _ in SERVE_OPTIONS}
-        g = Globals(**{n: kwargs.pop(n) for n, _, _ in GLOBAL_OPTIONS})
-        words = list(kwargs.pop("words") or [])
-        _check_command_words(kwargs.pop("ctx"), words)
-        fields = _fields_from(kwargs, options)
+    def serve(lead: dict[str, Any], fields: dict[str, Any], run: dict[str, Any], g: Globals) -> None:
+        words = list(lead["words"] or [])
+        check_command_words(lead["ctx"], words)
         _serve(g, kind, {**fields, **module.from_words(words)}, run)
 
-    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    command.__annotations__ = {p.name: p.annotation for p in params}
     doc = inspect.cleandoc(module.SPEC.__doc__ or "")
-    command.__doc__ = (f"Serve {kind.summary}: a Deployment of --replicas pods and a Service, as release "
-                       f"<name>-<version> (charts/{kind.chart}).\n\n{doc}")
-    command.__name__ = kind.key
-    return command
+    return spec_command(module.SPEC, serve, name=kind.key, run_options=SERVE_OPTIONS,
+                        leading=[("ctx", typer.Context, inspect.Parameter.empty), ("words", words_type, None)],
+                        doc=f"Serve {kind.summary}: a Deployment of --replicas pods and a Service, as release "
+                            f"<name>-<version> (charts/{kind.chart}).\n\n{doc}")
 
 
 def _serve(g: Globals, kind, fields: dict[str, Any], run: dict[str, Any]) -> None:
@@ -101,31 +97,15 @@ def _update_command(kind):
     """``serve update KIND NAME [--version V] [flags] [--] WORDS...``: the kind's flags that an update may change
     (arena_helm.serving.update_fields); only those given change, the release keeps the rest."""
     from ..serving import update_fields
-    from .submit import _fields_from, spec_options
 
     module = kind.module()
-    allowed = update_fields(kind)
-    all_params, all_options = spec_options(module.SPEC)
-    options = [o for o in all_options if o.field in allowed]
-    keep = {o.param for o in options}
-    spec_params = [p for p in all_params if p.name in keep]
-    extra = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a)
-             for n, a, d in UPDATE_OPTIONS + GLOBAL_OPTIONS]
     words_type = Annotated[list[str] | None, typer.Argument(help=module.WORDS + " After --; given, they replace "
                                                             "the release's.", metavar="WORDS", show_default=False)]
-    params = [inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context),
-              inspect.Parameter("name", inspect.Parameter.KEYWORD_ONLY, annotation=NameArg),
-              inspect.Parameter("words", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=words_type),
-              *spec_params, *extra]
 
-    def update(**kwargs: Any) -> None:
+    def update(lead: dict[str, Any], given: dict[str, Any], run: dict[str, Any], g: Globals) -> None:
         from ..serving import ready_serving, update_serving
 
-        run = {n: kwargs.pop(n) for n, _, _ in UPDATE_OPTIONS}
-        g = Globals(**{n: kwargs.pop(n) for n, _, _ in GLOBAL_OPTIONS})
-        name, words = kwargs.pop("name"), list(kwargs.pop("words") or [])
-        kwargs.pop("ctx")
-        given = _fields_from(kwargs, options)
+        name, words = lead["name"], list(lead["words"] or [])
         if words:
             given.update(module.from_words(words))
         seconds = wait_seconds(run["wait"], run["timeout"], default="10m")
@@ -140,12 +120,11 @@ def _update_command(kind):
             typer.echo(f"serving {name} version {view.version} is rolled out ({view.ready}/{view.desired} "
                        "replicas ready)")
 
-    update.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    update.__annotations__ = {p.name: p.annotation for p in params}
-    update.__doc__ = (f"Update a {kind.key} serving: a helm upgrade of its release with only the values of the "
-                      f"flags given changed (its history keeps the previous ones); --wait follows the rollout.")
-    update.__name__ = kind.key
-    return update
+    return spec_command(module.SPEC, update, name=kind.key, run_options=UPDATE_OPTIONS, only=update_fields(kind),
+                        leading=[("ctx", typer.Context, inspect.Parameter.empty), ("name", NameArg, inspect.Parameter.empty),
+                                 ("words", words_type, None)],
+                        doc=f"Update a {kind.key} serving: a helm upgrade of its release with only the values of the "
+                            f"flags given changed (its history keeps the previous ones); --wait follows the rollout.")
 
 
 update_app = new_app(help="Update a serving in place (a helm upgrade of one version): "
@@ -156,7 +135,7 @@ def _register() -> None:
     from ..serve_kinds import SERVE_KINDS
 
     for kind in SERVE_KINDS:
-        app.command(kind.key, cls=SubmitCommand, context_settings=CMD_SETTINGS)(_kind_command(kind))
+        app.command(kind.key, cls=WordsCommand, context_settings=CMD_SETTINGS)(_kind_command(kind))
         # flags and NAME in any order; the words (a command, engine arguments) after --
         update_app.command(kind.key, cls=FastCommand)(_update_command(kind))
     app.add_typer(update_app, name="update")
@@ -304,7 +283,7 @@ def get(g: Globals, name: NameArg, version: VersionO = None,
 def _pod_gpus(c, ns: str, views, url: str | None, service: str | None) -> dict[str, list[dict] | None]:
     """Pod -> its GPUs' utilisation and memory (Prometheus, one query), for the running pods of the versions
     with GPUs; None for a pod when Prometheus cannot say (a note says why). No query without such a pod."""
-    from .jobs import Notes, collector_for
+    from .common import Notes, collector_for
 
     running = [p["name"] for v in views if v.gpus for p in v.pods if p["status"] == "Running"]
     if not running:

@@ -12,36 +12,24 @@ spaces. An arena-helm flag typed after the command is refused (one line), so tha
 
 from __future__ import annotations
 
-import enum
 import inspect
 import json
-import types
-import typing
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
 
 from ..enums import CheckOutput, DryRunOutput, SubmitOutput
 from ..kinds import KINDS, lookup
-from . import FastCommand, lazy_app
 from .common import (
-    GLOBAL_OPTIONS,
     ArenaConfig,
     ArenaNamespace,
     Globals,
-    LogLevel,
     loglevel_option,
     offer_dry_run,
     wait_seconds,
 )
-
-CMD_SETTINGS = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]}
-
-
-def Opt(*names: str, help: str, **kw) -> Any:  # noqa: A002,N802 - mirrors typer.Option
-    return typer.Option(*names, help=help, show_default=kw.pop("show_default", False), **kw)
-
+from .groups import lazy_app
+from .specflags import CMD_SETTINGS, Opt, WordsCommand, check_command_words, spec_command
 
 # ---- options that are not spec fields -------------------------------------------------------------
 Command = Annotated[list[str] | None, typer.Argument(help="The training command (joined with spaces).", metavar="COMMAND",
@@ -82,139 +70,6 @@ FIT_OPTIONS: list[tuple[str, Any, Any]] = [
 ]
 
 
-# ---- spec fields -> options -----------------------------------------------------------------------
-@dataclass(frozen=True)
-class FieldOption:
-    param: str        # the Python parameter name Typer sees
-    field: str        # the spec field it sets
-    repeatable: bool
-    flag: bool        # a boolean switch
-    hidden: bool
-
-
-def _cli_type(annotation: Any) -> tuple[type, bool]:
-    """The type Typer parses for a spec field, and whether the flag repeats (list and map fields)."""
-    args = typing.get_args(annotation)
-    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
-        rest = [a for a in args if a is not type(None)]
-        annotation = rest[0] if len(rest) == 1 else str
-    if typing.get_origin(annotation) is Annotated:
-        annotation, *metadata = typing.get_args(annotation)
-        if annotation is int and any(type(m).__name__ == "BeforeValidator" for m in metadata):
-            return str, False  # an int the spec parses from text (a duration such as 10m)
-    if typing.get_origin(annotation) in (list, dict):
-        return str, True
-    if annotation is bool:
-        return bool, False
-    if annotation is int:
-        return int, False
-    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        return annotation, False
-    return str, False
-
-
-def _default_note(default: Any) -> str:
-    if default is None or default is False or default == [] or default == {} or default == "":
-        return ""
-    return f" [default: {default.value if isinstance(default, enum.Enum) else default}]"
-
-
-def _complete_claims(ctx, incomplete: str) -> list[str]:
-    from .data import complete_claims
-
-    return complete_claims(ctx, incomplete)
-
-
-# shell completion of a field's values
-COMPLETERS = {"data": _complete_claims}
-
-
-def spec_options(spec_cls) -> tuple[list[inspect.Parameter], list[FieldOption]]:
-    """Typer parameters for every CLI field of ``spec_cls`` (Arena's hidden spellings included)."""
-    from ..spec import flag_info
-
-    params: list[inspect.Parameter] = []
-    options: list[FieldOption] = []
-    for name, info in spec_cls.model_fields.items():
-        meta = flag_info(info) or {}
-        if meta.get("cli") is False:
-            continue
-        ptype, repeatable = _cli_type(info.annotation)
-        if ptype is int and any(type(m).__name__ == "BeforeValidator" for m in info.metadata):
-            ptype = str  # an int the spec parses from text (a duration such as 2h), not Optional
-        default = None if info.default_factory is not None else info.default
-        help_text = (info.description or "") + _default_note(default)
-        long = "--" + name.replace("_", "-")
-        spellings = [((long, *meta.get("short", ())), False, name)]
-        spellings += [((hidden,), True, f"{name}__{i}") for i, hidden in enumerate(meta.get("hidden", ()))]
-        for flags, hidden, param in spellings:
-            if ptype is bool:
-                annotation = Annotated[bool, typer.Option(*flags, help=help_text, hidden=hidden)]
-                pdefault: Any = False
-            else:
-                base = list[ptype] if repeatable else ptype  # type: ignore[valid-type]
-                annotation = Annotated[base | None, typer.Option(  # type: ignore[operator]
-                    *flags, help=help_text, hidden=hidden, show_default=False, metavar=meta.get("metavar"),
-                    autocompletion=COMPLETERS.get(name))]
-                pdefault = None
-            params.append(inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, default=pdefault,
-                                            annotation=annotation))
-            options.append(FieldOption(param, name, repeatable, ptype is bool, hidden))
-    return params, options
-
-
-def _fields_from(kwargs: dict[str, Any], options: list[FieldOption]) -> dict[str, Any]:
-    """The spec fields the user gave (an unset flag leaves the spec's default); a hidden spelling counts as
-    its field, and one field given two ways with two values is a usage error."""
-    from ..errors import UsageError
-
-    fields: dict[str, Any] = {}
-    spelled: dict[str, str] = {}
-    for opt in options:
-        value = kwargs.pop(opt.param)
-        if value is None or value is False or (opt.repeatable and not value):
-            continue
-        if isinstance(value, enum.Enum):
-            value = value.value
-        if opt.repeatable:
-            value = list(fields.get(opt.field, [])) + list(value)
-        elif opt.field in fields and fields[opt.field] != value:
-            raise UsageError(f"--{opt.field.replace('_', '-')} is given twice ({spelled[opt.field]} and "
-                             f"{opt.param}) with two values: give it once")
-        fields[opt.field] = value
-        spelled.setdefault(opt.field, opt.param)
-    return fields
-
-
-# ---- the command ----------------------------------------------------------------------------------
-class SubmitCommand(FastCommand):
-    """Keeps the raw arguments, to tell a ``--`` the user typed from words of the training command."""
-
-    def parse_args(self, ctx, args):
-        ctx.meta["arena_helm.raw_args"] = list(args)
-        return super().parse_args(ctx, args)
-
-
-def _check_command_words(ctx: typer.Context | None, words: list[str]) -> None:
-    """Refuse an arena-helm flag typed after the training command (unless a ``--`` came first)."""
-    from ..errors import UsageError
-
-    if ctx is None or not words:
-        return
-    raw = ctx.meta.get("arena_helm.raw_args", [])
-    if "--" in raw and raw[raw.index("--") + 1:][-len(words):] == words and \
-            len(raw) - raw.index("--") - 1 >= len(words):
-        return  # the user wrote -- before (part of) the command: everything after it is the command
-    known = {name for p in ctx.command.params for name in (*p.opts, *p.secondary_opts) if name.startswith("-")}
-    for word in words:
-        flag = word.split("=", 1)[0]
-        if flag in known:
-            raise UsageError(
-                f"{flag} comes after the training command: put arena-helm's flags before the command "
-                f"(or put -- before a command that itself takes {flag})"
-            )
-
-
 def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None, run: dict[str, Any],
                g: Globals, ctx: typer.Context | None = None) -> None:
     """Validate, then render or install (and maybe wait)."""
@@ -225,7 +80,7 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
 
     info = BY_KEY[kind_key]
     words = list(command or [])
-    _check_command_words(ctx, words)
+    check_command_words(ctx, words)
     dry_run, output, check = run["dry_run"], run["output"], run["check"]
     if check and dry_run:
         raise UsageError("--check cannot be used with --dry-run: --check reads the cluster, --dry-run contacts none")
@@ -287,7 +142,7 @@ def provenance_of(spec, git_commit: str = "") -> dict[str, Any]:
     """What the release keeps of this submit: arena-helm's version, the command line, the spec (and the
     commit of its --sync-branch, once resolved)."""
     from ..provenance import record
-    from .common import STATE
+    from .groups import STATE
 
     return record(spec, ["arena-helm", *STATE.get("argv", [])], git_commit)
 
@@ -325,14 +180,15 @@ def _render(spec, sources, output, g: Globals, values=None) -> None:
 
 def _check(spec, sources, output, g: Globals) -> None:
     """``--check`` / ``fit``: the job's manifests rendered as submit would install them, their pods checked
-    against the cluster (``reader.fit_job``); exit 0 fits now, 4 only once others finish, 5 never."""
+    against the cluster (``fit.fit_job``); exit 0 fits now, 4 only once others finish, 5 never."""
     import yaml
 
+    from ..fit import fit_job
     from ..helm import Helm
     from ..kinds import BY_KEY
     from ..kube import KubeReader
     from ..kubeconfig import load
-    from ..reader import Cluster, fit_job
+    from ..reader import Cluster
     from ..submission import job_values, render
 
     load(g.kubeconfig, g.context).check()  # a missing kubeconfig is one line before helm renders anything
@@ -397,35 +253,22 @@ def _install(spec, sources, run: dict[str, Any], wait_seconds: int, g: Globals, 
 
 def make_command(kind_key: str, *, fit: bool = False):
     """The submit command of one kind (``fit``: its fit command): its signature is the COMMAND argument, the
-    spec's options, the run options and the global ones."""
+    spec's options, the run options and the global options."""
     info = lookup(kind_key)
-    spec_params, options = spec_options(info.spec_class())
-    run_options = FIT_OPTIONS if fit else RUN_OPTIONS
-    extra = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a)
-             for n, a, d in run_options + GLOBAL_OPTIONS]
-    command_param = inspect.Parameter("command", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Command)
-    ctx_param = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)
-    params = [ctx_param, command_param, *spec_params, *extra]
-
-    def submit_command(**kwargs: Any) -> None:
-        run = {n: d for n, _, d in RUN_OPTIONS} | {n: kwargs.pop(n) for n, _, _ in run_options}
-        run["check"] = run["check"] or fit
-        given = {n: kwargs.pop(n) for n, _, _ in GLOBAL_OPTIONS}
-        given["debug"] = given["debug"] or run["loglevel"] is LogLevel.debug
-        g = Globals(**given)
-        command = kwargs.pop("command")
-        ctx = kwargs.pop("ctx")
-        fields = _fields_from(kwargs, options)
-        run_submit(info.key, fields, command, run, g, ctx)
-
-    submit_command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    submit_command.__annotations__ = {p.name: p.annotation for p in params}
     doc = inspect.cleandoc(info.spec_class().__doc__ or "").replace("``", "")  # reST literals read as plain text
-    submit_command.__doc__ = (f"Check whether {info.summary} would fit the cluster: exit 0 now, 4 once others "
-                              f"finish, 5 never. Submit's flags; --name, --image and the training command may be left out."
-                              if fit else f"Submit {info.summary}.\n\n{doc}")
-    submit_command.__name__ = info.key
-    return submit_command
+
+    def submit(lead: dict[str, Any], fields: dict[str, Any], given: dict[str, Any], g: Globals) -> None:
+        run = {n: d for n, _, d in RUN_OPTIONS} | given
+        run["check"] = run["check"] or fit
+        run_submit(info.key, fields, lead["command"], run, g, lead["ctx"])
+
+    return spec_command(
+        info.spec_class(), submit, name=info.key, leading=[("ctx", typer.Context, inspect.Parameter.empty),
+                                                           ("command", Command, None)],
+        run_options=FIT_OPTIONS if fit else RUN_OPTIONS,
+        doc=(f"Check whether {info.summary} would fit the cluster: exit 0 now, 4 once others finish, 5 never. "
+             f"Submit's flags; --name, --image and the training command may be left out." if fit
+             else f"Submit {info.summary}.\n\n{doc}"))
 
 
 def __getattr__(name: str):
@@ -444,7 +287,7 @@ app = lazy_app(
         for info in KINDS for name in info.names
     },
     help="Submit a training job (" + ", ".join(k.kind for k in KINDS) + ") as a Helm release.",
-    command_cls=SubmitCommand,
+    command_cls=WordsCommand,
 )
 
 # ``fit KIND``: submit's commands with --check always on
@@ -456,5 +299,5 @@ fit_app = lazy_app(
     },
     help="Check whether a job would fit the cluster, its pods on the nodes and its queue's quota: exit 0 fits now, "
          "4 only once others finish, 5 never.",
-    command_cls=SubmitCommand,
+    command_cls=WordsCommand,
 )

@@ -7,9 +7,8 @@ from typing import Annotated
 import typer
 
 from ..enums import ServiceType
-from . import FastCommand, new_app
-from .common import Globals, offer_dry_run, port_forward_argv, with_globals
-from .jobs import cluster_for
+from .common import Globals, cluster_for, offer_dry_run, port_forward_argv, with_globals
+from .groups import FastCommand, new_app
 
 app = new_app(help="Standalone TensorBoards (a job's own TensorBoard comes with submit --tensorboard).")
 

@@ -8,18 +8,20 @@ from typing import Annotated, Any
 import typer
 
 from ..enums import ViewOutput
-from . import FastCommand, new_app
 from .common import (
-    GLOBAL_OPTIONS,
     AttachCommand,
     AttachTty,
     Globals,
+    PrometheusService,
+    PrometheusUrl,
+    cluster_for,
     offer_dry_run,
     port_forward_argv,
     wait_seconds,
     with_globals,
 )
-from .jobs import PrometheusService, PrometheusUrl, cluster_for
+from .groups import FastCommand, new_app
+from .specflags import spec_command
 
 app = new_app(help="Interactive workspaces: a JupyterLab, code-server or shell with GPUs that stops itself when "
                    "idle; its home PVC stays.")
@@ -38,26 +40,15 @@ START_OPTIONS: list[tuple[str, Any, Any]] = [
 def _start_command():
     """``workspace start NAME [flags]``: the flags are WorkspaceSpec's fields (as submit's are a job spec's)."""
     from ..workspace import WorkspaceSpec
-    from .submit import _fields_from, spec_options
 
-    spec_params, options = spec_options(WorkspaceSpec)
-    name_param = inspect.Parameter("name", inspect.Parameter.KEYWORD_ONLY, annotation=Name)
-    extra = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a)
-             for n, a, d in START_OPTIONS + GLOBAL_OPTIONS]
-    params = [name_param, *spec_params, *extra]
+    def start(lead: dict[str, Any], fields: dict[str, Any], run: dict[str, Any], g: Globals) -> None:
+        _start(g, lead["name"], fields, run)
 
-    def start(**kwargs: Any) -> None:
-        run = {n: kwargs.pop(n) for n, _, _ in START_OPTIONS}
-        g = Globals(**{n: kwargs.pop(n) for n, _, _ in GLOBAL_OPTIONS})
-        name = kwargs.pop("name")
-        fields = _fields_from(kwargs, options)
-        _start(g, name, fields, run)
-
-    start.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    start.__annotations__ = {p.name: p.annotation for p in params}
-    start.__doc__ = ("Start a workspace (or start a stopped one again, with its own values): JupyterLab, code-server "
-                     "or a shell, with its home PVC; it stops itself after --idle-stop without activity.")
-    return start
+    return spec_command(WorkspaceSpec, start, name="start", leading=[("name", Name, inspect.Parameter.empty)],
+                        run_options=START_OPTIONS,
+                        doc="Start a workspace (or start a stopped one again, with its own values): JupyterLab, "
+                            "code-server or a shell, with its home PVC; it stops itself after --idle-stop without "
+                            "activity.")
 
 
 def _start(g: Globals, name: str, fields: dict[str, Any], run: dict[str, Any]) -> None:
@@ -105,7 +96,7 @@ def _idle_for(c, ns: str, views, all_namespaces: bool, below: float, url: str | 
               service: str | None) -> dict:
     """(namespace, workspace) -> seconds its GPUs have been idle, "N/A" where Prometheus cannot say, for the
     RUNNING workspaces with GPUs (one Prometheus query; none, and no search for Prometheus, without them)."""
-    from .jobs import Notes, collector_for
+    from .common import Notes, collector_for
 
     held = [v for v in views if v.status == "RUNNING" and v.gpus and v.pod]
     if not held:

@@ -400,6 +400,9 @@ def test_chart_yaml(chart):
     assert meta["kubeVersion"] == ">=1.20.0-0"
     assert meta["description"] and meta["keywords"]
     assert {"name": "arena-helm"} in meta["maintainers"]
+    # a job chart states the kind it makes (its objects' createdBy label), the same as the kinds registry's
+    stated = (meta.get("annotations") or {}).get("arena-helm.kubeflow.org/kind")
+    assert stated == next((k.kind for k in KINDS if k.chart == chart), None), stated
     if chart in JOB_CHARTS:
         deps = {d["name"]: d for d in meta["dependencies"]}
         assert deps["arena-common"]["repository"] == "file://../arena-common"

@@ -93,7 +93,7 @@ def test_data_list_edges(cluster, claims, namespace):
 
 
 def test_data_completion_offers_claim_names(cluster, claims, namespace):
-    from arena_helm.cli.data import complete_claims
+    from arena_helm.cli.common import complete_claims
 
     ctx = SimpleNamespace(params={"namespace": namespace, "kubeconfig": str(cluster.admin.kubeconfig)})
     assert complete_claims(ctx, "") == ["models", "scratch", "training-data"]

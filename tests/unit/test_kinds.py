@@ -53,12 +53,13 @@ def test_submit_offers_every_kind_and_alias():
 def test_data_completion_is_wired_into_every_submit_command():
     import typing
 
-    from arena_helm.cli.submit import _complete_claims, spec_options
+    from arena_helm.cli.common import complete_claims
+    from arena_helm.cli.specflags import spec_options
 
     for info in kinds.KINDS:
         params, _ = spec_options(info.spec_class())
         data = next(p for p in params if p.name == "data")
-        assert typing.get_args(data.annotation)[1].autocompletion is _complete_claims
+        assert typing.get_args(data.annotation)[1].autocompletion is complete_claims
 
 
 def test_a_mistyped_kind_gets_the_kinds_it_may_mean():

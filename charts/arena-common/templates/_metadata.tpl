@@ -44,10 +44,11 @@ release: {{ .Release.Name | quote }}
 {{- end -}}
 
 {{/*
-arena-common.createdBy: Arena's createdBy label, the job kind (TFJob, PyTorchJob, MPIJob, JAXJob, XGBoostJob, PaddleJob, TrainJob).
+arena-common.createdBy: Arena's createdBy label: the kind the chart says it makes (its Chart.yaml annotation
+arena-helm.kubeflow.org/kind, e.g. TFJob), else the chart's name.
 */}}
 {{- define "arena-common.createdBy" -}}
-{{- index (dict "tfjob" "TFJob" "pytorchjob" "PyTorchJob" "mpijob" "MPIJob" "jaxjob" "JAXJob" "xgboostjob" "XGBoostJob" "paddlejob" "PaddleJob" "trainjob" "TrainJob") .Chart.Name | default .Chart.Name -}}
+{{- index (default dict .Chart.Annotations) "arena-helm.kubeflow.org/kind" | default .Chart.Name -}}
 {{- end -}}
 
 {{/*

@@ -1,4 +1,4 @@
-"""arena_helm.reader with a fake kube adapter: what ``fit_job`` reads for the fit check, and what it says when
+"""arena_helm.fit.fit_job with a fake kube adapter: what it reads for the fit check, and what it says when
 RBAC denies a read (the nodes and pods are needed: one error naming the ClusterRole; the namespace's node
 selector and the ClusterQueue's quota are notes)."""
 
@@ -8,7 +8,8 @@ import pytest
 
 from arena_helm.errors import ForbiddenError
 from arena_helm.failures import forbidden
-from arena_helm.reader import Cluster, fit_job
+from arena_helm.fit import fit_job
+from arena_helm.reader import Cluster
 
 NS = "team-a"
 
