@@ -34,6 +34,8 @@ SERVE_KINDS = (
     ServeKind("custom", "custom-serving", "custom", "your own image and command", "CustomServeSpec"),
     ServeKind("vllm", "vllm-serving", "vllm", "an LLM behind vLLM's OpenAI-compatible server",
               "VllmServeSpec"),
+    ServeKind("sglang", "sglang-serving", "sglang", "an LLM behind SGLang's OpenAI-compatible server",
+              "SglangServeSpec"),
     ServeKind("tensorflow", "tf-serving", "tensorflow", "a TensorFlow SavedModel behind TensorFlow Serving",
               "TFServeSpec"),
     ServeKind("triton", "triton-serving", "triton", "models behind NVIDIA Triton Inference Server",

@@ -65,6 +65,7 @@ REPLICA_SPECS_KEY = {k.kind: k.replica_key for k in KINDS if k.replica_key}
 BASE = {"image": "registry.example.com/trainer:1.0", "command": "python train.py"}
 # what each chart needs besides its defaults to render (a job: an image and a command; a custom serving: an image)
 NEEDS = {"custom-serving": {"image": "registry.example.com/server:1.0"}, "vllm-serving": {"model": "org/llm"},
+         "sglang-serving": {"model": "org/llm"},
          "kserve": {"modelFormat": {"name": "sklearn"}, "storageUri": "pvc://models/iris"},
          "distributed-serving": {"image": "registry.example.com/server:1.0", "command": "python -m server"},
          "traffic-split": {"servingName": "mnist", "ports": [{"name": "http", "port": 8000}],
@@ -1213,6 +1214,13 @@ def test_notes(helm_bin, chart, tmp_path):
                      "arena-helm serve get rel -n team-a", "Service mnist.team-a (ClusterIP), port http:8000",
                      "kubectl port-forward -n team-a service/mnist 8000",
                      "The OpenAI-compatible API (once the model has loaded): http://mnist.team-a:8000/v1"):
+            assert line in notes, notes
+    elif chart == "sglang-serving":
+        for line in ("Serving rel runs as Deployment mnist (1 replica) in namespace team-a.",
+                     "arena-helm serve get rel -n team-a", "Service mnist.team-a (ClusterIP), port http:30000",
+                     "kubectl port-forward -n team-a service/mnist 30000",
+                     "The OpenAI-compatible API (once the model has loaded): http://mnist.team-a:30000/v1 (models: "
+                     "/v1/models; SGLang's own: /generate)"):
             assert line in notes, notes
     elif chart == "tf-serving":
         for line in ("Serving rel runs as Deployment mnist (1 replica) in namespace team-a.",

@@ -59,7 +59,7 @@ EXAMPLES = examples()
 def test_every_chart_readme_with_a_helm_example_is_collected():
     ids = {p.id.split("#")[0] for p in EXAMPLES}
     charts = ("jaxjob", "mpijob", "pytorchjob", "tensorboard", "tfjob", "trainjob", "xgboostjob",
-              "paddlejob", "workspace", "custom-serving", "vllm-serving",
+              "paddlejob", "workspace", "custom-serving", "vllm-serving", "sglang-serving",
               "tf-serving", "triton-serving", "kserve", "distributed-serving", "traffic-split")
     assert ids == {f"charts/{c}/README.md" for c in charts} | {"README.md"}
     for p in EXAMPLES:

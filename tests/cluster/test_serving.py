@@ -198,6 +198,47 @@ def test_serve_vllm_runs_the_openai_server_as_a_deployment(cli, cluster, namespa
     assert cli.views() == []
 
 
+def test_serve_sglang_runs_the_launch_server_as_a_deployment(cli, cluster, namespace, node):
+    """`serve sglang`: `python3 -m sglang.launch_server --model-path MODEL ...` with its probes on /health, the port
+    http (30000), one GPU by default; kwok runs the pod (no SGLang can run here, so the probes are checked as the
+    API server stored them, not run); list, get, top job, update and delete as for every serving kind."""
+    apps = client.AppsV1Api(cluster.api_client())
+    res = cli("serve", "sglang", "--name", "qwen", "--version", "v1", "--model", "Qwen/Qwen2.5-0.5B-Instruct",
+              "--context-length", "4096", "--mem-fraction-static", "0.85", "--env-from-secret", "HF_TOKEN=hf",
+              "--wait", "--timeout", "60s", "--", "--dtype", "half", "--served-model-name", "it's")
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[-1] == "serving qwen version v1 is ready (1/1 replicas)"
+    c = apps.read_namespaced_deployment("qwen-v1", namespace).spec.template.spec.containers[0]
+    assert (c.image, c.command, c.args) == ("lmsysorg/sglang:v0.5.16", ["python3"], [
+        "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen2.5-0.5B-Instruct", "--host", "0.0.0.0", "--port",
+        "30000", "--tp-size", "1", "--context-length", "4096", "--mem-fraction-static", "0.85", "--dtype", "half",
+        "--served-model-name", "it's"])
+    assert c.resources.limits["nvidia.com/gpu"] == "1"
+    assert [(p.name, p.container_port) for p in c.ports] == [("http", 30000)]
+    assert [(p.http_get.path, p.http_get.port) for p in (c.startup_probe, c.readiness_probe, c.liveness_probe)] == [
+        ("/health", "http")] * 3
+    assert c.startup_probe.failure_threshold * c.startup_probe.period_seconds == 1800
+    assert [(e.name, e.value_from.secret_key_ref.name) for e in c.env if e.name == "HF_TOKEN"] == [("HF_TOKEN", "hf")]
+    rows = norm(cli.ok("serve", "list", "-T", "sglang"))
+    assert rows[1].split()[:5] == ["qwen", "sglang-serving", "v1", "1", "1"], rows
+    assert rows[1].split()[6:] == ["HTTP:30000", "1"], rows
+    rows = norm(cli.ok("top", "job"))
+    assert rows[1].split()[:5] == ["qwen", "RUNNING", "SGLANG-SERVING", "1", "1"], rows
+    assert rows[-2:] == ["Total Allocated/Requested GPUs of Training Jobs: 0/0",
+                         "Total Allocated/Requested GPUs of Servings: 1/1"], rows
+    res = cli("serve", "update", "sglang", "qwen", "--version", "v1", "--context-length", "8192", "--wait",
+              "--timeout", "60s")
+    assert res.exit_code == 0, res.output
+    c = apps.read_namespaced_deployment("qwen-v1", namespace).spec.template.spec.containers[0]
+    assert c.args[c.args.index("--context-length") + 1] == "8192" and c.args[-2:] == ["--served-model-name", "it's"]
+    res = cli("serve", "sglang", "--name", "qwen", "--version", "v2", "--model", "org/m", "--gpus", "0")
+    assert (res.exit_code, res.stderr) == (2, "error: --gpus 0: the SGLang image runs on NVIDIA GPUs: give each "
+                                              "replica one or more\n")
+    cli.ok("serve", "delete", "qwen")
+    assert cli.views() == []
+    assert apps.list_namespaced_deployment(namespace).items == []
+
+
 def test_update_rolls_out_a_new_replicaset_and_is_revision_two(helm_bin, cli, cluster, namespace, node):
     """`serve update custom`: a helm upgrade with only the given values changed: the real Deployment controller
     rolls out a new ReplicaSet; serve get shows revision 2; the release's history keeps revision 1's values."""

@@ -74,9 +74,9 @@ def test_the_type_flag_takes_arenas_names():
     assert serving_type("custom") == serving_type("custom-serving") == "custom-serving"
     assert serving_type("vllm") == "vllm-serving"
     assert serving_type("tensorflow") == serving_type("tf-serving") == "tf-serving"
-    with pytest.raises(UsageError, match="--type tf: not a serving kind; one of custom, vllm, tensorflow, "
+    with pytest.raises(UsageError, match="--type tf: not a serving kind; one of custom, vllm, sglang, tensorflow, "
                                          r"triton, kserve, distributed \(or their types custom-serving, "
-                                         r"vllm-serving, tf-serving, triton-serving, kserve, "
+                                         r"vllm-serving, sglang-serving, tf-serving, triton-serving, kserve, "
                                          r"distributed-serving\)"):
         serving_type("tf")
 
