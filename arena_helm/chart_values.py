@@ -523,11 +523,23 @@ def provenance_field() -> Any:
                  "and spec (set by arena-helm submit; rerun and export read it).")
 
 
+class PodPlacementValues(ValuesModel):
+    """The pod-level values every family's pods take and every pod spec renders alike (arena-common's
+    podPlacement: a job's replicas, a TrainJob's runtime patch, a serving's and a workspace's pods): where the
+    pods may run. A pod-level value every family takes is declared here, once."""
+
+    node_selector: dict[LabelKey, LabelValue] = Field({}, description="Node labels the pods must match (a job "
+                                                      "replica's own nodeSelector is merged over it).")
+    tolerations: list[Toleration] = Field([], description="Tolerations of the pods.")
+    affinity: Affinity = Field(default_factory=Affinity, description="Affinity of the pods (nodeAffinity, "
+                               "podAffinity, podAntiAffinity; a job replica's own replaces it).")
+
+
 class ArenaCommonValues(ValuesModel):
     global_: dict[str, Any] = global_field()
 
 
-class JobValues(ValuesModel):
+class JobValues(PodPlacementValues):
     """The values every job chart (tfjob, pytorchjob, mpijob) shares."""
 
     global_: dict[str, Any] = global_field()
@@ -567,11 +579,6 @@ class JobValues(ValuesModel):
                                              "container.")
     code_sync: CodeSync = Field(default_factory=CodeSync, description="Clone a git repository into every pod "
                                 "before training, with a git-sync v4 init container.")
-    node_selector: dict[LabelKey, LabelValue] = Field({}, description="Node labels every pod must match (a "
-                                                      "replica's nodeSelector is merged over it).")
-    tolerations: list[Toleration] = Field([], description="Tolerations of every pod.")
-    affinity: Affinity = Field(default_factory=Affinity, description="Affinity of every pod (nodeAffinity, "
-                               "podAffinity, podAntiAffinity).")
     priority_class_name: Empty | DNSSubdomain = Field("", description="PriorityClass of the pods; \"\" = none.")
     scheduler_name: Empty | DNSSubdomain = Field("", description="Scheduler of the pods (e.g. volcano); \"\" = the "
                                                  "default scheduler.")
@@ -607,7 +614,7 @@ class JobValues(ValuesModel):
         "Deployment and a Service named <job name>-tensorboard; the Service is NodePort, as in Arena).")
 
 
-class PodChartValues(ValuesModel):
+class PodChartValues(PodPlacementValues):
     """The values every one-pod-template chart that arena-helm fills from the pod flags shares (the workspace and
     the serving charts: arena_helm.spec.PodFlags.pod_values): the pod's image pulling, resources, volumes, env,
     scheduling, security and metadata. Each chart's model adds its own keys after these."""
@@ -630,9 +637,6 @@ class PodChartValues(ValuesModel):
     env: list[EnvVar] = Field([], description="Environment variables (a value, or valueFrom a Secret's key).")
     env_from: list[EnvFromSource] = Field([], description="Secrets and ConfigMaps whose every key becomes an "
                                           "environment variable.")
-    node_selector: dict[LabelKey, LabelValue] = Field({}, description="Node labels the pods must match.")
-    tolerations: list[Toleration] = Field([], description="Tolerations of the pods.")
-    affinity: Affinity = Field(default_factory=Affinity, description="Affinity of the pods.")
     priority_class_name: Empty | DNSSubdomain = Field("", description="PriorityClass of the pods; \"\" = none.")
     security_context: ContainerSecurityContext = Field(
         default_factory=lambda: ContainerSecurityContext(allow_privilege_escalation=False,

@@ -33,14 +33,8 @@ from .chart_values import (
 )
 from .enums import ImagePullPolicy
 from .errors import ForbiddenError, NotFoundError, UsageError
-from .flagtypes import DataVolume as DataFlag
-from .flagtypes import EnvSource, SecretEnv
-from .flagtypes import EnvVar as EnvFlag
-from .flagtypes import HostPathVolume as HostPathFlag
-from .flagtypes import SecretVolume as SecretFlag
-from .flagtypes import Toleration as TolerationFlag
-from .k8s import DNS1035Label, DNSLabel, DNSSubdomain, Image, LabelValue, Quantity
-from .spec import Gpus, JobSpec, PodFlags, opt
+from .k8s import DNS1035Label, DNSLabel, Image, LabelValue, Quantity
+from .spec import Gpus, JobSpec, PodLevelFlags, opt
 
 if TYPE_CHECKING:
     from .reader import Cluster
@@ -65,7 +59,7 @@ def default_version(now: dt.datetime | None = None) -> str:
 
 
 # ---- the spec: the flags every `serve KIND` shares ---------------------------------------------------------
-class ServeSpec(PodFlags):
+class ServeSpec(PodLevelFlags):
     """What every serving kind shares: its names, image, replicas, resources, data, env and scheduling. Each field
     is the flag of the same name; a kind (arena_helm.serve_kinds) adds its own."""
 
@@ -81,19 +75,7 @@ class ServeSpec(PodFlags):
     cpu: Quantity | None = opt("CPU of each replica (e.g. 4, 500m): the request and the limit.")
     memory: Quantity | None = opt("Memory of each replica (e.g. 16Gi): the request and the limit.")
     share_memory: Quantity | None = opt("Size of the memory-backed /dev/shm (default: the runtime's 64Mi).")
-    data: list[DataFlag] = _shared(JobSpec, "data")
-    data_dir: list[HostPathFlag] = _shared(JobSpec, "data_dir")
-    env: list[EnvFlag] = _shared(JobSpec, "env")
-    env_from_secret: list[SecretEnv] = _shared(JobSpec, "env_from_secret")
-    env_from: list[EnvSource] = _shared(JobSpec, "env_from")
-    secret: list[SecretFlag] = _shared(JobSpec, "secret")
-    selector: dict[str, str] = _shared(JobSpec, "selector")
-    toleration: list[TolerationFlag] = _shared(JobSpec, "toleration")
-    priority: DNSSubdomain | None = _shared(JobSpec, "priority")
-    image_pull_secret: list[DNSSubdomain] = _shared(JobSpec, "image_pull_secret")
     image_pull_policy: ImagePullPolicy = opt("Image pull policy.", ImagePullPolicy.IfNotPresent)
-    label: dict[str, str] = _shared(JobSpec, "label")
-    annotation: dict[str, str] = _shared(JobSpec, "annotation")
     model_name: LabelValue | None = opt("Model name: the serving's modelName label.")
     model_version: LabelValue | None = opt("Model version: the serving's modelVersion label.")
 

@@ -71,28 +71,30 @@ def flag_of_field(name: str, model: type[BaseModel] | None = None) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _flag(short, hidden, metavar, values) -> dict[str, Any]:
-    return {"flag": {"short": list(short), "hidden": list(hidden), "metavar": metavar, "values": values}}
+def _flag(short, hidden, metavar, values, pod=False) -> dict[str, Any]:
+    flag = {"short": list(short), "hidden": list(hidden), "metavar": metavar, "values": values}
+    return {"flag": {**flag, "pod": True} if pod else flag}
 
 
 def opt(description: str, default: Any = None, *short: str, hidden: tuple[str, ...] = (), metavar: str | None = None,
-        values: str | None = None, **constraints: Any) -> Any:
-    """A spec field that is also a flag: its help text, default, short and hidden (Arena) spellings, and
-    ``values``: the dotted chart value it sets as it is (``runPolicy.backoffLimit``), when it maps to one."""
-    return Field(default, description=description, json_schema_extra=_flag(short, hidden, metavar, values),
+        values: str | None = None, pod: bool = False, **constraints: Any) -> Any:
+    """A spec field that is also a flag: its help text, default, short and hidden (Arena) spellings,
+    ``values``: the dotted chart value it sets as it is (``runPolicy.backoffLimit``), when it maps to one, and
+    ``pod``: a pod-level flag every family takes (``PodLevelFlags``: the jobs', the servings', the workspace's)."""
+    return Field(default, description=description, json_schema_extra=_flag(short, hidden, metavar, values, pod),
                  **constraints)
 
 
 def opt_list(description: str, *short: str, metavar: str | None = None, hidden: tuple[str, ...] = (),
-             values: str | None = None) -> Any:
+             values: str | None = None, pod: bool = False) -> Any:
     return Field(default_factory=list, description=description,
-                 json_schema_extra=_flag(short, hidden, metavar, values))
+                 json_schema_extra=_flag(short, hidden, metavar, values, pod))
 
 
 def opt_map(description: str, *short: str, metavar: str | None = None, hidden: tuple[str, ...] = (),
-            values: str | None = None) -> Any:
+            values: str | None = None, pod: bool = False) -> Any:
     return Field(default_factory=dict, description=description,
-                 json_schema_extra=_flag(short, hidden, metavar, values))
+                 json_schema_extra=_flag(short, hidden, metavar, values, pod))
 
 
 def flag_info(info) -> dict[str, Any] | None:
@@ -251,8 +253,9 @@ class PodFlags(Strict):
     def pod_values(self) -> dict[str, Any]:
         """The chart values of the pod-level flags this spec declares, as the one-pod charts (workspace, the
         serving charts) name them: GPUs, CPU/memory (request = limit), /dev/shm, data, host paths, Secret
-        volumes, env, envFrom, node selector, tolerations, priority, pull Secrets, labels, annotations; only what
-        is set (the chart's defaults do the rest). Pure."""
+        volumes, env, envFrom, tolerations, the Kueue queue, and every pod-level flag that sets one chart value as
+        it is (``opt(..., values=KEY, pod=True)``: node selector, priority, pull Secrets, labels, annotations...);
+        only what is set (the chart's defaults do the rest). Pure."""
         get = lambda name: getattr(self, name, None)  # noqa: E731 - a subclass declares only some of them
         values: dict[str, Any] = {}
         if get("gpus"):
@@ -275,17 +278,16 @@ class PodFlags(Strict):
             values["env"] = env
         if get("env_from"):
             values["envFrom"] = [e.to_values() for e in self.env_from]
-        for name, key in (("selector", "nodeSelector"), ("label", "labels"), ("annotation", "annotations")):
-            if get(name):
-                values[key] = dict(get(name))
         if get("toleration"):
             values["tolerations"] = [t.to_values() for t in self.toleration]
-        if get("priority"):
-            values["priorityClassName"] = self.priority
         if get("queue_name"):
             values["queue"] = self.queue_name
-        if get("image_pull_secret"):
-            values["imagePullSecrets"] = list(self.image_pull_secret)
+        for name, info in type(self).model_fields.items():  # the pod-level flags that set one chart value as it is
+            meta = flag_info(info) or {}
+            value = getattr(self, name)
+            if meta.get("pod") and meta.get("values") and value not in (None, False, [], {}):
+                values[meta["values"]] = list(value) if isinstance(value, list) else \
+                    dict(value) if isinstance(value, dict) else value
         return values
 
     @model_validator(mode="after")
@@ -324,30 +326,30 @@ class JobSpec(PodFlags):
     shell: str = opt("Shell that runs the command.", "sh", values="shell")
     working_dir: AbsPath = opt("Working directory of the command (synced code lands in <working dir>/code).",
                                "/root", hidden=("--workingDir",), values="workingDir")
-    env: list[EnvVar] = opt_list("Environment variable NAME=VALUE (repeatable).", "-e", metavar="NAME=VALUE")
+    env: list[EnvVar] = opt_list("Environment variable NAME=VALUE (repeatable).", "-e", metavar="NAME=VALUE", pod=True)
     env_from_secret: list[SecretEnv] = opt_list(
         "Environment variable NAME from a key of a Secret: NAME=SECRET[:KEY], the key defaults to NAME "
-        "(repeatable; only the names reach the release).", metavar="NAME=SECRET[:KEY]")
+        "(repeatable; only the names reach the release).", metavar="NAME=SECRET[:KEY]", pod=True)
     env_from: list[EnvSource] = opt_list("Every key of a Secret (or configmap:NAME, a ConfigMap) as environment "
-                                         "variables (repeatable).", metavar="[configmap:]NAME")
+                                         "variables (repeatable).", metavar="[configmap:]NAME", pod=True)
     secret: list[SecretVolume] = opt_list("Mount a Secret read-only, a file per key: SECRET:PATH (repeatable).",
-                                          metavar="SECRET:PATH")
-    data: list[DataVolume] = opt_list("Mount a PVC: PVC:MOUNT_PATH (repeatable).", "-d", metavar="PVC:PATH")
+                                          metavar="SECRET:PATH", pod=True)
+    data: list[DataVolume] = opt_list("Mount a PVC: PVC:MOUNT_PATH (repeatable).", "-d", metavar="PVC:PATH", pod=True)
     data_dir: list[HostPathVolume] = opt_list("Mount a host path: HOST[:CONTAINER] (repeatable).",
-                                              metavar="HOST[:PATH]", hidden=("--dataDir",))
+                                              metavar="HOST[:PATH]", hidden=("--dataDir",), pod=True)
     config_file: list[ConfigFile] = opt_list("Mount a local file: HOST_FILE[:CONTAINER_FILE] (repeatable; the file "
                                              "goes into a ConfigMap of the job).", metavar="FILE[:PATH]")
     annotation: dict[str, str] = opt_map("Annotation KEY=VALUE of the pods (repeatable).", "-a", metavar="KEY=VALUE",
-                                         values="annotations")
+                                         values="annotations", pod=True)
     label: dict[str, str] = opt_map("Label KEY=VALUE of the job and pods (repeatable).", "-l", metavar="KEY=VALUE",
-                                    values="labels")
+                                    values="labels", pod=True)
     selector: dict[str, str] = opt_map("Node selector KEY=VALUE (repeatable).", metavar="KEY=VALUE",
-                                       values="nodeSelector")
+                                       values="nodeSelector", pod=True)
     toleration: list[Toleration] = opt_list(
-        "Tolerate a taint: KEY[=VALUE][:EFFECT][,OPERATOR], or all (repeatable).", metavar="TOLERATION")
-    priority: DNSSubdomain | None = opt("PriorityClass of the pods.", None, "-p", values="priorityClassName")
+        "Tolerate a taint: KEY[=VALUE][:EFFECT][,OPERATOR], or all (repeatable).", metavar="TOLERATION", pod=True)
+    priority: DNSSubdomain | None = opt("PriorityClass of the pods.", None, "-p", values="priorityClassName", pod=True)
     image_pull_secret: list[DNSSubdomain] = opt_list("Image pull Secret name (repeatable).", metavar="SECRET",
-                                                     values="imagePullSecrets")
+                                                     values="imagePullSecrets", pod=True)
     image_pull_policy: ImagePullPolicy = opt("Image pull policy.", ImagePullPolicy.Always,
                                              values="imagePullPolicy")
     service_account: DNSSubdomain | None = opt("ServiceAccount of the pods.", values="serviceAccountName")
@@ -617,6 +619,22 @@ class PodJobSpec(JobSpec):
         return Replica(replicas=n, gpus=self.gpus, cpu=self.cpu, memory=self.memory,
                        cpu_limit=self.cpu_limit or self.cpu, memory_limit=self.memory_limit or self.memory,
                        devices=True)
+
+
+def _pod_level_flags() -> type[PodFlags]:
+    """The pod-level flags every family takes (a serving's and a workspace's spec inherit them; a job spec has
+    them in its own order): the fields of ``JobSpec`` declared with ``pod=True``, each with its one help text,
+    parser and chart value. A new pod-level flag is one such field (and its chart value)."""
+    import copy
+
+    from pydantic import create_model
+
+    fields = {name: (info.annotation, copy.copy(info)) for name, info in JobSpec.model_fields.items()
+              if (flag_info(info) or {}).get("pod")}
+    return create_model("PodLevelFlags", __base__=PodFlags, __module__=__name__, **fields)
+
+
+PodLevelFlags = _pod_level_flags()
 
 
 def _under(path: str, mount: str) -> bool:

@@ -35,14 +35,8 @@ from .chart_values import (
 )
 from .enums import WorkspaceType
 from .errors import AlreadyExistsError, NotFoundError, UsageError
-from .flagtypes import DataVolume as DataFlag
-from .flagtypes import EnvSource, SecretEnv
-from .flagtypes import EnvVar as EnvFlag
-from .flagtypes import HostPathVolume as HostPathFlag
-from .flagtypes import SecretVolume as SecretFlag
-from .flagtypes import Toleration as TolerationFlag
 from .k8s import DNSSubdomain, Duration, Image, Quantity, QueueName
-from .spec import Gpus, JobSpec, PodFlags, PodJobSpec, opt
+from .spec import Gpus, JobSpec, PodJobSpec, PodLevelFlags, opt
 
 if TYPE_CHECKING:
     from .reader import Cluster
@@ -65,7 +59,7 @@ def _shared(model: type, name: str) -> Any:
 
 
 # ---- the spec: the flags of `workspace start` ------------------------------------------------------------
-class WorkspaceSpec(PodFlags):
+class WorkspaceSpec(PodLevelFlags):
     """A workspace: what runs, its resources, its data and its home. Each field is the flag of the same name."""
 
     name: str = Field(description="Workspace name (also its release name): the NAME argument.",
@@ -84,19 +78,7 @@ class WorkspaceSpec(PodFlags):
                               validate_default=True)
     max_lifetime: Duration | None = opt("End the workspace after this long, busy or not (the Job's "
                                         "activeDeadlineSeconds).")
-    data: list[DataFlag] = _shared(JobSpec, "data")
-    data_dir: list[HostPathFlag] = _shared(JobSpec, "data_dir")
-    env: list[EnvFlag] = _shared(JobSpec, "env")
-    env_from_secret: list[SecretEnv] = _shared(JobSpec, "env_from_secret")
-    env_from: list[EnvSource] = _shared(JobSpec, "env_from")
-    secret: list[SecretFlag] = _shared(JobSpec, "secret")
-    selector: dict[str, str] = _shared(JobSpec, "selector")
-    toleration: list[TolerationFlag] = _shared(JobSpec, "toleration")
-    priority: DNSSubdomain | None = _shared(JobSpec, "priority")
     queue_name: QueueName | None = _shared(JobSpec, "queue_name")
-    image_pull_secret: list[DNSSubdomain] = _shared(JobSpec, "image_pull_secret")
-    label: dict[str, str] = _shared(JobSpec, "label")
-    annotation: dict[str, str] = _shared(JobSpec, "annotation")
     share_memory: Quantity | None = _shared(JobSpec, "share_memory")
 
     @field_validator("name")

@@ -72,11 +72,14 @@ COMPLETERS = {"data": complete_claims}
 
 def spec_options(spec_cls) -> tuple[list[inspect.Parameter], list[FieldOption]]:
     """Typer parameters for every CLI field of ``spec_cls`` (Arena's hidden spellings included)."""
-    from ..spec import flag_info
+    from ..spec import PodLevelFlags, flag_info
 
+    fields = list(spec_cls.model_fields.items())
+    if issubclass(spec_cls, PodLevelFlags):  # the command's own flags first, then the pod-level ones it inherits
+        fields.sort(key=lambda item: item[0] in PodLevelFlags.model_fields)
     params: list[inspect.Parameter] = []
     options: list[FieldOption] = []
-    for name, info in spec_cls.model_fields.items():
+    for name, info in fields:
         meta = flag_info(info) or {}
         if meta.get("cli") is False:
             continue

@@ -14,18 +14,17 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from ..chart_values import (
-    Affinity,
     ArenaCommonValues,
     Count,
     DataVolume,
     Empty,
     EnvVar,
     HostPathVolume,
+    PodPlacementValues,
     Provenance,
     Resources,
     SecretNames,
     SecretVolume,
-    Toleration,
     ValuesModel,
     global_field,
     provenance_field,
@@ -144,7 +143,7 @@ class RuntimeRef(ValuesModel):
         "job's namespace).")
 
 
-class TrainJobValues(ValuesModel):
+class TrainJobValues(PodPlacementValues):
     """Values of the trainjob chart: one Kubeflow Trainer v2 TrainJob (trainer.kubeflow.org/v1alpha1)."""
 
     global_: dict[str, Any] = global_field()
@@ -177,12 +176,6 @@ class TrainJobValues(ValuesModel):
                                              "container.")
     secret_volumes: list[SecretVolume] = Field([], description="Secrets mounted read-only into the trainer "
                                                "container (volumes secret-0, secret-1, ...).")
-    node_selector: dict[LabelKey, LabelValue] = Field({}, description="Node labels every pod must match (a "
-                                                      "runtime patch of the pod spec).")
-    tolerations: list[Toleration] = Field([], description="Tolerations of every pod (a runtime patch of the pod "
-                                          "spec).")
-    affinity: Affinity = Field(default_factory=Affinity, description="Affinity of every pod (a runtime patch of "
-                               "the pod spec).")
     service_account_name: Empty | DNSSubdomain = Field("", description="ServiceAccount of the pods; \"\" = the "
                                                        "runtime's.")
     image_pull_secrets: SecretNames = Field([], description="Names of image pull Secrets in the job's namespace.")

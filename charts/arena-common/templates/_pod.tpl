@@ -77,11 +77,26 @@ data:
 {{- end -}}
 
 {{/*
-arena-common.nodeSelector: the top-level nodeSelector with the replica's nodeSelector merged over it.
+arena-common.podPlacement: the pod-level fields every family's pod spec renders alike (a job's replicas, a
+TrainJob's runtime patch, a serving's pods, a workspace's pod): where the pod may run (nodeSelector, tolerations,
+affinity). A pod-level value every family takes is rendered here, once. Takes a dict:
+  values        the chart's .Values (tolerations)
+  nodeSelector  the pod's node selector (a job's: its replica's merged over the chart's)
+  affinity      the pod's affinity (a job's: its replica's, else the chart's)
 */}}
-{{- define "arena-common.nodeSelector" -}}
-{{- $merged := merge (deepCopy (default dict .replica.nodeSelector)) (deepCopy (default dict .root.Values.nodeSelector)) -}}
-{{- with $merged }}{{ toYaml . }}{{ end -}}
+{{- define "arena-common.podPlacement" -}}
+{{- with .nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end -}}
 
 {{/*
@@ -89,18 +104,8 @@ arena-common.podSpec: the pod spec of a replica.
 */}}
 {{- define "arena-common.podSpec" -}}
 {{- $v := .root.Values -}}
-{{- with include "arena-common.nodeSelector" . }}
-nodeSelector:
-  {{- . | trim | nindent 2 }}
-{{- end }}
-{{- with $v.tolerations }}
-tolerations:
-  {{- toYaml . | nindent 2 }}
-{{- end }}
-{{- with (.replica.affinity | default $v.affinity) }}
-affinity:
-  {{- toYaml . | nindent 2 }}
-{{- end }}
+{{- $nodeSelector := merge (deepCopy (default dict .replica.nodeSelector)) (deepCopy (default dict $v.nodeSelector)) -}}
+{{- include "arena-common.podPlacement" (dict "values" $v "nodeSelector" $nodeSelector "affinity" (.replica.affinity | default $v.affinity)) }}
 {{- with $v.priorityClassName }}
 priorityClassName: {{ . | toJson }}
 {{- end }}

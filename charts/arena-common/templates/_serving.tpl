@@ -76,18 +76,7 @@ of arena-common.servingDeployment; "podFields": false leaves out the fields only
 automountServiceAccountToken: false
 enableServiceLinks: false
 {{- end }}
-{{- with $v.nodeSelector }}
-nodeSelector:
-  {{- toYaml . | nindent 2 }}
-{{- end }}
-{{- with $v.tolerations }}
-tolerations:
-  {{- toYaml . | nindent 2 }}
-{{- end }}
-{{- with $v.affinity }}
-affinity:
-  {{- toYaml . | nindent 2 }}
-{{- end }}
+{{- include "arena-common.podPlacement" (dict "values" $v "nodeSelector" $v.nodeSelector "affinity" $v.affinity) }}
 {{- with $v.priorityClassName }}
 priorityClassName: {{ . | toJson }}
 {{- end }}

@@ -107,18 +107,7 @@ trainjob.podSpecPatch: the pod spec patch of each patched replicated job (may be
 */}}
 {{- define "trainjob.podSpecPatch" -}}
 {{- $v := .Values -}}
-{{- with $v.nodeSelector }}
-nodeSelector:
-  {{- toYaml . | nindent 2 }}
-{{- end }}
-{{- with $v.tolerations }}
-tolerations:
-  {{- toYaml . | nindent 2 }}
-{{- end }}
-{{- with $v.affinity }}
-affinity:
-  {{- toYaml . | nindent 2 }}
-{{- end }}
+{{- include "arena-common.podPlacement" (dict "values" $v "nodeSelector" $v.nodeSelector "affinity" $v.affinity) }}
 {{- with $v.serviceAccountName }}
 serviceAccountName: {{ . | toJson }}
 {{- end }}
