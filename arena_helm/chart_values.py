@@ -523,10 +523,11 @@ def provenance_field() -> Any:
                  "and spec (set by arena-helm submit; rerun and export read it).")
 
 
-class PodPlacementValues(ValuesModel):
+class PodLevelValues(ValuesModel):
     """The pod-level values every family's pods take and every pod spec renders alike (arena-common's
-    podPlacement: a job's replicas, a TrainJob's runtime patch, a serving's and a workspace's pods): where the
-    pods may run. A pod-level value every family takes is declared here, once."""
+    podLevel: a job's replicas, a TrainJob's runtime patch, a serving's and a workspace's pods): where the
+    pods may run (the values of spec.PodLevelFlags that every pod spec can carry). A pod-level value every family
+    takes is declared here, once."""
 
     node_selector: dict[LabelKey, LabelValue] = Field({}, description="Node labels the pods must match (a job "
                                                       "replica's own nodeSelector is merged over it).")
@@ -539,7 +540,7 @@ class ArenaCommonValues(ValuesModel):
     global_: dict[str, Any] = global_field()
 
 
-class JobValues(PodPlacementValues):
+class JobValues(PodLevelValues):
     """The values every job chart (tfjob, pytorchjob, mpijob) shares."""
 
     global_: dict[str, Any] = global_field()
@@ -614,7 +615,7 @@ class JobValues(PodPlacementValues):
         "Deployment and a Service named <job name>-tensorboard; the Service is NodePort, as in Arena).")
 
 
-class PodChartValues(PodPlacementValues):
+class PodChartValues(PodLevelValues):
     """The values every one-pod-template chart that arena-helm fills from the pod flags shares (the workspace and
     the serving charts: arena_helm.spec.PodFlags.pod_values): the pod's image pulling, resources, volumes, env,
     scheduling, security and metadata. Each chart's model adds its own keys after these."""

@@ -20,7 +20,7 @@ from ..chart_values import (
     Empty,
     EnvVar,
     HostPathVolume,
-    PodPlacementValues,
+    PodLevelValues,
     Provenance,
     Resources,
     SecretNames,
@@ -143,7 +143,7 @@ class RuntimeRef(ValuesModel):
         "job's namespace).")
 
 
-class TrainJobValues(PodPlacementValues):
+class TrainJobValues(PodLevelValues):
     """Values of the trainjob chart: one Kubeflow Trainer v2 TrainJob (trainer.kubeflow.org/v1alpha1)."""
 
     global_: dict[str, Any] = global_field()

@@ -77,14 +77,14 @@ data:
 {{- end -}}
 
 {{/*
-arena-common.podPlacement: the pod-level fields every family's pod spec renders alike (a job's replicas, a
+arena-common.podLevel: the pod-level fields every family's pod spec renders alike (a job's replicas, a
 TrainJob's runtime patch, a serving's pods, a workspace's pod): where the pod may run (nodeSelector, tolerations,
 affinity). A pod-level value every family takes is rendered here, once. Takes a dict:
   values        the chart's .Values (tolerations)
   nodeSelector  the pod's node selector (a job's: its replica's merged over the chart's)
   affinity      the pod's affinity (a job's: its replica's, else the chart's)
 */}}
-{{- define "arena-common.podPlacement" -}}
+{{- define "arena-common.podLevel" -}}
 {{- with .nodeSelector }}
 nodeSelector:
   {{- toYaml . | nindent 2 }}
@@ -105,7 +105,7 @@ arena-common.podSpec: the pod spec of a replica.
 {{- define "arena-common.podSpec" -}}
 {{- $v := .root.Values -}}
 {{- $nodeSelector := merge (deepCopy (default dict .replica.nodeSelector)) (deepCopy (default dict $v.nodeSelector)) -}}
-{{- include "arena-common.podPlacement" (dict "values" $v "nodeSelector" $nodeSelector "affinity" (.replica.affinity | default $v.affinity)) }}
+{{- include "arena-common.podLevel" (dict "values" $v "nodeSelector" $nodeSelector "affinity" (.replica.affinity | default $v.affinity)) }}
 {{- with $v.priorityClassName }}
 priorityClassName: {{ . | toJson }}
 {{- end }}

@@ -76,7 +76,7 @@ of arena-common.servingDeployment; "podFields": false leaves out the fields only
 automountServiceAccountToken: false
 enableServiceLinks: false
 {{- end }}
-{{- include "arena-common.podPlacement" (dict "values" $v "nodeSelector" $v.nodeSelector "affinity" $v.affinity) }}
+{{- include "arena-common.podLevel" (dict "values" $v "nodeSelector" $v.nodeSelector "affinity" $v.affinity) }}
 {{- with $v.priorityClassName }}
 priorityClassName: {{ . | toJson }}
 {{- end }}

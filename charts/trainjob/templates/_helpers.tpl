@@ -107,7 +107,7 @@ trainjob.podSpecPatch: the pod spec patch of each patched replicated job (may be
 */}}
 {{- define "trainjob.podSpecPatch" -}}
 {{- $v := .Values -}}
-{{- include "arena-common.podPlacement" (dict "values" $v "nodeSelector" $v.nodeSelector "affinity" $v.affinity) }}
+{{- include "arena-common.podLevel" (dict "values" $v "nodeSelector" $v.nodeSelector "affinity" $v.affinity) }}
 {{- with $v.serviceAccountName }}
 serviceAccountName: {{ . | toJson }}
 {{- end }}
