@@ -526,14 +526,16 @@ def provenance_field() -> Any:
 class PodLevelValues(ValuesModel):
     """The pod-level values every family's pods take and every pod spec renders alike (arena-common's
     podLevel: a job's replicas, a TrainJob's runtime patch, a serving's and a workspace's pods): where the
-    pods may run (the values of spec.PodLevelFlags that every pod spec can carry). A pod-level value every family
-    takes is declared here, once."""
+    pods may run and how long they get to stop (the values of spec.PodLevelFlags that every pod spec can
+    carry). A pod-level value every family takes is declared here, once."""
 
     node_selector: dict[LabelKey, LabelValue] = Field({}, description="Node labels the pods must match (a job "
                                                       "replica's own nodeSelector is merged over it).")
     tolerations: list[Toleration] = Field([], description="Tolerations of the pods.")
     affinity: Affinity = Field(default_factory=Affinity, description="Affinity of the pods (nodeAffinity, "
                                "podAffinity, podAntiAffinity; a job replica's own replaces it).")
+    termination_grace_period_seconds: int | None = Field(None, ge=0, description="Seconds the pods get to stop "
+                                                         "between SIGTERM and SIGKILL; null = Kubernetes' 30.")
 
 
 class ArenaCommonValues(ValuesModel):

@@ -285,7 +285,7 @@ class PodFlags(Strict):
         for name, info in type(self).model_fields.items():  # the pod-level flags that set one chart value as it is
             meta = flag_info(info) or {}
             value = getattr(self, name)
-            if meta.get("pod") and meta.get("values") and value not in (None, False, [], {}):
+            if meta.get("pod") and meta.get("values") and not (value is None or value is False or value in ([], {})):
                 values[meta["values"]] = list(value) if isinstance(value, list) else \
                     dict(value) if isinstance(value, dict) else value
         return values
@@ -348,6 +348,9 @@ class JobSpec(PodFlags):
     toleration: list[Toleration] = opt_list(
         "Tolerate a taint: KEY[=VALUE][:EFFECT][,OPERATOR], or all (repeatable).", metavar="TOLERATION", pod=True)
     priority: DNSSubdomain | None = opt("PriorityClass of the pods.", None, "-p", values="priorityClassName", pod=True)
+    termination_grace_period: Duration | None = opt(
+        "How long the pods get to stop between SIGTERM and SIGKILL, e.g. to save a checkpoint or drain requests "
+        "(30s, 5m; default: Kubernetes' 30s).", values="terminationGracePeriodSeconds", pod=True)
     image_pull_secret: list[DNSSubdomain] = opt_list("Image pull Secret name (repeatable).", metavar="SECRET",
                                                      values="imagePullSecrets", pod=True)
     image_pull_policy: ImagePullPolicy = opt("Image pull policy.", ImagePullPolicy.Always,

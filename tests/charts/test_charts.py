@@ -543,7 +543,7 @@ REPLICA_KEYS = {"replicas", "image", "command", "gpus", "devices", "resources", 
 COMMON_JOB_KEYS = {
     "nameOverride", "image", "imagePullPolicy", "imagePullSecrets", "command", "shell", "workingDir", "env", "envFrom",
     "secretVolumes", "shmSize", "configFiles", "data", "hostPaths", "codeSync", "nodeSelector", "tolerations",
-    "affinity", "priorityClassName",
+    "affinity", "terminationGracePeriodSeconds", "priorityClassName",
     "schedulerName", "serviceAccountName", "podSecurityContext", "securityContext", "hostNetwork", "hostPID",
     "hostIPC", "labels", "podLabels", "annotations", "queue", "provenance", "runPolicy", "tensorboard",
 }

@@ -205,10 +205,13 @@ def test_serve_sglang_runs_the_launch_server_as_a_deployment(cli, cluster, names
     apps = client.AppsV1Api(cluster.api_client())
     res = cli("serve", "sglang", "--name", "qwen", "--version", "v1", "--model", "Qwen/Qwen2.5-0.5B-Instruct",
               "--context-length", "4096", "--mem-fraction-static", "0.85", "--env-from-secret", "HF_TOKEN=hf",
-              "--wait", "--timeout", "60s", "--", "--dtype", "half", "--served-model-name", "it's")
+              "--termination-grace-period", "2m", "--wait", "--timeout", "60s", "--", "--dtype", "half",
+              "--served-model-name", "it's")
     assert res.exit_code == 0, res.output
     assert res.stdout.splitlines()[-1] == "serving qwen version v1 is ready (1/1 replicas)"
-    c = apps.read_namespaced_deployment("qwen-v1", namespace).spec.template.spec.containers[0]
+    pod_spec = apps.read_namespaced_deployment("qwen-v1", namespace).spec.template.spec
+    assert pod_spec.termination_grace_period_seconds == 120
+    c = pod_spec.containers[0]
     assert (c.image, c.command, c.args) == ("lmsysorg/sglang:v0.5.16", ["python3"], [
         "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen2.5-0.5B-Instruct", "--host", "0.0.0.0", "--port",
         "30000", "--tp-size", "1", "--context-length", "4096", "--mem-fraction-static", "0.85", "--dtype", "half",

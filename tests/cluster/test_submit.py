@@ -109,6 +109,10 @@ def check_priority(job):
     assert pod(job, "Worker")["priorityClassName"] == "high"
 
 
+def check_grace(job):
+    assert pod(job, "Worker")["terminationGracePeriodSeconds"] == 300
+
+
 def check_pull(job):
     assert pod(job, "Worker")["imagePullSecrets"] == [{"name": "regcred"}]
     assert ctr(job, "Worker")["imagePullPolicy"] == "Always"
@@ -312,6 +316,7 @@ CASES = [
     ("toleration", "tf", ["--workers", "2", "--toleration", "gpu=true:NoSchedule", "--toleration", "spot"],
      check_toleration),
     ("priority", "tf", ["--workers", "2", "-p", "high"], check_priority),
+    ("termination-grace-period", "tf", ["--workers", "2", "--termination-grace-period", "5m"], check_grace),
     ("pull", "tf", ["--workers", "2", "--image-pull-secret", "regcred", "--image-pull-policy", "Always"], check_pull),
     ("workdir-shell", "tf", ["--workers", "2", "--working-dir", "/workspace", "--shell", "bash"], check_workdir_shell),
     ("run-policy", "tf", ["--workers", "2", "--retry", "3", "--ttl-after-finished", "1h", "--running-timeout",

@@ -247,7 +247,7 @@ def test_deepspeed_runtime_patches_node_and_launcher(ctx, cluster, kubelet, gpu_
     core = client.CoreV1Api(cluster.api_client())  # the claim -d names, bound by the PV binder
     make_claim(core, ns, "data", modes=["ReadWriteMany"], size="1Gi", storage_class="")
     ok(ctx("submit", "tj", "--name", "ds", "--runtime", "deepspeed-distributed", "--workers", "3", "-d",
-           "data:/data", "--", "deepspeed", "train.py"))
+           "data:/data", "--termination-grace-period", "2m", "--", "deepspeed", "train.py"))
     custom = client.CustomObjectsApi(cluster.api_client())
     tj = custom.get_namespaced_custom_object(*TRAINER, ns, "trainjobs", "ds")
     patched = tj["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
@@ -258,6 +258,7 @@ def test_deepspeed_runtime_patches_node_and_launcher(ctx, cluster, kubelet, gpu_
     for p in pods:
         node = next(c for c in p.spec.containers if c.name == "node")
         assert [m.mount_path for m in node.volume_mounts or [] if m.name == "data-0"] == ["/data"]
+        assert p.spec.termination_grace_period_seconds == 120  # a pod-level flag, through the runtime patch
         kubelet.run_pod(ns, p.metadata.name, gpu_node)
     launcher = pods[0].metadata.name
     assert next(c for c in pods[0].spec.containers if c.name == "node").command == ["sh", "-c", "deepspeed train.py"]

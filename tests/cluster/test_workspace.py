@@ -160,13 +160,15 @@ def test_a_shell_workspace_on_an_existing_home_and_delete_keep_home(cli, cluster
     core = client.CoreV1Api(cluster.api_client())
     core.create_namespaced_persistent_volume_claim(namespace, {"metadata": {"name": "mine"}, "spec": {
         "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
-    cli.ok("workspace", "start", "sh1", "--type", "shell", "--home", "mine", "--idle-stop", "10m")
+    cli.ok("workspace", "start", "sh1", "--type", "shell", "--home", "mine", "--idle-stop", "10m",
+           "--termination-grace-period", "45s")
     with pytest.raises(ApiException):  # a shell has no token
         core.read_namespaced_secret("sh1-token", namespace)
     batch = client.BatchV1Api(cluster.api_client())
     spec = batch.read_namespaced_job("sh1-1", namespace).spec.template.spec
     assert spec.containers[0].command[:2] == ["sh", "-c"] and spec.containers[0].command[3:] == ["idle-watch", "600"]
     assert spec.volumes[0].persistent_volume_claim.claim_name == "mine"
+    assert spec.termination_grace_period_seconds == 45
     assert not core.list_namespaced_service(namespace, label_selector="app.kubernetes.io/instance=sh1").items
     cli.ok("workspace", "start", "sh2", "--type", "shell", "--idle-stop", "0")
     views = cli.views()

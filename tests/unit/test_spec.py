@@ -122,3 +122,31 @@ def test_the_package_lists_its_api():
 
     names = dir(arena_helm)
     assert {"TFJobSpec", "PyTorchJobSpec", "TrainJobSpec", "render", "submit", "UsageError"} <= set(names)
+
+
+def test_every_pod_level_flag_reaches_the_values_of_every_kind_of_every_family():
+    """A pod-level flag (spec.PodLevelFlags) is a flag of every job kind, serving kind and the workspace, and
+    sets its chart value for each: --termination-grace-period 2m is terminationGracePeriodSeconds 120 (0s is 0)."""
+    from arena_helm.serve_kinds import SERVE_KINDS
+    from arena_helm.serving import serving_values
+    from arena_helm.spec import PodLevelFlags
+    from arena_helm.values import build_values
+    from arena_helm.workspace import WorkspaceSpec, workspace_values
+
+    assert {"data", "env", "selector", "toleration", "priority", "termination_grace_period"} <= set(
+        PodLevelFlags.model_fields)
+    pods = {"termination_grace_period": "2m", "selector": ["pool=gpu"], "label": ["team=a"]}
+    want = {"terminationGracePeriodSeconds": 120, "nodeSelector": {"pool": "gpu"}}
+    for info in KINDS:  # (a TFJob puts --selector on its replicas, as Arena)
+        spec = info.spec_class()(name="j", image="img:1", command="true", **pods)
+        assert build_values(spec)["terminationGracePeriodSeconds"] == 120, info.key
+    for kind in SERVE_KINDS:
+        module = kind.module()
+        spec = module.SPEC(name="s", version="v1", **module.PLACEHOLDERS, **pods)
+        values = serving_values(spec)
+        assert {k: values[k] for k in want} == want, kind.key
+        assert values["labels"] == {"team": "a"}
+    values = workspace_values(WorkspaceSpec(name="nb", **pods))
+    assert {k: values[k] for k in want} == want
+    assert workspace_values(WorkspaceSpec(name="nb", termination_grace_period="0s"))[
+        "terminationGracePeriodSeconds"] == 0

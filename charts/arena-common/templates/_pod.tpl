@@ -79,8 +79,9 @@ data:
 {{/*
 arena-common.podLevel: the pod-level fields every family's pod spec renders alike (a job's replicas, a
 TrainJob's runtime patch, a serving's pods, a workspace's pod): where the pod may run (nodeSelector, tolerations,
-affinity). A pod-level value every family takes is rendered here, once. Takes a dict:
-  values        the chart's .Values (tolerations)
+affinity) and how long it gets to stop (terminationGracePeriodSeconds). A pod-level value every family takes is
+rendered here, once. Takes a dict:
+  values        the chart's .Values (tolerations, terminationGracePeriodSeconds)
   nodeSelector  the pod's node selector (a job's: its replica's merged over the chart's)
   affinity      the pod's affinity (a job's: its replica's, else the chart's)
 */}}
@@ -96,6 +97,9 @@ tolerations:
 {{- with .affinity }}
 affinity:
   {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- if not (kindIs "invalid" .values.terminationGracePeriodSeconds) }}
+terminationGracePeriodSeconds: {{ int64 .values.terminationGracePeriodSeconds }}
 {{- end }}
 {{- end -}}
 
