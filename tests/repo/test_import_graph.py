@@ -57,3 +57,15 @@ def test_the_graph_reads_every_form_of_import():
     assert importgraph.imports_of("from .c import x\n", "p.b", True, modules) == {"p.b.c"}
     assert importgraph.cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert importgraph.floors({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == {"b": 1, "a": 2, "c": 3}
+
+
+def test_a_command_module_imports_the_cli_s_shared_modules_only():
+    """Under cli/, a command group's module imports cli.groups, cli.common and cli.specflags, never another command
+    group's module; rerun alone runs submit's pipeline (cli.submit)."""
+    graph = importgraph.package_graph(PKG)
+    shared = {"arena_helm.cli", "arena_helm.cli.groups", "arena_helm.cli.common", "arena_helm.cli.specflags"}
+    crossing = sorted((m, t) for m, targets in graph.items() if m.startswith("arena_helm.cli.") and m not in shared
+                      for t in targets if t.startswith("arena_helm.cli.") and t not in shared)
+    assert crossing == [("arena_helm.cli.rerun", "arena_helm.cli.submit")]
+    for low in shared - {"arena_helm.cli"}:  # the shared modules import no command module
+        assert {t for t in graph[low] if t.startswith("arena_helm.cli")} <= shared, low
