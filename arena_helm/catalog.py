@@ -32,3 +32,13 @@ class Family(str, Enum):
 
 _TITLES = {Family.TRAINING: "Training Jobs", Family.SERVING: "Servings", Family.WORKSPACE: "Workspaces",
            Family.TENSORBOARD: "TensorBoards", Family.TRAFFIC: "Traffic Splits"}
+
+
+# The chart of each family that has one chart (the training and serving families have a chart a kind, named by
+# their kinds' descriptors: arena_helm.kinds, arena_helm.serve_kinds).
+FAMILY_CHART = {Family.WORKSPACE: "workspace", Family.TENSORBOARD: "tensorboard", Family.TRAFFIC: "traffic-split"}
+
+
+def release_chart(release: dict) -> str:
+    """The name of the chart a helm release was made from: its ``chart`` field is NAME-VERSION (``tfjob-0.1.0``)."""
+    return str(release.get("chart", "")).rpartition("-")[0]

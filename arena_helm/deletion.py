@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from .catalog import FAMILY_CHART, Family, release_chart
 from .errors import NotFoundError, UsageError
 from .k8s import parse_time
 from .kinds import BY_KIND
@@ -30,7 +31,7 @@ def delete_job(c: Cluster, namespace: str, name: str) -> str:
             raise UsageError(no_release_message(sorted(found)[0], namespace, name))
         raise NotFoundError(f"no job named {name} in namespace {namespace}")
     kind = chart_kind(release)
-    if not kind and str(release.get("chart", "")).rpartition("-")[0] == "tensorboard":
+    if not kind and release_chart(release) == FAMILY_CHART[Family.TENSORBOARD]:
         raise UsageError(f"{name} in namespace {namespace} is a standalone TensorBoard, not a job: stop it with "
                          f"arena-helm tensorboard stop {name} -n {namespace}")
     if not kind:

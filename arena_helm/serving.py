@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import Field, field_validator, model_validator
 
 from . import k8s
-from .catalog import Family
+from .catalog import Family, release_chart
 from .chart_values import (
     Empty,
     PodChartValues,
@@ -217,14 +217,10 @@ def serving_view(release: dict, deployment: dict | None, service: dict | None, p
         return view
     from .serve_kinds import BY_CHART
 
-    kind = BY_CHART.get(_chart_name(release))
+    kind = BY_CHART.get(release_chart(release))
     if kind is None:
         return view
     return dataclasses.replace(view, **kind.module().workload_view(workload, view))
-
-
-def _chart_name(release: dict) -> str:
-    return str(release.get("chart", "")).rpartition("-")[0]
 
 
 def _deployment_view(release: dict, deployment: dict | None, service: dict | None, pods: list[dict]) -> ServingView:
@@ -250,7 +246,7 @@ def _deployment_view(release: dict, deployment: dict | None, service: dict | Non
     name = release.get("name", "")
     return ServingView(
         name=labels.get(NAME_LABEL) or name, version=labels.get(VERSION_LABEL, ""),
-        namespace=release.get("namespace", ""), type=labels.get(TYPE_LABEL) or _chart_name(release),
+        namespace=release.get("namespace", ""), type=labels.get(TYPE_LABEL) or release_chart(release),
         release=name, desired=int(spec.get("replicas", 0) or 0), available=int(status.get("availableReplicas", 0) or 0),
         ready=int(status.get("readyReplicas", 0) or 0), gpus=gpus, address=address if address != "None" else "",
         ports=ports, created=meta.get("creationTimestamp", ""), revision=int(release.get("revision", 0) or 0),
@@ -505,8 +501,11 @@ def update_serving(c: Cluster, namespace: str, kind, name: str, version: str | N
         raise UsageError(f"serve update {kind.key}: give what to change (e.g. --image, --replicas, --gpus)")
     view = one_serving(c, namespace, name, version)
     if view.type != kind.chart:
-        raise UsageError(f"serving {name} version {view.version} is a {view.type}, not a {kind.chart}: "
-                         f"arena-helm serve update {view.type.removesuffix('-serving')} {name}")
+        from .serve_kinds import BY_CHART
+
+        its = BY_CHART.get(view.type)  # the command of the serving's own kind (tf-serving: tensorflow)
+        fix = f": arena-helm serve update {its.key} {name}" if its else ""
+        raise UsageError(f"serving {name} version {view.version} is a {view.type}, not a {kind.chart}{fix}")
     patch = update_patch(kind, name, view.version, given)
     with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
         c.helm.upgrade(view.release, assemble_chart(kind.chart, Path(tmp)), patch, namespace, reuse_values=True)

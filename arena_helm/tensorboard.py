@@ -6,12 +6,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from .catalog import FAMILY_CHART, Family, release_chart
 from .charts import assemble_chart
 from .errors import AlreadyExistsError, ArenaHelmError, NotFoundError, UsageError
 from .k8s import DNS1035_LABEL_RX, DNS1123_SUBDOMAIN_RX, matches
 from .reader import Cluster
 from .tensorboard_urls import TB_SELECTOR, first_node_ip, tensorboard_url
 
+CHART = FAMILY_CHART[Family.TENSORBOARD]
 MOUNT = "/logs"
 NAME_MAX = 63 - len("-tensorboard")  # the Service <name>-tensorboard is a DNS label
 
@@ -52,14 +54,14 @@ def _release(c: Cluster, namespace: str, name: str) -> dict | None:
 
 
 def _is_tensorboard_chart(release: dict) -> bool:
-    return str(release.get("chart", "")).rpartition("-")[0] == "tensorboard"
+    return release_chart(release) == CHART
 
 
 def start_tensorboard(c: Cluster, namespace: str, name: str, values: dict[str, Any]) -> str:
     if _release(c, namespace, name) is not None:
         raise AlreadyExistsError(f"a release named {name} already exists in namespace {namespace}: pick another name")
     with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
-        chart = assemble_chart("tensorboard", Path(tmp))
+        chart = assemble_chart(CHART, Path(tmp))
         try:
             c.helm.install(name, chart, values, namespace)
         except AlreadyExistsError:
@@ -116,7 +118,7 @@ def render_tensorboard(helm_binary: str | None, namespace: str, name: str, value
     from .helm import Helm
 
     with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
-        chart = assemble_chart("tensorboard", Path(tmp))
+        chart = assemble_chart(CHART, Path(tmp))
         return Helm(helm_binary).template(name, chart, values, namespace)
 
 

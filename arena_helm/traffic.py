@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, field_validator, model_validator
 
 from . import k8s
+from .catalog import FAMILY_CHART, Family, release_chart
 from .chart_values import ArenaCommonValues, Empty, ValuesModel, global_field
 from .errors import NotFoundError, UsageError
 from .k8s import DNS1035Label, DNSLabel
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from .reader import Cluster
     from .serving import ServingView
 
-CHART = "traffic-split"
+CHART = FAMILY_CHART[Family.TRAFFIC]
 WEIGHT_RX = re.compile(r"^([^:]+):(\d{1,3})$")
 
 
@@ -218,7 +219,7 @@ def split_traffic(c: Cluster, spec: TrafficSplitSpec, ports: list[tuple[str, int
     router = choose_router(c.kube.served_groups(), spec.router)
     values = traffic_values(spec, views, router, ports)
     existing = next((r for r in c.helm.list(spec.namespace) if r.get("name") == spec.release), None)
-    if existing is not None and not str(existing.get("chart", "")).startswith(f"{CHART}-"):
+    if existing is not None and release_chart(existing) != CHART:
         raise UsageError(f"release {spec.release} in namespace {spec.namespace} is not a traffic split (chart "
                          f"{existing.get('chart')}): it is left as it is")
     with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
@@ -233,7 +234,7 @@ def split_traffic(c: Cluster, spec: TrafficSplitSpec, ports: list[tuple[str, int
 def traffic_of(c: Cluster, namespace: str, name: str, releases: list[dict] | None = None) -> dict[str, Any] | None:
     """The split of serving ``name`` (its release's values), or None."""
     listed = releases if releases is not None else c.helm.list(namespace)
-    if not any(r.get("name") == name and str(r.get("chart", "")).startswith(f"{CHART}-") for r in listed):
+    if not any(r.get("name") == name and release_chart(r) == CHART for r in listed):
         return None
     return c.helm.get_values(name, namespace)
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from . import k8s
-from .catalog import Family
+from .catalog import FAMILY_CHART, Family, release_chart
 from .chart_values import (
     Empty,
     PodChartValues,
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from .reader import Cluster
     from .views import JobView
 
-CHART = "workspace"
+CHART = FAMILY_CHART[Family.WORKSPACE]
 # <name>-home (PVC), <name>-token (Secret), <name>-<run> (the Job, whose pods add -xxxxx): kept well under 63
 NAME_MAX = 40
 TOKEN_KEY = "token"
@@ -292,7 +292,7 @@ def age(created: str, now: dt.datetime | None = None) -> str:
 
 # ---- the actions (helm and the API through the injected adapters) ----------------------------------------
 def _is_workspace(release: dict) -> bool:
-    return str(release.get("chart", "")).rpartition("-")[0] == CHART
+    return release_chart(release) == CHART
 
 
 def _releases(c: Cluster, namespace: str, all_namespaces: bool = False) -> list[dict]:

@@ -316,6 +316,9 @@ def test_serve_tensorflow_runs_tensorflow_model_server_as_arena_does(cli, cluste
     assert res.exit_code == 0, res.output
     c = apps.read_namespaced_deployment("mnist-v1", namespace).spec.template.spec.containers[0]
     assert "--model_base_path=/models/mnist2" in c.args and "--enable_batching=true" in c.args
+    res = cli("serve", "update", "custom", "mnist", "--replicas", "2")  # the fix names its kind's command
+    assert (res.exit_code, res.stderr) == (2, "error: serving mnist version v1 is a tf-serving, not a custom-serving: "
+                                              "arena-helm serve update tensorflow mnist\n")
     cli.ok("serve", "delete", "mnist")
     assert cli.views() == []
 
