@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -101,6 +102,24 @@ class ServeSpec(PodLevelFlags):
     @property
     def release(self) -> str:
         return f"{self.name}-{self.version}"
+
+
+# a Hugging Face model id (org/name, or name) or an absolute path in the container, matched whole
+MODEL_RX = re.compile(r"/.*|[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?")
+
+
+def check_llm_server(model: str, gpus: int, tensor_parallel_size: int | None, server: str) -> None:
+    """What the LLM servers' specs (vLLM's, SGLang's) check alike: a model (a Hugging Face id or a path), at least
+    one GPU a replica (their images run on NVIDIA GPUs), a tensor parallel size within the replica's GPUs."""
+    if not model:
+        raise ValueError("--model: give the model to serve: a Hugging Face id (org/name) or a path under a -d mount")
+    if not MODEL_RX.fullmatch(model):
+        raise ValueError(f"--model {model!r}: not a Hugging Face id (org/name) nor an absolute path")
+    if gpus < 1:
+        raise ValueError(f"--gpus 0: the {server} image runs on NVIDIA GPUs: give each replica one or more")
+    if tensor_parallel_size is not None and tensor_parallel_size > gpus:
+        raise ValueError(f"--tensor-parallel-size {tensor_parallel_size}: more than the replica's {gpus} GPU(s) "
+                         "(--gpus)")
 
 
 # ---- the chart's values ---------------------------------------------------------------------------------

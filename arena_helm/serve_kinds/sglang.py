@@ -11,21 +11,18 @@ once the server is up) for readiness and liveness, and a startup probe that give
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
 from ..chart_values import Empty
 from ..k8s import Image, Quantity
-from ..serving import ServeSpec, ServingValues
+from ..serving import ServeSpec, ServingValues, check_llm_server
 from ..spec import Gpus, opt
 
 DEFAULT_IMAGE = "lmsysorg/sglang:v0.5.16"
 DEFAULT_PORT = 30000  # SGLang's own default port (server_args.py)
 WORDS = "More arguments of sglang.launch_server, passed as they are (e.g. --dtype half --trust-remote-code)."
-# a Hugging Face model id (org/name, or name) or an absolute path in the container
-MODEL_RX = re.compile(r"(/.*|[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?)")
 
 
 class SglangServeSpec(ServeSpec):
@@ -49,16 +46,7 @@ class SglangServeSpec(ServeSpec):
 
     @model_validator(mode="after")
     def _sglang(self) -> SglangServeSpec:
-        if not self.model:
-            raise ValueError("--model: give the model to serve: a Hugging Face id (org/name) or a path under a "
-                             "-d mount")
-        if not MODEL_RX.fullmatch(self.model):
-            raise ValueError(f"--model {self.model!r}: not a Hugging Face id (org/name) nor an absolute path")
-        if self.gpus < 1:
-            raise ValueError("--gpus 0: the SGLang image runs on NVIDIA GPUs: give each replica one or more")
-        tp = self.tensor_parallel_size
-        if tp is not None and tp > self.gpus:
-            raise ValueError(f"--tensor-parallel-size {tp}: more than the replica's {self.gpus} GPU(s) (--gpus)")
+        check_llm_server(self.model, self.gpus, self.tensor_parallel_size, "SGLang")
         return self
 
 

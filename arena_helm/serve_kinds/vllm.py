@@ -9,20 +9,17 @@ serves) for readiness and liveness, and a startup probe that gives the model ``s
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
 from ..chart_values import Empty
 from ..k8s import Image, Quantity
-from ..serving import ServeSpec, ServingValues
+from ..serving import ServeSpec, ServingValues, check_llm_server
 from ..spec import Gpus, opt
 
 DEFAULT_IMAGE = "vllm/vllm-openai:v0.12.0"
 WORDS = "More arguments of vllm serve, passed as they are (e.g. --dtype half --gpu-memory-utilization 0.9)."
-# a Hugging Face model id (org/name, or name) or an absolute path in the container
-MODEL_RX = re.compile(r"^(/.*|[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?)$")
 
 
 class VllmServeSpec(ServeSpec):
@@ -44,16 +41,7 @@ class VllmServeSpec(ServeSpec):
 
     @model_validator(mode="after")
     def _vllm(self) -> VllmServeSpec:
-        if not self.model:
-            raise ValueError("--model: give the model to serve: a Hugging Face id (org/name) or a path under a "
-                             "-d mount")
-        if not MODEL_RX.match(self.model):
-            raise ValueError(f"--model {self.model!r}: not a Hugging Face id (org/name) nor an absolute path")
-        if self.gpus < 1:
-            raise ValueError("--gpus 0: the vLLM image runs on NVIDIA GPUs: give each replica one or more")
-        tp = self.tensor_parallel_size
-        if tp is not None and tp > self.gpus:
-            raise ValueError(f"--tensor-parallel-size {tp}: more than the replica's {self.gpus} GPU(s) (--gpus)")
+        check_llm_server(self.model, self.gpus, self.tensor_parallel_size, "vLLM")
         return self
 
 

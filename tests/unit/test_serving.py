@@ -134,6 +134,7 @@ def test_vllm_flags_and_engine_arguments_reach_their_values():
 @pytest.mark.parametrize(("fields", "message"), [
     ({"model": ""}, "--model: give the model to serve"),
     ({"model": "not a model"}, "--model 'not a model': not a Hugging Face id (org/name) nor an absolute path"),
+    ({"model": "org/name\n"}, "--model 'org/name\\n': not a Hugging Face id (org/name) nor an absolute path"),
     ({"gpus": 0}, "--gpus 0: the vLLM image runs on NVIDIA GPUs"),
     ({"gpus": 2, "tensor_parallel_size": 4}, "--tensor-parallel-size 4: more than the replica's 2 GPU(s)"),
     ({"port": 0}, "--port"),
