@@ -3,12 +3,16 @@
 A *family* is a group of charts built the same way and shown together: the training jobs, the servings, the
 workspaces, the standalone TensorBoards and the traffic splits. Every row a view shows carries its family (a
 ``JobView``'s ``family``), set by the code that makes the row; nothing tells families apart by a chart's or a
-kind's name. Pure: imports nothing of the package.
+kind's name. Every kind of every family is a ``Kind`` (one typed protocol). Pure: imports nothing of the package
+(a kind's models are imported by name on first use).
 """
 
 from __future__ import annotations
 
+import importlib
+from dataclasses import dataclass
 from enum import Enum
+from typing import Protocol
 
 # The Role and ClusterRole a data scientist needs (doctor checks them; an error of a missing permission names it)
 ROLE_DOC = "docs/rbac/arena-helm-user.yaml"
@@ -42,3 +46,53 @@ FAMILY_CHART = {Family.WORKSPACE: "workspace", Family.TENSORBOARD: "tensorboard"
 def release_chart(release: dict) -> str:
     """The name of the chart a helm release was made from: its ``chart`` field is NAME-VERSION (``tfjob-0.1.0``)."""
     return str(release.get("chart", "")).rpartition("-")[0]
+
+
+class Kind(Protocol):
+    """What every kind of every family is, whatever its family adds: its name on the command line, the chart it
+    renders, its family, the spec model of its flags (None for a family that takes no spec: a standalone
+    TensorBoard's few options) and the values model of its chart (the source of the chart's values.schema.json).
+    A job kind (``kinds.JobKindInfo``), a serving kind (``serve_kinds.ServeKind``) and each one-chart family
+    (``OneChartKind``) are one; the repo tier checks it with mypy. ``chart_registry.ALL_KINDS`` lists them all."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def chart(self) -> str: ...
+
+    @property
+    def family(self) -> Family: ...
+
+    def spec_class(self) -> type | None: ...
+
+    def values_class(self) -> type: ...
+
+
+@dataclass(frozen=True)
+class OneChartKind:
+    """The kind of a family that has one chart: its command, where its spec and values models live (``module``:
+    ``spec`` and ``values`` are names in it; no ``spec`` for a family without one), imported on first use."""
+
+    family: Family
+    key: str
+    module: str
+    spec: str
+    values: str
+
+    @property
+    def chart(self) -> str:
+        return FAMILY_CHART[self.family]
+
+    def spec_class(self) -> type | None:
+        return getattr(importlib.import_module(self.module), self.spec) if self.spec else None
+
+    def values_class(self) -> type:
+        return getattr(importlib.import_module(self.module), self.values)
+
+
+ONE_CHART_KINDS: tuple[OneChartKind, ...] = (
+    OneChartKind(Family.WORKSPACE, "workspace", "arena_helm.workspace", "WorkspaceSpec", "WorkspaceValues"),
+    OneChartKind(Family.TENSORBOARD, "tensorboard", "arena_helm.chart_values", "", "TensorBoardValues"),
+    OneChartKind(Family.TRAFFIC, "traffic-split", "arena_helm.traffic", "TrafficSplitSpec", "TrafficSplitValues"),
+)

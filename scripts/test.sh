@@ -11,7 +11,7 @@ VENV="${ARENA_HELM_VENV:-.venv}"
 if [ ! -x "$VENV/bin/python" ]; then
     python3 -m venv "$VENV"
 fi
-if ! "$VENV/bin/python" -c "import arena_helm, pytest, xdist, yamale, kubernetes_validate, checkov" 2>/dev/null; then
+if ! "$VENV/bin/python" -c "import arena_helm, pytest, xdist, yamale, kubernetes_validate, checkov, mypy" 2>/dev/null; then
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[test]'
 fi
 PYTHON="$VENV/bin/python" bash scripts/install-helm.sh --bin "$VENV/bin" >/dev/null

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+from ..catalog import Family
 from ..errors import UsageError
 
 
@@ -77,17 +78,21 @@ class JobKindInfo:
         return self.key
 
     @property
+    def family(self) -> Family:
+        return Family.TRAINING
+
+    @property
     def names(self) -> tuple[str, ...]:
         return (self.key, *self.aliases)
 
-    def spec_class(self):
+    def spec_class(self) -> type:
         return _load(self.spec)
 
     def module(self):
         """The kind's module (``arena_helm.kinds.<key>``): its spec, values model and spec-to-values hooks."""
         return importlib.import_module(self.spec.partition(":")[0])
 
-    def values_class(self):
+    def values_class(self) -> type:
         return _load(self.values)
 
     def suspend_patch(self, suspend: bool) -> dict:

@@ -11,6 +11,8 @@ import importlib
 from dataclasses import dataclass
 from types import ModuleType
 
+from ..catalog import Family
+
 
 @dataclass(frozen=True)
 class ServeKind:
@@ -19,6 +21,10 @@ class ServeKind:
     module_name: str  # its module in this package
     summary: str  # one line for --help
     spec_name: str  # its spec class, also arena_helm.<spec_name> of the Python API
+
+    @property
+    def family(self) -> Family:
+        return Family.SERVING
 
     def module(self) -> ModuleType:
         return importlib.import_module(f"{__name__}.{self.module_name}")
