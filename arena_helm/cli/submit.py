@@ -1,9 +1,10 @@
 """``arena-helm submit <kind>``: flags -> spec -> values -> helm.
 
-The flags of a kind are generated from its spec's fields (``arena_helm.spec``): the field ``data_dir`` is
-``--data-dir``, with the field's description as help, its choices as an enum and its default shown. This
-module adds only what is not part of a job: how to run (``--dry-run``, ``-o``, ``--wait``, the helm value
-flags) and the global options. One command per kind of the registry (``arena_helm.kinds``), with its aliases.
+The flags of a kind are generated from its spec's fields (``arena_helm.spec``) by the one generator of
+commands from a spec (``cli/specflags.py``): the field ``data_dir`` is ``--data-dir``, with the field's
+description as help, its choices as an enum and its default shown. This module adds only what is not part of
+a job: how to run (``--dry-run``, ``-o``, ``--wait``, the helm value flags) and the global options. One command
+per kind of the registry (``arena_helm.kinds``), with its aliases.
 
 As in Arena v1, everything after the flags (or after ``--``) is the training command, joined with single
 spaces. An arena-helm flag typed after the command is refused (one line), so that ``... python train.py
