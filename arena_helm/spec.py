@@ -19,6 +19,7 @@ giving both with different values is an error, never a silent override.
 
 from __future__ import annotations
 
+import enum
 import typing
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar
@@ -95,6 +96,15 @@ def opt_map(description: str, *short: str, metavar: str | None = None, hidden: t
             values: str | None = None, pod: bool = False) -> Any:
     return Field(default_factory=dict, description=description,
                  json_schema_extra=_flag(short, hidden, metavar, values, pod))
+
+
+def set_path(values: dict[str, Any], path: str, value: Any) -> None:
+    """``set_path(v, "runPolicy.backoffLimit", 3)``: the nested maps are made as needed."""
+    *parents, last = path.split(".")
+    node = values
+    for key in parents:
+        node = node.setdefault(key, {})
+    node[last] = value
 
 
 def flag_info(info) -> dict[str, Any] | None:
@@ -282,12 +292,25 @@ class PodFlags(Strict):
             values["tolerations"] = [t.to_values() for t in self.toleration]
         if get("queue_name"):
             values["queue"] = self.queue_name
-        for name, info in type(self).model_fields.items():  # the pod-level flags that set one chart value as it is
+        values.update(self.declared_values(pod_only=True))
+        return values
+
+    def declared_values(self, *, pod_only: bool = False) -> dict[str, Any]:
+        """The fields that set one chart value as they are (``opt(..., values="path")`` on the field; with
+        ``pod_only``, the pod-level ones only): every one that is set (a switch when on, a list or map when not
+        empty; 0 is a value). Pure."""
+        values: dict[str, Any] = {}
+        for name, info in type(self).model_fields.items():
             meta = flag_info(info) or {}
+            path = meta.get("values")
             value = getattr(self, name)
-            if meta.get("pod") and meta.get("values") and not (value is None or value is False or value in ([], {})):
-                values[meta["values"]] = list(value) if isinstance(value, list) else \
-                    dict(value) if isinstance(value, dict) else value
+            if not path or (pod_only and not meta.get("pod")) or value is None or value is False or (
+                    isinstance(value, list | dict) and not value):
+                continue
+            if isinstance(value, enum.Enum):
+                value = value.value
+            set_path(values, path, list(value) if isinstance(value, list) else dict(value) if isinstance(value, dict)
+                     else value)
         return values
 
     @model_validator(mode="after")

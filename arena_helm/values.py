@@ -6,7 +6,6 @@ to helm after these generated values, so helm's own merge and type rules apply (
 
 from __future__ import annotations
 
-import enum
 import hashlib
 from collections.abc import Iterable
 from typing import Any
@@ -15,7 +14,7 @@ from .enums import AffinityPolicy, SyncMode
 from .errors import UsageError
 from .k8s import parse_quantity
 from .kinds import BY_KEY
-from .spec import GIT_REF_ENV, JobSpec, Replica, flag_info
+from .spec import GIT_REF_ENV, JobSpec, Replica
 
 # Arena's keys (kubeflow/arena pkg/apis/types/const.go, training.go; pkg/argsbuilder/const.go)
 USER_ID_LABEL = "arena.kubeflow.org/uid"
@@ -85,31 +84,6 @@ def kind_module(spec: JobSpec):
 
 def _none(spec: JobSpec) -> dict[str, str]:
     return {}
-
-
-def set_path(values: dict[str, Any], path: str, value: Any) -> None:
-    """``set_path(v, "runPolicy.backoffLimit", 3)``: the nested maps are made as needed."""
-    *parents, last = path.split(".")
-    node = values
-    for key in parents:
-        node = node.setdefault(key, {})
-    node[last] = value
-
-
-def declared_values(spec: JobSpec) -> dict[str, Any]:
-    """The fields that set one chart value as they are (``opt(..., values="path")`` on the field): every
-    one that is set (a switch when on, a list or map when not empty)."""
-    values: dict[str, Any] = {}
-    for name, field in type(spec).model_fields.items():
-        path = (flag_info(field) or {}).get("values")
-        value = getattr(spec, name)
-        if not path or value is None or value is False or (isinstance(value, list | dict) and not value):
-            continue
-        if isinstance(value, enum.Enum):
-            value = value.value
-        set_path(values, path, list(value) if isinstance(value, list) else dict(value) if isinstance(value, dict)
-                 else value)
-    return values
 
 
 def arena_env(spec: JobSpec) -> list[dict[str, str]]:
@@ -186,7 +160,7 @@ def _code_sync(spec: JobSpec) -> dict[str, Any]:
 
 def build_values(spec: JobSpec) -> dict[str, Any]:
     """The chart values for ``spec``: only what the spec sets; the chart's defaults do the rest."""
-    values = declared_values(spec)
+    values = spec.declared_values()
     values["command"] = spec.command
     if spec.share_memory is not None and parse_quantity(spec.share_memory) == 0:
         values["shmSize"] = ""  # --share-memory 0: no memory-backed /dev/shm
