@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import enum
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -120,6 +121,18 @@ def check_llm_server(model: str, gpus: int, tensor_parallel_size: int | None, se
     if tensor_parallel_size is not None and tensor_parallel_size > gpus:
         raise ValueError(f"--tensor-parallel-size {tensor_parallel_size}: more than the replica's {gpus} GPU(s) "
                          "(--gpus)")
+
+
+def changed_values(spec: ServeSpec, keys: dict[str, str]) -> dict[str, Any]:
+    """A kind's values of the fields named in ``keys`` (field -> values key), in that order, for each field whose value
+    differs from the field's default (a list copied, a choice by its value); the chart's defaults do the rest.
+    Pure."""
+    out: dict[str, Any] = {}
+    for name, key in keys.items():
+        value = getattr(spec, name)
+        if value != type(spec).model_fields[name].get_default(call_default_factory=True):
+            out[key] = list(value) if isinstance(value, list) else value.value if isinstance(value, enum.Enum) else value
+    return out
 
 
 # ---- the chart's values ---------------------------------------------------------------------------------

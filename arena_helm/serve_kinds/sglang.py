@@ -17,7 +17,7 @@ from pydantic import Field, model_validator
 
 from ..chart_values import Empty
 from ..k8s import Image, Quantity
-from ..serving import ServeSpec, ServingValues, check_llm_server
+from ..serving import ServeSpec, ServingValues, changed_values, check_llm_server
 from ..spec import Gpus, opt
 
 DEFAULT_IMAGE = "lmsysorg/sglang:v0.5.16"
@@ -78,20 +78,10 @@ UPDATES = {"model": ("model",), "context_length": ("contextLength",), "tensor_pa
 
 def values(spec: SglangServeSpec) -> dict[str, Any]:
     """What an SGLang serving adds to the common values: the model and the server's arguments. Pure."""
-    out: dict[str, Any] = {"model": spec.model, "gpus": spec.gpus}
-    if spec.port != DEFAULT_PORT:
-        out["port"] = spec.port
-    if spec.tensor_parallel_size is not None:
-        out["tensorParallelSize"] = spec.tensor_parallel_size
-    if spec.context_length is not None:
-        out["contextLength"] = spec.context_length
-    if spec.mem_fraction_static is not None:
-        out["memFractionStatic"] = spec.mem_fraction_static
-    if spec.startup_timeout != 1800:
-        out["startupTimeoutSeconds"] = spec.startup_timeout
-    if spec.server_args:
-        out["extraArgs"] = list(spec.server_args)
-    return out
+    return {"model": spec.model, "gpus": spec.gpus, **changed_values(spec, {
+        "port": "port", "tensor_parallel_size": "tensorParallelSize", "context_length": "contextLength",
+        "mem_fraction_static": "memFractionStatic", "startup_timeout": "startupTimeoutSeconds",
+        "server_args": "extraArgs"})}
 
 
 def from_words(words: list[str]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from pydantic import Field, model_validator
 
 from ..chart_values import Empty, ValuesModel
 from ..k8s import AbsPath, Image
-from ..serving import ServeSpec, ServingValues
+from ..serving import ServeSpec, ServingValues, changed_values
 from ..spec import opt
 
 WORDS = "More arguments of tensorflow_model_server, passed as they are (e.g. --enable_batching=true)."
@@ -77,18 +77,9 @@ UPDATES = {"model_path": ("modelPath",), "model_config_file": ("modelConfigFile"
 
 def values(spec: TFServeSpec) -> dict[str, Any]:
     """What a TensorFlow serving adds to the common values: the model, the ports, more server arguments. Pure."""
-    out: dict[str, Any] = {"modelName": spec.model_name or spec.name}
-    for field, key in (("model_path", "modelPath"), ("model_config_file", "modelConfigFile"),
-                       ("monitoring_config_file", "monitoringConfigFile")):
-        if getattr(spec, field):
-            out[key] = getattr(spec, field)
-    if spec.port != 8500:
-        out["port"] = spec.port
-    if spec.restful_port != 8501:
-        out["restfulPort"] = spec.restful_port
-    if spec.server_args:
-        out["extraArgs"] = list(spec.server_args)
-    return out
+    return {"modelName": spec.model_name or spec.name, **changed_values(spec, {
+        "model_path": "modelPath", "model_config_file": "modelConfigFile", "monitoring_config_file": "monitoringConfigFile",
+        "port": "port", "restful_port": "restfulPort", "server_args": "extraArgs"})}
 
 
 def from_words(words: list[str]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ..chart_values import Empty, ValuesModel
 from ..k8s import AbsPath, Image
-from ..serving import ServeSpec, ServingValues
+from ..serving import ServeSpec, ServingValues, changed_values
 from ..spec import opt
 
 WORDS = "More arguments of tritonserver, passed as they are (e.g. --log-verbose=1 --strict-readiness=false)."
@@ -117,21 +117,10 @@ UPDATES = {"model_repository": ("modelRepository",), "http_port": ("httpPort",),
 
 def values(spec: TritonServeSpec) -> dict[str, Any]:
     """What a Triton serving adds to the common values: the repository, the backend, the ports. Pure."""
-    out: dict[str, Any] = {"modelRepository": spec.model_repository}
-    if spec.backend:
-        out["backend"] = spec.backend.value
-    for field, key, default in (("http_port", "httpPort", 8000), ("grpc_port", "grpcPort", 8001),
-                                ("metrics_port", "metricsPort", 8002), ("startup_timeout", "startupTimeoutSeconds",
-                                                                        600)):
-        if getattr(spec, field) != default:
-            out[key] = getattr(spec, field)
-    if spec.allow_metrics:
-        out["allowMetrics"] = True
-    if spec.load_model:
-        out["loadModels"] = list(spec.load_model)
-    if spec.server_args:
-        out["extraArgs"] = list(spec.server_args)
-    return out
+    return {"modelRepository": spec.model_repository, **changed_values(spec, {
+        "backend": "backend", "http_port": "httpPort", "grpc_port": "grpcPort", "metrics_port": "metricsPort",
+        "startup_timeout": "startupTimeoutSeconds", "allow_metrics": "allowMetrics", "load_model": "loadModels",
+        "server_args": "extraArgs"})}
 
 
 def from_words(words: list[str]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from pydantic import Field, model_validator
 
 from ..chart_values import Empty
 from ..k8s import Image, Quantity
-from ..serving import ServeSpec, ServingValues, check_llm_server
+from ..serving import ServeSpec, ServingValues, changed_values, check_llm_server
 from ..spec import Gpus, opt
 
 DEFAULT_IMAGE = "vllm/vllm-openai:v0.12.0"
@@ -71,18 +71,9 @@ UPDATES = {"model": ("model",), "max_model_len": ("maxModelLen",), "tensor_paral
 
 def values(spec: VllmServeSpec) -> dict[str, Any]:
     """What a vLLM serving adds to the common values: the model and the engine's arguments. Pure."""
-    out: dict[str, Any] = {"model": spec.model, "gpus": spec.gpus}
-    if spec.port != 8000:
-        out["port"] = spec.port
-    if spec.tensor_parallel_size is not None:
-        out["tensorParallelSize"] = spec.tensor_parallel_size
-    if spec.max_model_len is not None:
-        out["maxModelLen"] = spec.max_model_len
-    if spec.startup_timeout != 1800:
-        out["startupTimeoutSeconds"] = spec.startup_timeout
-    if spec.engine_args:
-        out["extraArgs"] = list(spec.engine_args)
-    return out
+    return {"model": spec.model, "gpus": spec.gpus, **changed_values(spec, {
+        "port": "port", "tensor_parallel_size": "tensorParallelSize", "max_model_len": "maxModelLen",
+        "startup_timeout": "startupTimeoutSeconds", "engine_args": "extraArgs"})}
 
 
 def from_words(words: list[str]) -> dict[str, Any]:
