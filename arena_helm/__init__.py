@@ -24,24 +24,27 @@ Heavy modules load on first use, so ``import arena_helm`` stays cheap.
 from .__about__ import __version__
 
 _LAZY = {
-    "JobSpec": "spec",
-    "render": "submission", "submit": "submission", "job_values": "submission", "wait_for": "submission",
-    "SubmitResult": "submission", "Helm": "helm", "KubeTarget": "helm", "ValueSources": "helm", "Kube": "kube", "KubeReader": "kube",
-    "ArenaHelmError": "errors", "UsageError": "errors", "AlreadyExistsError": "errors", "KINDS": "kinds",
-    "WorkspaceSpec": "workspace", "workspace_values": "workspace", "render_workspace": "workspace",
-    "start_workspace": "workspace",
-    "ServeSpec": "serving", "serving_values": "serving", "render_serving": "serving", "submit_serving": "serving",
+    "JobSpec": "workload.spec", "render": "workload.submission", "submit": "workload.submission",
+    "job_values": "workload.submission", "wait_for": "workload.submission", "SubmitResult": "workload.submission",
+    "Helm": "adapters.helm", "KubeTarget": "adapters.helm", "ValueSources": "adapters.helm",
+    "Kube": "adapters.kube", "KubeReader": "adapters.kube",
+    "ArenaHelmError": "core.errors", "UsageError": "core.errors", "AlreadyExistsError": "core.errors",
+    "KINDS": "core.jobkinds",
+    "WorkspaceSpec": "workspace.workspaces", "workspace_values": "workspace.workspaces",
+    "render_workspace": "workspace.workspaces", "start_workspace": "workspace.workspaces",
+    "ServeSpec": "serving.servings", "serving_values": "serving.servings", "render_serving": "serving.servings",
+    "submit_serving": "serving.servings",
 }
 
 
 def _spec_classes() -> dict[str, str]:
     """The kinds' spec classes (``TFJobSpec``, ``VllmServeSpec``, ...), by name: from the registries
-    (``arena_helm.kinds``, ``arena_helm.serve_kinds``)."""
-    from .kinds import KINDS
-    from .serve_kinds import SERVE_KINDS
+    (``arena_helm.core.jobkinds``, ``arena_helm.core.servekinds``)."""
+    from .core.jobkinds import KINDS
+    from .core.servekinds import SERVE_KINDS
 
     return {**{k.spec.partition(":")[2]: k.spec.partition(":")[0] for k in KINDS},
-            **{k.spec_name: f"{__name__}.serve_kinds.{k.module_name}" for k in SERVE_KINDS}}
+            **{k.spec_name: f"{__name__}.serving.kinds.{k.module_name}" for k in SERVE_KINDS}}
 
 
 __all__ = ["__version__", *_LAZY, *_spec_classes()]

@@ -2,12 +2,12 @@
 """What ``arena-helm submit KIND --dry-run`` costs on top of ``helm template`` of the same chart and values,
 against what ``python -c "import typer"`` costs, all measured in this run (no cluster needed).
 
-For each job kind (every kind of arena_helm.kinds) and each helm version:
+For each job kind (every kind of arena_helm.core.jobkinds) and each helm version:
 
 * arena-helm: ``arena-helm submit KIND --name bench --image IMG --gpus 1 --cpu 2 --memory 4Gi
   --helm-binary HELM --dry-run python train.py`` (the console script, as a subprocess);
 * baseline: ``helm template bench CHART --values VALUES`` of the same chart (assembled once with
-  ``arena_helm.charts.assemble_chart``) and the very values arena-helm renders (``--dry-run -o values``,
+  ``arena_helm.adapters.charts.assemble_chart``) and the very values arena-helm renders (``--dry-run -o values``,
   written to a file before the clock starts);
 * the unit: ``python -c "import typer"`` with the console script's interpreter;
 * the floor: ``python -c`` importing typer and validating one one-field pydantic model (what any Typer CLI
@@ -33,10 +33,10 @@ from pathlib import Path
 
 import _benchlib as bl  # puts the repository on sys.path
 
-from arena_helm.kinds import KINDS as REGISTRY  # noqa: E402
+from arena_helm.core.jobkinds import KINDS as REGISTRY  # noqa: E402
 
 GOAL = bl.OWN_SHARE_GOAL  # (overhead - floor) / (python -c 'import typer')
-KINDS = tuple(k.key for k in REGISTRY)  # every kind of arena_helm.kinds
+KINDS = tuple(k.key for k in REGISTRY)  # every kind of arena_helm.core.jobkinds
 COMMAND = ["python", "train.py", "--epochs", "1"]
 
 
@@ -76,7 +76,7 @@ def main() -> int:
     versions = tuple(args.helm) if args.helm else bl.helm_versions()
     kinds = tuple(args.kind) if args.kind else KINDS
     env = bl.child_env()
-    from arena_helm.charts import assemble_chart
+    from arena_helm.adapters.charts import assemble_chart
 
     print(f"dry_run_overhead: {args.runs} runs of each, interleaved after a warm-up; kinds {', '.join(kinds)}; "
           f"helm {', '.join(versions)}")

@@ -55,7 +55,7 @@ import _benchlib as bl
 
 GOAL_RATIO = 0.5
 GOAL_RSS_MB = 250.0
-PAGE_SIZE = 500  # arena_helm.kube.PAGE_SIZE (checked at start)
+PAGE_SIZE = 500  # arena_helm.adapters.kube.PAGE_SIZE (checked at start)
 KINDS_QUERY = "tfjobs,pytorchjobs,mpijobs,pods"
 # Template releases: (release name, extra submit flags). The names are unusual strings so that replacing
 # them in the manifest and values touches nothing else.
@@ -530,10 +530,10 @@ def main() -> int:
     for v in bl.helm_versions():
         bl.helm_binary(v)
     env = bl.child_env()
-    from arena_helm import kube
+    from arena_helm.adapters import kube
 
     if kube.PAGE_SIZE != PAGE_SIZE:
-        raise bl.BenchError(f"arena_helm.kube.PAGE_SIZE is {kube.PAGE_SIZE}; this script expects {PAGE_SIZE}")
+        raise bl.BenchError(f"arena_helm.adapters.kube.PAGE_SIZE is {kube.PAGE_SIZE}; this script expects {PAGE_SIZE}")
 
     print(f"list_scale: {args.first} then {args.jobs} TFJob releases over {args.namespaces} namespaces, "
           f"{args.runs} runs each; arena-helm and baseline with helm {version}; commands run from a launcher "

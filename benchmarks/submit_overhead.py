@@ -6,7 +6,7 @@ Starts the test API server (``tests/support/kubecluster.py``), then for each hel
 * arena-helm: ``arena-helm submit tfjob --name job-NN --image IMG -n NS --kubeconfig KC --helm-binary HELM
   COMMAND`` into namespace ``bench-arena-helmV``;
 * baseline: ``helm install job-NN CHART -n NS2 --kubeconfig KC --values VALUES`` of the same chart
-  (assembled once with ``arena_helm.charts.assemble_chart``) with the very values arena-helm generates
+  (assembled once with ``arena_helm.adapters.charts.assemble_chart``) with the very values arena-helm generates
   (``--dry-run --output values``, written to a file before the clock starts) into ``bench-plain-helmV``.
 
 Both are subprocesses, interleaved, after one unmeasured warm-up install each, and with them (interleaved too)
@@ -133,7 +133,7 @@ def main() -> int:
     for v in versions:
         bl.helm_binary(v)  # fail early if one is missing
 
-    from arena_helm.charts import assemble_chart
+    from arena_helm.adapters.charts import assemble_chart
 
     print(f"submit_overhead: {args.releases} installs of each kind per helm version "
           f"({', '.join(versions)}), 1 warm-up each")

@@ -90,7 +90,7 @@ def seed(cluster, sim, start: int, stop: int, gpus: int, threads: int) -> None:
 
 
 def wait_for_series(prom, count: int, timeout: float = 120.0) -> None:
-    from arena_helm.metrics import CPU_QUERY
+    from arena_helm.adapters.metrics import CPU_QUERY
 
     started = time.perf_counter()
     deadline = time.monotonic() + timeout

@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO))
 
 from typer.testing import CliRunner  # noqa: E402
 
-from arena_helm.charts import assemble_chart  # noqa: E402
+from arena_helm.adapters.charts import assemble_chart  # noqa: E402
 from arena_helm.cli import app  # noqa: E402
 
 CORPUS = REPO / "tests" / "data" / "dry-run-corpus.txt"

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Write every chart's ``values.schema.json`` (JSON Schema draft-07) from the values models of
-``arena_helm/chart_values.py`` (``model_json_schema(by_alias=True)``, made readable).
+``arena_helm/workload/chart_values.py`` (``model_json_schema(by_alias=True)``, made readable).
 
     scripts/gen-chart-schemas.py           # rewrite charts/*/values.schema.json
     scripts/gen-chart-schemas.py --check   # exit 1 if a committed schema differs from what this writes
 
 What the post-processing does to pydantic's schema:
-- the Kubernetes grammars of ``arena_helm/k8s.py`` (recognised by their ``pattern``) become shared
+- the Kubernetes grammars of ``arena_helm/core/grammars.py`` (recognised by their ``pattern``) become shared
   definitions under ``$defs`` (named as in ``k8s.GRAMMARS``); so do the sub-objects used more than once
   (resources, a replica block, tolerations...); an object used once is inlined where it is used;
 - helm 3 validates with gojsonschema (draft-07: keywords beside a ``$ref`` are ignored), so a ``$ref`` never
@@ -27,9 +27,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from arena_helm import chart_registry, chart_values  # noqa: E402
-from arena_helm.generated import parse_args, write_or_check  # noqa: E402
-from arena_helm.k8s import GRAMMARS  # noqa: E402
+from arena_helm.core.grammars import GRAMMARS  # noqa: E402
+from arena_helm.workload import chart_registry, chart_values  # noqa: E402
+from arena_helm.workload.generated import parse_args, write_or_check  # noqa: E402
 
 CHARTS = REPO / "charts"
 DRAFT = "http://json-schema.org/draft-07/schema#"

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from ..kinds import KINDS
+from ..core.jobkinds import KINDS
 from .common import ArenaConfig, ArenaNamespace, Context, Kubeconfig, LogLevel, Namespace, loglevel_option
 from .groups import STATE, Entry, FastCommand, LazyGroup, lazy_app, new_app
 

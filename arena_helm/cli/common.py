@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..kinds import names_hint
+from ..core.jobkinds import names_hint
 from .groups import STATE
 
 Namespace = Annotated[
@@ -54,7 +54,7 @@ ARENA_CONFIG_REFUSED = ("--config: arena-helm does not read Arena's config file:
 
 def _refuse_arena_config(value: str | None) -> str | None:
     if value is not None:
-        from ..errors import UsageError
+        from ..core.errors import UsageError
 
         raise UsageError(ARENA_CONFIG_REFUSED)
     return value
@@ -130,7 +130,7 @@ def port_forward_argv(g: Globals, namespace: str, service: str, local: int, remo
     argv, never a shell string); kubectl missing from PATH is one line (``hint``: what else to do)."""
     import shutil
 
-    from ..errors import ArenaHelmError
+    from ..core.errors import ArenaHelmError
 
     kubectl = shutil.which("kubectl")
     if kubectl is None:
@@ -166,8 +166,8 @@ def with_globals(fn: Callable[..., Any]) -> Callable[..., Any]:
 def offer_dry_run():
     """A kubeconfig problem of a command that can also render without a cluster (submit, tensorboard start)
     says so; the other commands do not offer a --dry-run they lack."""
-    from ..errors import KubeconfigError
-    from ..kubeconfig import DRY_RUN_HINT
+    from ..adapters.kubeconfig import DRY_RUN_HINT
+    from ..core.errors import KubeconfigError
 
     try:
         yield
@@ -179,8 +179,8 @@ def wait_seconds(wait: bool, timeout: str | None, dry_run: bool = False, *, defa
                  nothing: str = "installs nothing to wait for") -> float:
     """The seconds of ``--timeout`` (``default`` when not given), after the checks every command with --wait
     makes: --timeout needs --wait, --wait does not go with --dry-run."""
-    from ..errors import UsageError
-    from ..k8s import parse_duration
+    from ..core.errors import UsageError
+    from ..core.grammars import parse_duration
 
     if timeout is not None and not wait:
         raise UsageError("--timeout needs --wait")
@@ -201,7 +201,7 @@ def complete_job_names(ctx: typer.Context, incomplete: str) -> list[str]:
     """Shell completion of job names: what ``list`` shows in the namespace (release metadata and job
     objects only, no helm process)."""
     try:
-        from ..reader import job_names
+        from ..releases.reader import job_names
 
         p = ctx.params
         ns, c = cluster_for(Globals(p.get("namespace"), p.get("kubeconfig"), p.get("context"), p.get("helm_binary"),
@@ -226,15 +226,15 @@ JobName = Annotated[str, typer.Argument(help="Job name.", metavar="NAME", autoco
 
 def cluster_for(g: Globals):
     """(namespace, Cluster) for a command: resolved namespace, helm and API adapters."""
-    from ..config import load_defaults, resolve_namespace
-    from ..kube import KubeReader
-    from ..kubeconfig import load
-    from ..reader import Cluster
+    from ..adapters.defaults import load_defaults, resolve_namespace
+    from ..adapters.kube import KubeReader
+    from ..adapters.kubeconfig import load
+    from ..releases.reader import Cluster
 
     load(g.kubeconfig, g.context).check()  # a missing or malformed kubeconfig: one line, before helm runs
 
     def helm():  # built when a command needs helm (delete, prune): list, get and top read the API only
-        from ..helm import Helm, KubeTarget
+        from ..adapters.helm import Helm, KubeTarget
 
         return Helm(g.helm_binary, KubeTarget(g.kubeconfig, g.context))
 
@@ -244,8 +244,8 @@ def cluster_for(g: Globals):
 
 def collector_for(c, namespace: str, url: str | None, service: str | None):
     """The metrics collector of a view (Prometheus found lazily, kept across --refresh rounds)."""
-    from ..config import load_defaults
-    from ..metrics import Collector, MetricsOptions
+    from ..adapters.defaults import load_defaults
+    from ..adapters.metrics import Collector, MetricsOptions
 
     return Collector(c.kube, MetricsOptions.resolve(url, service, load_defaults().prometheus), namespace)
 
@@ -264,7 +264,7 @@ class Notes:
 
 
 def emit(data, fmt: str) -> None:
-    from ..output import as_json, as_yaml
+    from ..views.output import as_json, as_yaml
 
     typer.echo(as_json(data) if fmt == "json" else as_yaml(data))
 
@@ -275,8 +275,8 @@ def complete_claims(ctx: typer.Context, incomplete: str) -> list[str]:
     if ":" in incomplete:
         return []
     try:
-        from ..config import load_defaults, resolve_namespace
-        from ..kube import KubeReader
+        from ..adapters.defaults import load_defaults, resolve_namespace
+        from ..adapters.kube import KubeReader
 
         p = ctx.params
         ns = resolve_namespace(p.get("namespace"), p.get("kubeconfig"), p.get("context"), load_defaults())

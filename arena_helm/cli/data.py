@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..enums import ViewOutput
+from ..core.enums import ViewOutput
 from .common import AllNamespaces, Globals, emit, with_globals
 from .groups import FastCommand, new_app
 
@@ -27,9 +27,9 @@ def list_cmd(
     output: Annotated[ViewOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = ViewOutput.table,
 ) -> None:
     """The PVCs of the namespace: status, capacity, access modes, storage class, the jobs that mount them."""
-    from ..config import load_defaults, resolve_namespace
-    from ..data import claims_table, list_claims
-    from ..kube import KubeReader
+    from ..adapters.defaults import load_defaults, resolve_namespace
+    from ..adapters.kube import KubeReader
+    from ..insight.data import claims_table, list_claims
 
     ns = resolve_namespace(g.namespace, g.kubeconfig, g.context, load_defaults())
     claims = list_claims(KubeReader(g.kubeconfig, g.context), None if all_namespaces else ns)

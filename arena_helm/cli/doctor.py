@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from ..enums import ViewOutput
-from ..kinds import names_hint
+from ..core.enums import ViewOutput
+from ..core.jobkinds import names_hint
 from .common import Globals, PrometheusService, PrometheusUrl, with_globals
 
 
@@ -23,14 +23,14 @@ def doctor(
     """Check the cluster against docs/cluster-setup.md: API server, your permissions, each job kind's CRD and
     controller (a server-side dry run), GPUs, Prometheus and DCGM, Kueue. Exit 0 when all that the commands
     need is there, 1 otherwise."""
-    from ..config import load_defaults, resolve_namespace
-    from ..doctor import run, table
-    from ..helm import Helm, KubeTarget
-    from ..kinds import lookup
-    from ..kube import KubeReader
-    from ..kubeconfig import lenient_view
-    from ..metrics import MetricsOptions
-    from ..output import as_json, as_yaml
+    from ..adapters.defaults import load_defaults, resolve_namespace
+    from ..adapters.helm import Helm, KubeTarget
+    from ..adapters.kube import KubeReader
+    from ..adapters.kubeconfig import lenient_view
+    from ..adapters.metrics import MetricsOptions
+    from ..core.jobkinds import lookup
+    from ..insight.doctor import run, table
+    from ..views.output import as_json, as_yaml
 
     kinds = list(dict.fromkeys(lookup(t).key for t in type_)) if type_ else None
     defaults = load_defaults()

@@ -13,7 +13,7 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageErro
 from typer.core import TyperCommand, TyperGroup
 from typer.exceptions import Abort
 
-from ..errors import ArenaHelmError
+from ..core.errors import ArenaHelmError
 
 # The running invocation: --debug, the global options given before the command, the command line (what a
 # submit's provenance records); ArenaGroup.main resets it at every invocation.
@@ -30,7 +30,7 @@ class ArenaGroup(TyperGroup):
         STATE["debug"] = False
         STATE["globals"] = {}
         STATE["argv"] = list(sys.argv[1:] if args is None else args)  # what provenance records of a submit
-        from ..errors import SURFACE
+        from ..core.errors import SURFACE
 
         surface = SURFACE.set("cli")  # the messages name flags while a command runs
         # pydantic scans every installed distribution for plugins on first use (~20 ms+); the CLI has none
@@ -77,7 +77,7 @@ class ArenaGroup(TyperGroup):
 def _print_stats() -> None:
     """With ARENA_HELM_STATS=1: how many helm processes, API requests and Prometheus queries this command
     made (stderr)."""
-    from .. import stats
+    from ..core import stats
 
     typer.echo(stats.line(), err=True)
 

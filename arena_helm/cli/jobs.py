@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..enums import ViewOutput
+from ..core.enums import ViewOutput
 from .common import (
     AllNamespaces,
     Globals,
@@ -46,7 +46,7 @@ IdleFor = Annotated[str, typer.Option(
     "--idle-for", metavar="DURATION", help="The window of the idle average (a duration: 30m, 2h).")]
 
 def check_refresh(refresh: float | None) -> None:
-    from ..errors import UsageError
+    from ..core.errors import UsageError
 
     if refresh is not None and not refresh > 0:
         raise UsageError(f"-r/--refresh {refresh:g}: give a number of seconds above 0, e.g. -r 2")
@@ -97,14 +97,14 @@ def list_cmd(
     prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
 ) -> None:
     """List the training jobs (newest first); --idle: only those holding idle GPUs."""
-    from ..errors import ArenaHelmError, UsageError
-    from ..output import job_document, job_name, jobs_table
-    from ..reader import kind_of_type, list_jobs
+    from ..core.errors import ArenaHelmError, UsageError
+    from ..releases.reader import kind_of_type, list_jobs
+    from ..views.output import job_document, job_name, jobs_table
 
     kind = kind_of_type(type_)
     spec = None
     if idle:
-        from ..metrics import idle_spec
+        from ..adapters.metrics import idle_spec
 
         spec = idle_spec(idle_below or "5%", idle_for or "30m")
     elif idle_below is not None or idle_for is not None:
@@ -114,14 +114,14 @@ def list_cmd(
     views = list_jobs(c, ns, all_namespaces, kind)
     metrics = None
     if coll is not None:
-        from ..usage import job_idle_gpus
+        from ..views.usage import job_idle_gpus
 
         metrics = coll.collect(gpus=False, usage=False, idle=spec, namespace=None if all_namespaces else ns)
         if not metrics.idle_known:
             raise ArenaHelmError(f"--idle needs Prometheus: {coll.reason}")
         if kind is None:  # the workspaces and servings holding idle GPUs are listed too
-            from ..serving import active_serving_views
-            from ..workspace import active_workspace_views
+            from ..serving.servings import active_serving_views
+            from ..workspace.workspaces import active_workspace_views
 
             views += active_workspace_views(c, ns, all_namespaces) + active_serving_views(c, ns, all_namespaces)
         views = [v for v in views if job_idle_gpus(metrics, v)]
@@ -154,9 +154,9 @@ def get_cmd(
     prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
 ) -> None:
     """Show one job: status (and why), instances, TensorBoard, and why it is pending or failed; -g: its GPUs' use."""
-    from ..errors import UsageError
-    from ..output import job_detail, job_document, job_gpus_detail, job_name
-    from ..reader import get_job, kind_of_type
+    from ..core.errors import UsageError
+    from ..releases.reader import get_job, kind_of_type
+    from ..views.output import job_detail, job_document, job_gpus_detail, job_name
 
     if tail < 0:
         raise UsageError(f"--tail {tail}: give a number of lines, 0 or more")
@@ -174,7 +174,7 @@ def get_cmd(
         data = d.view.to_json()
         data["statusReason"] = d.view.reason
         if metrics is not None:
-            from ..usage import add_job_json
+            from ..views.usage import add_job_json
 
             add_job_json(metrics, d.view, data)
         data["pendingReason"] = d.pending
@@ -215,11 +215,11 @@ def logs_cmd(
     """Print a job's log: the chief/master/launcher pod by default."""
     import datetime as dt
 
-    from ..errors import UsageError
-    from ..k8s import parse_duration, parse_time
-    from ..pods import log_container, pick_pod
-    from ..reader import find_job, kind_of_type
-    from ..views import pod_job_selector
+    from ..core.errors import UsageError
+    from ..core.grammars import parse_duration, parse_time
+    from ..releases.reader import find_job, kind_of_type
+    from ..views.jobs import pod_job_selector
+    from ..views.pods import log_container, pick_pod
 
     if tail is not None and tail < 0:
         raise UsageError(f"--tail {tail}: give a number of lines, 0 or more")
@@ -244,7 +244,7 @@ def logs_cmd(
     if all_instances:
         import os
 
-        from ..logmerge import all_logs
+        from ..views.logmerge import all_logs
 
         out = sys.stdout.buffer
         all_logs(c.kube, ns, name, pods, job_kind, container=container, follow=follow, tail=tail,
@@ -275,9 +275,9 @@ def delete_cmd(
     type_: TypeO = None,
 ) -> None:
     """Delete jobs: helm uninstall of each job's release (the job, its TensorBoard and all it made)."""
-    from ..deletion import delete_job, delete_object
-    from ..errors import ArenaHelmError
-    from ..reader import kind_of_type
+    from ..core.errors import ArenaHelmError
+    from ..releases.deletion import delete_job, delete_object
+    from ..releases.reader import kind_of_type
 
     kind = kind_of_type(type_)
     ns, c = cluster_for(g)
@@ -313,11 +313,11 @@ def prune_cmd(
     """Uninstall the releases of jobs that finished (succeeded or failed) before --since ago."""
     import datetime as dt
 
-    from ..deletion import finished_before
-    from ..errors import UsageError
-    from ..k8s import parse_duration
-    from ..kinds import BY_CHART
-    from ..reader import list_jobs
+    from ..core.errors import UsageError
+    from ..core.grammars import parse_duration
+    from ..core.jobkinds import BY_CHART
+    from ..releases.deletion import finished_before
+    from ..releases.reader import list_jobs
 
     try:
         age = parse_duration(since)
@@ -367,13 +367,13 @@ def top_job(
 ) -> None:
     """Jobs by GPUs requested, with GPU utilisation/memory, idle GPUs and CPU/memory usage where metrics exist;
     running workspaces among them (TRAINER workspace)."""
-    from ..errors import NotAJobError, NotFoundError
-    from ..metrics import idle_spec
-    from ..output import job_document, top_job_instances, top_jobs_order, top_jobs_table
-    from ..reader import get_job, kind_of_type, list_jobs
-    from ..serving import active_serving_views
-    from ..usage import add_job_json
-    from ..workspace import active_workspace_views
+    from ..adapters.metrics import idle_spec
+    from ..core.errors import NotAJobError, NotFoundError
+    from ..releases.reader import get_job, kind_of_type, list_jobs
+    from ..serving.servings import active_serving_views
+    from ..views.output import job_document, top_job_instances, top_jobs_order, top_jobs_table
+    from ..views.usage import add_job_json
+    from ..workspace.workspaces import active_workspace_views
 
     check_refresh(refresh)
     spec = idle_spec(idle_below, idle_for)
@@ -393,7 +393,7 @@ def top_job(
             return found[0]
 
     def render() -> str:
-        from ..output import as_json, as_yaml
+        from ..views.output import as_json, as_yaml
 
         if name:
             view = named_view(name)
@@ -428,10 +428,10 @@ def top_node(
     prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
 ) -> None:
     """Nodes with their GPUs (total, allocated, idle, unhealthy, utilisation, memory), CPU and memory."""
-    from ..metrics import idle_spec
-    from ..output import as_json, as_yaml, top_nodes_table
-    from ..reader import top_nodes_and_pods
-    from ..usage import add_node_json, node_holders, node_idle_gpus, node_pods
+    from ..adapters.metrics import idle_spec
+    from ..releases.reader import top_nodes_and_pods
+    from ..views.output import as_json, as_yaml, top_nodes_table
+    from ..views.usage import add_node_json, node_holders, node_idle_gpus, node_pods
 
     check_refresh(refresh)
     spec = idle_spec(idle_below, idle_for)
@@ -440,7 +440,7 @@ def top_node(
     notes = Notes()
 
     def render() -> str:
-        nodes, pods = top_nodes_and_pods(c, names)  # a 403 says which permission is missing (arena_helm.failures)
+        nodes, pods = top_nodes_and_pods(c, names)  # a 403 says which permission is missing (arena_helm.adapters.failures)
         m = coll.collect(nodes=True, idle=spec)
         m.keep_holders(node_holders(nodes))  # a GPU serves a pod bound to its node holding GPUs (not an exporter)
         notes.show(m)

@@ -11,8 +11,8 @@ from .common import AttachCommand, AttachTty, Globals, JobName, TypeO, cluster_f
 
 
 def _set_suspend(name: str, suspend: bool, type_, g: Globals) -> None:
-    from ..lifecycle import set_suspend
-    from ..reader import kind_of_type
+    from ..releases.reader import kind_of_type
+    from ..releases.suspension import set_suspend
 
     kind = kind_of_type(type_)
     ns, c = cluster_for(g)
@@ -52,29 +52,29 @@ def wait_cmd(
     type_: TypeO = None,
 ) -> None:
     """Wait until a job succeeds or fails: exit 0 succeeded, 1 failed, 3 still running after --timeout."""
-    from ..errors import UsageError
-    from ..k8s import parse_duration
-    from ..reader import find_job, kind_of_type
-    from ..submission import wait_job
+    from ..core.errors import UsageError
+    from ..core.grammars import parse_duration
+    from ..releases.reader import find_job, kind_of_type
+    from ..workload.submission import wait_job
 
     try:
         seconds = parse_duration(timeout)
     except ValueError as exc:
         raise UsageError(f"--timeout: {exc}") from None
     if notify is not None:
-        from ..notify import check_url
+        from ..releases.notify import check_url
 
         check_url(notify)
     ns, c = cluster_for(g)
     kind, version, job, _ = find_job(c, ns, name, kind_of_type(type_))
     if job is None:
-        from ..errors import NotFoundError
+        from ..core.errors import NotFoundError
 
         raise NotFoundError(f"release {name} in namespace {ns} has no {kind} object to wait for "
                             f"(see arena-helm get {name} -n {ns})")
     phase = wait_job(c.kube, kind, version, ns, name, seconds, progress=lambda m: typer.echo(m, err=True))
     if notify is not None:
-        from ..notify import send
+        from ..releases.notify import send
 
         warning = send(c, ns, name, kind, notify)
         if warning:
@@ -98,9 +98,9 @@ def attach_cmd(
     """Open a shell (or run one command after --) in a job's pod; exits with the command's exit code."""
     import sys
 
-    from ..attach import pick_target, run_attached
-    from ..kube import open_exec
-    from ..reader import kind_of_type
+    from ..adapters.kube import open_exec
+    from ..releases.attach import pick_target, run_attached
+    from ..releases.reader import kind_of_type
 
     kind = kind_of_type(type_)
     ns, c = cluster_for(g)

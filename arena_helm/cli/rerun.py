@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..enums import DryRunOutput
+from ..core.enums import DryRunOutput
 from .common import Globals, JobName, TypeO, cluster_for, wait_seconds, with_globals
 
 RERUN_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True,
@@ -19,8 +19,8 @@ def _given_fields(kind_key: str, args: list[str]) -> dict[str, Any]:
     checks); the training command after ``--`` is the field ``command``."""
     from typer._click.core import ParameterSource
 
-    from ..errors import UsageError
-    from ..kinds import BY_KEY
+    from ..core.errors import UsageError
+    from ..core.jobkinds import BY_KEY
     from .groups import new_app
     from .specflags import CMD_SETTINGS, WordsCommand, fields_from, spec_options
     from .submit import make_command
@@ -71,13 +71,13 @@ def rerun_cmd(
 ) -> None:
     """Submit a job again from its release's values: NAME first, then any submit flags of its kind (and a new
     training command after --), which replace what was recorded; everything else stays as it was."""
-    from ..errors import UsageError
-    from ..helm import NO_SOURCES
-    from ..kinds import BY_KIND
-    from ..provenance import record, rerun_values
-    from ..reader import kind_of_type, release_index
-    from ..rerun import new_spec, next_name, read
-    from ..submission import job_values
+    from ..adapters.helm import NO_SOURCES
+    from ..core.errors import UsageError
+    from ..core.jobkinds import BY_KIND
+    from ..releases.reader import kind_of_type, release_index
+    from ..releases.rerun import new_spec, next_name, read
+    from ..workload.provenance import record, rerun_values
+    from ..workload.submission import job_values
     from .groups import STATE
     from .submit import _install, _render
 
@@ -85,7 +85,7 @@ def rerun_cmd(
         raise UsageError(f"-o/--output {output.value} needs --dry-run")
     seconds = wait_seconds(wait, timeout, dry_run, default="30m")
     if notify is not None:
-        from ..notify import check_url
+        from ..releases.notify import check_url
 
         if not wait:
             raise UsageError("--notify needs --wait")
@@ -104,8 +104,8 @@ def rerun_cmd(
         return rerun_values(rec.values, old_generated, job_values(s), record(s, words, git_commit))
 
     if dry_run:
-        from ..identity import submitting_user
-        from ..kubeconfig import load
+        from ..adapters.identity import submitting_user
+        from ..adapters.kubeconfig import load
 
         # a rerun reads the cluster anyway: its dry run names the user the API server names, as its install would
         spec = spec.model_copy(update={"user": submitting_user(load(g.kubeconfig, g.context), c.kube)})
@@ -133,9 +133,9 @@ def export_cmd(
     ExportFormat.command,
 ) -> None:
     """Print what reproduces a job: the command line it was submitted with, or its release's values."""
-    from ..output import as_json, as_yaml
-    from ..reader import kind_of_type
-    from ..rerun import command_line, read
+    from ..releases.reader import kind_of_type
+    from ..releases.rerun import command_line, read
+    from ..views.output import as_json, as_yaml
 
     ns, c = cluster_for(g)
     rec = read(c, ns, name, kind_of_type(type_))
@@ -146,7 +146,7 @@ def export_cmd(
     if output is ExportFormat.command:
         line = command_line(rec)
         if not line:
-            from ..errors import UsageError
+            from ..core.errors import UsageError
 
             raise UsageError(f"release {name} in namespace {ns} recorded no command line (submitted through the "
                              "Python API): use -o values or -o yaml")

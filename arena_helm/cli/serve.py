@@ -1,4 +1,4 @@
-"""``arena-helm serve KIND|list|get|delete``: a model online (arena_helm.serving, arena_helm.serve_kinds)."""
+"""``arena-helm serve KIND|list|get|delete``: a model online (arena_helm.serving.servings, arena_helm.core.servekinds)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
-from ..enums import ViewOutput
-from ..serve_kinds import SERVE_KINDS
+from ..core.enums import ViewOutput
+from ..core.servekinds import SERVE_KINDS
 from .common import (
     AttachCommand,
     AttachTty,
@@ -69,8 +69,8 @@ def _kind_command(kind):
 
 
 def _serve(g: Globals, kind, fields: dict[str, Any], run: dict[str, Any]) -> None:
-    from ..config import load_defaults, resolve_namespace
-    from ..serving import ready_serving, render_serving, serve, serving_values
+    from ..adapters.defaults import load_defaults, resolve_namespace
+    from ..serving.servings import ready_serving, render_serving, serve, serving_values
 
     seconds = wait_seconds(run["wait"], run["timeout"], run["dry_run"], default="10m")
     defaults = load_defaults()
@@ -95,15 +95,15 @@ def _serve(g: Globals, kind, fields: dict[str, Any], run: dict[str, Any]) -> Non
 
 def _update_command(kind):
     """``serve update KIND NAME [--version V] [flags] [--] WORDS...``: the kind's flags that an update may change
-    (arena_helm.serving.update_fields); only those given change, the release keeps the rest."""
-    from ..serving import update_fields
+    (arena_helm.serving.servings.update_fields); only those given change, the release keeps the rest."""
+    from ..serving.servings import update_fields
 
     module = kind.module()
     words_type = Annotated[list[str] | None, typer.Argument(help=module.WORDS + " After --; given, they replace "
                                                             "the release's.", metavar="WORDS", show_default=False)]
 
     def update(lead: dict[str, Any], given: dict[str, Any], run: dict[str, Any], g: Globals) -> None:
-        from ..serving import ready_serving, update_serving
+        from ..serving.servings import ready_serving, update_serving
 
         name, words = lead["name"], list(lead["words"] or [])
         if words:
@@ -132,7 +132,7 @@ update_app = new_app(help="Update a serving in place (a helm upgrade of one vers
 
 
 def _register() -> None:
-    from ..serve_kinds import SERVE_KINDS
+    from ..core.servekinds import SERVE_KINDS
 
     for kind in SERVE_KINDS:
         app.command(kind.key, cls=WordsCommand, context_settings=CMD_SETTINGS)(_kind_command(kind))
@@ -145,7 +145,7 @@ _register()
 
 
 def _table(views, all_namespaces: bool) -> str:
-    from ..output import table
+    from ..views.output import table
 
     headers = ["NAME", "TYPE", "VERSION", "DESIRED", "AVAILABLE", "ADDRESS", "PORTS", "GPU"]
     rows = []
@@ -157,7 +157,7 @@ def _table(views, all_namespaces: bool) -> str:
 
 
 def _emit(doc: Any, output: ViewOutput) -> None:
-    from ..output import as_json, as_yaml
+    from ..views.output import as_json, as_yaml
 
     typer.echo(as_json(doc) if output is ViewOutput.json else as_yaml(doc), nl=output is ViewOutput.json)
 
@@ -185,8 +185,8 @@ def traffic_split(
 ) -> None:
     """Split a serving's traffic between its versions (as Arena's serve traffic-split): a release NAME of a Service
     NAME over every version's pods and the routing object that gives each version its weight."""
-    from ..config import load_defaults, resolve_namespace
-    from ..traffic import (
+    from ..adapters.defaults import load_defaults, resolve_namespace
+    from ..serving.traffic import (
         Router,
         TrafficSplitSpec,
         assumed_views,
@@ -223,7 +223,7 @@ def list_(
 ) -> None:
     """List the servings: each version's type, replicas desired and available, address, ports and GPUs (Arena's
     columns)."""
-    from ..serving import list_servings, serving_type
+    from ..serving.servings import list_servings, serving_type
 
     wanted = serving_type(type_) if type_ else None
     ns, c = cluster_for(g)
@@ -245,10 +245,10 @@ def get(g: Globals, name: NameArg, version: VersionO = None,
         ) -> None:
     """Show a serving: each version's replicas, endpoint (the Service's address and ports) and pods, with their
     GPUs' utilisation and memory when the serving has GPUs (Prometheus, as top finds it)."""
-    from ..output import table
-    from ..serving import servings_named
-    from ..traffic import describe, traffic_of
-    from ..workspace import age
+    from ..serving.servings import servings_named
+    from ..serving.traffic import describe, traffic_of
+    from ..views.output import table
+    from ..workspace.workspaces import age
 
     ns, c = cluster_for(g)
     views = servings_named(c, ns, name, version)
@@ -316,7 +316,7 @@ def _gpu_cells(gpus: list[dict] | None) -> list[str]:
 def delete(g: Globals, name: NameArg, version: VersionO = None) -> None:
     """Delete a serving (every version, or --version): uninstall its releases, with all they made (with every
     version, its traffic split too)."""
-    from ..traffic import delete_serving
+    from ..serving.traffic import delete_serving
 
     ns, c = cluster_for(g)
     for v in delete_serving(c, ns, name, version):
@@ -336,8 +336,8 @@ def logs(g: Globals, name: NameArg, version: VersionO = None, instance: Instance
          timestamps: Annotated[bool, typer.Option("--timestamps", help="Prefix each line with its time.")] = False,
          ) -> None:
     """Print the server's log: one pod of the serving (-i picks which)."""
-    from ..errors import UsageError
-    from ..serving import CONTAINER, serving_pod
+    from ..core.errors import UsageError
+    from ..serving.servings import CONTAINER, serving_pod
 
     if tail is not None and tail < 0:
         raise UsageError(f"--tail {tail}: give a number of lines, 0 or more")
@@ -356,9 +356,9 @@ def logs(g: Globals, name: NameArg, version: VersionO = None, instance: Instance
 def attach(g: Globals, name: NameArg, command: AttachCommand = None, version: VersionO = None,
            instance: InstanceO = None, tty: AttachTty = None) -> None:
     """Open a shell (or run one command after --) in a serving's pod; exits with the command's exit code."""
-    from ..attach import run_attached
-    from ..kube import open_exec
-    from ..serving import CONTAINER, serving_pod
+    from ..adapters.kube import open_exec
+    from ..releases.attach import run_attached
+    from ..serving.servings import CONTAINER, serving_pod
 
     ns, c = cluster_for(g)
     pod, note = serving_pod(c, ns, name, version, instance)

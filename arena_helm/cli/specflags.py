@@ -72,7 +72,7 @@ COMPLETERS = {"data": complete_claims}
 
 def spec_options(spec_cls) -> tuple[list[inspect.Parameter], list[FieldOption]]:
     """Typer parameters for every CLI field of ``spec_cls`` (Arena's hidden spellings included)."""
-    from ..spec import PodLevelFlags, flag_info
+    from ..workload.spec import PodLevelFlags, flag_info
 
     fields = list(spec_cls.model_fields.items())
     if issubclass(spec_cls, PodLevelFlags):  # the command's own flags first, then the pod-level ones it inherits
@@ -110,7 +110,7 @@ def spec_options(spec_cls) -> tuple[list[inspect.Parameter], list[FieldOption]]:
 def fields_from(kwargs: dict[str, Any], options: list[FieldOption]) -> dict[str, Any]:
     """The spec fields the user gave (an unset flag leaves the spec's default); a hidden spelling counts as
     its field, and one field given two ways with two values is a usage error."""
-    from ..errors import UsageError
+    from ..core.errors import UsageError
 
     fields: dict[str, Any] = {}
     spelled: dict[str, str] = {}
@@ -142,7 +142,7 @@ class WordsCommand(FastCommand):
 
 def check_command_words(ctx: typer.Context | None, words: list[str]) -> None:
     """Refuse an arena-helm flag typed after the training command (unless a ``--`` came first)."""
-    from ..errors import UsageError
+    from ..core.errors import UsageError
 
     if ctx is None or not words:
         return

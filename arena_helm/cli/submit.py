@@ -1,10 +1,10 @@
 """``arena-helm submit <kind>``: flags -> spec -> values -> helm.
 
-The flags of a kind are generated from its spec's fields (``arena_helm.spec``) by the one generator of
+The flags of a kind are generated from its spec's fields (``arena_helm.workload.spec``) by the one generator of
 commands from a spec (``cli/specflags.py``): the field ``data_dir`` is ``--data-dir``, with the field's
 description as help, its choices as an enum and its default shown. This module adds only what is not part of
 a job: how to run (``--dry-run``, ``-o``, ``--wait``, the helm value flags) and the global options. One command
-per kind of the registry (``arena_helm.kinds``), with its aliases.
+per kind of the registry (``arena_helm.core.jobkinds``), with its aliases.
 
 As in Arena v1, everything after the flags (or after ``--``) is the training command, joined with single
 spaces. An arena-helm flag typed after the command is refused (one line), so that ``... python train.py
@@ -19,16 +19,9 @@ from typing import Annotated, Any
 
 import typer
 
-from ..enums import CheckOutput, DryRunOutput, SubmitOutput
-from ..kinds import KINDS, lookup
-from .common import (
-    ArenaConfig,
-    ArenaNamespace,
-    Globals,
-    loglevel_option,
-    offer_dry_run,
-    wait_seconds,
-)
+from ..core.enums import CheckOutput, DryRunOutput, SubmitOutput
+from ..core.jobkinds import KINDS, lookup
+from .common import ArenaConfig, ArenaNamespace, Globals, loglevel_option, offer_dry_run, wait_seconds
 from .groups import lazy_app
 from .specflags import CMD_SETTINGS, Opt, WordsCommand, check_command_words, spec_command
 
@@ -74,10 +67,10 @@ FIT_OPTIONS: list[tuple[str, Any, Any]] = [
 def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None, run: dict[str, Any],
                g: Globals, ctx: typer.Context | None = None) -> None:
     """Validate, then render or install (and maybe wait)."""
-    from ..config import load_defaults, resolve_namespace
-    from ..errors import UsageError
-    from ..helm import ValueSources
-    from ..kinds import BY_KEY
+    from ..adapters.defaults import load_defaults, resolve_namespace
+    from ..adapters.helm import ValueSources
+    from ..core.errors import UsageError
+    from ..core.jobkinds import BY_KEY
 
     info = BY_KEY[kind_key]
     words = list(command or [])
@@ -97,7 +90,7 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
             raise UsageError(f"-o/--output {fmt}: --dry-run prints manifests or values ({fmt} goes with --check)")
     seconds = wait_seconds(run["wait"], run["timeout"], dry_run, default="30m")
     if run["notify"] is not None:
-        from ..notify import check_url
+        from ..releases.notify import check_url
 
         if not run["wait"]:
             raise UsageError("--notify needs --wait (the notice is sent when the waited-for job ends)")
@@ -125,8 +118,8 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
                               run["set_file"] or (), run["set_json"] or ())
     sources.check_files()
     if dry_run or check:
-        from ..identity import submitting_user
-        from ..kubeconfig import lenient_view
+        from ..adapters.identity import submitting_user
+        from ..adapters.kubeconfig import lenient_view
 
         # the user only labels what renders: the kubeconfig's name, without asking the API server
         spec = spec.model_copy(update={"user": submitting_user(lenient_view(g.kubeconfig, g.context), None)})
@@ -142,7 +135,7 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
 def provenance_of(spec, git_commit: str = "") -> dict[str, Any]:
     """What the release keeps of this submit: arena-helm's version, the command line, the spec (and the
     commit of its --sync-branch, once resolved)."""
-    from ..provenance import record
+    from ..workload.provenance import record
     from .groups import STATE
 
     return record(spec, ["arena-helm", *STATE.get("argv", [])], git_commit)
@@ -151,8 +144,8 @@ def provenance_of(spec, git_commit: str = "") -> dict[str, Any]:
 def sync_commit(spec) -> str:
     """The commit the spec's git --sync-branch (or GIT_SYNC_BRANCH/GIT_SYNC_REV) names now ("" without one);
     when it cannot be told, a note says why and the job's provenance names the ref only."""
-    from ..enums import SyncMode
-    from ..gitref import resolve
+    from ..adapters.gitref import resolve
+    from ..core.enums import SyncMode
 
     ref = spec.code_sync_ref if spec.code_sync_mode is SyncMode.git else None
     if not ref:
@@ -167,8 +160,8 @@ def _render(spec, sources, output, g: Globals, values=None) -> None:
     """``--dry-run``: the values (``-o values``, merged by helm with the user's own) or the manifests."""
     import yaml
 
-    from ..helm import Helm
-    from ..submission import job_values, render
+    from ..adapters.helm import Helm
+    from ..workload.submission import job_values, render
 
     if values is None:
         values = job_values(spec, provenance_of(spec))
@@ -184,13 +177,13 @@ def _check(spec, sources, output, g: Globals) -> None:
     against the cluster (``fit.fit_job``); exit 0 fits now, 4 only once others finish, 5 never."""
     import yaml
 
-    from ..fit import fit_job
-    from ..helm import Helm
-    from ..kinds import BY_KEY
-    from ..kube import KubeReader
-    from ..kubeconfig import load
-    from ..reader import Cluster
-    from ..submission import job_values, render
+    from ..adapters.helm import Helm
+    from ..adapters.kube import KubeReader
+    from ..adapters.kubeconfig import load
+    from ..core.jobkinds import BY_KEY
+    from ..insight.fit import fit_job
+    from ..releases.reader import Cluster
+    from ..workload.submission import job_values, render
 
     load(g.kubeconfig, g.context).check()  # a missing kubeconfig is one line before helm renders anything
     helm = Helm(g.helm_binary)
@@ -199,7 +192,7 @@ def _check(spec, sources, output, g: Globals) -> None:
                                                  sources=sources)) if d]
     job = next((d for d in docs if d.get("kind") == kind), None)
     if job is None:
-        from ..errors import UsageError
+        from ..core.errors import UsageError
 
         raise UsageError(f"the rendered manifests hold no {kind} (check the --values/--set given)")
     job.setdefault("metadata", {}).setdefault("namespace", spec.namespace)
@@ -219,11 +212,11 @@ def _install(spec, sources, run: dict[str, Any], wait_seconds: int, g: Globals, 
     """Install the job's release (and maybe wait for it to end). ``make_values(spec, git_commit)``: the values
     of the spec once its submitting user and sync commit are known (default: its generated values and
     provenance)."""
-    from ..helm import Helm, KubeTarget
-    from ..identity import submitting_user
-    from ..kube import KubeReader
-    from ..kubeconfig import load
-    from ..submission import job_values, submit, wait_for
+    from ..adapters.helm import Helm, KubeTarget
+    from ..adapters.identity import submitting_user
+    from ..adapters.kube import KubeReader
+    from ..adapters.kubeconfig import load
+    from ..workload.submission import job_values, submit, wait_for
 
     view = load(g.kubeconfig, g.context).check()  # a missing or malformed kubeconfig: one line, before helm
     kube = KubeReader(g.kubeconfig, g.context)
@@ -242,8 +235,8 @@ def _install(spec, sources, run: dict[str, Any], wait_seconds: int, g: Globals, 
     if run["wait"]:
         phase = wait_for(kube, result, wait_seconds, progress=lambda m: typer.echo(m, err=True))
         if run["notify"] is not None:
-            from ..notify import send
-            from ..reader import Cluster
+            from ..releases.notify import send
+            from ..releases.reader import Cluster
 
             warning = send(Cluster(helm, kube), result.namespace, result.name, result.kind, run["notify"])
             if warning:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..enums import ServiceType
+from ..core.enums import ServiceType
 from .common import Globals, cluster_for, offer_dry_run, port_forward_argv, with_globals
 from .groups import FastCommand, new_app
 
@@ -31,13 +31,13 @@ def start(
     = False,
 ) -> None:
     """Start a TensorBoard on logs in a PVC (or, explicitly, a host path)."""
-    from ..tensorboard import start_tensorboard, tensorboard_values
+    from ..tensorboard.tensorboards import start_tensorboard, tensorboard_values
 
     values = tensorboard_values(name, logdir=logdir, host_path=host_path, image=image,
                                 service_type=service_type.value)
     if dry_run:
-        from ..config import load_defaults, resolve_namespace
-        from ..tensorboard import render_tensorboard
+        from ..adapters.defaults import load_defaults, resolve_namespace
+        from ..tensorboard.tensorboards import render_tensorboard
 
         ns = resolve_namespace(g.namespace, g.kubeconfig, g.context, load_defaults())
         typer.echo(render_tensorboard(g.helm_binary, ns, name, values), nl=False)
@@ -56,7 +56,7 @@ def stop(
     name: Annotated[str, typer.Argument(help="Name of the TensorBoard.", show_default=False)],
 ) -> None:
     """Stop a standalone TensorBoard (helm uninstall of its release)."""
-    from ..tensorboard import stop_tensorboard
+    from ..tensorboard.tensorboards import stop_tensorboard
 
     ns, c = cluster_for(g)
     stop_tensorboard(c, ns, name)
@@ -70,8 +70,8 @@ def list_(
     all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="Every namespace.")] = False,
 ) -> None:
     """List TensorBoards: standalone ones and those of jobs."""
-    from ..output import table
-    from ..tensorboard import list_tensorboards
+    from ..tensorboard.tensorboards import list_tensorboards
+    from ..views.output import table
 
     ns, c = cluster_for(g)
     rows = list_tensorboards(c, ns, all_namespaces)
@@ -94,9 +94,9 @@ def open_(
     """Run `kubectl port-forward` to a ClusterIP TensorBoard once its pod runs (kubectl must be on PATH)."""
     import subprocess
 
-    from ..errors import NotFoundError, UsageError
-    from ..k8s import parse_duration
-    from ..tensorboard import find_service, wait_for_tensorboard_pod
+    from ..core.errors import NotFoundError, UsageError
+    from ..core.grammars import parse_duration
+    from ..tensorboard.tensorboards import find_service, wait_for_tensorboard_pod
 
     try:
         wait_seconds = parse_duration(timeout)

@@ -8,7 +8,7 @@ from .common import Globals, with_globals
 
 @with_globals
 def version(g: Globals) -> None:
-    from ..helm import Helm
+    from ..adapters.helm import Helm
 
     typer.echo(f"arena-helm {__version__}")
     typer.echo(f"helm {Helm(g.helm_binary).version()}")

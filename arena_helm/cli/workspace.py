@@ -1,4 +1,4 @@
-"""``arena-helm workspace start|list|get|stop|delete``: interactive workspaces (arena_helm.workspace)."""
+"""``arena-helm workspace start|list|get|stop|delete``: interactive workspaces (arena_helm.workspace.workspaces)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..enums import ViewOutput
+from ..core.enums import ViewOutput
 from .common import (
     AttachCommand,
     AttachTty,
@@ -39,7 +39,7 @@ START_OPTIONS: list[tuple[str, Any, Any]] = [
 
 def _start_command():
     """``workspace start NAME [flags]``: the flags are WorkspaceSpec's fields (as submit's are a job spec's)."""
-    from ..workspace import WorkspaceSpec
+    from ..workspace.workspaces import WorkspaceSpec
 
     def start(lead: dict[str, Any], fields: dict[str, Any], run: dict[str, Any], g: Globals) -> None:
         _start(g, lead["name"], fields, run)
@@ -52,8 +52,8 @@ def _start_command():
 
 
 def _start(g: Globals, name: str, fields: dict[str, Any], run: dict[str, Any]) -> None:
-    from ..config import load_defaults, resolve_namespace
-    from ..workspace import WorkspaceSpec, render_workspace, running_workspace, start_in, workspace_values
+    from ..adapters.defaults import load_defaults, resolve_namespace
+    from ..workspace.workspaces import WorkspaceSpec, render_workspace, running_workspace, start_in, workspace_values
 
     seconds = wait_seconds(run["wait"], run["timeout"], run["dry_run"], default="10m", nothing="starts nothing")
     ns = resolve_namespace(g.namespace, g.kubeconfig, g.context, load_defaults())
@@ -77,8 +77,8 @@ app.command("start", cls=FastCommand)(_start_command())
 
 
 def _rows(views, all_namespaces: bool, idle_for: dict) -> tuple[list[str], list[list[str]]]:
-    from ..metrics import IDLE_FOR_RANGE
-    from ..workspace import age
+    from ..adapters.metrics import IDLE_FOR_RANGE
+    from ..workspace.workspaces import age
 
     headers = ["NAME", "TYPE", "STATUS", "GPUS", "IDLE-FOR", "IDLE-STOP", "HOME", "AGE"]
     rows = []
@@ -112,7 +112,7 @@ def _idle_for(c, ns: str, views, all_namespaces: bool, below: float, url: str | 
 
 
 def _duration(seconds: int) -> str:
-    from ..views import short_duration
+    from ..views.jobs import short_duration
 
     return short_duration(seconds)
 
@@ -130,9 +130,9 @@ def list_(
 ) -> None:
     """List workspaces: type, status (RUNNING, PENDING, QUEUED, STOPPED, FAILED), GPUs, how long they have been
     idle, idle stop, home, age."""
-    from ..metrics import parse_idle_below
-    from ..output import as_json, as_yaml, table
-    from ..workspace import list_workspaces
+    from ..adapters.metrics import parse_idle_below
+    from ..views.output import as_json, as_yaml, table
+    from ..workspace.workspaces import list_workspaces
 
     below = parse_idle_below(idle_below)
     ns, c = cluster_for(g)
@@ -158,8 +158,8 @@ def get(g: Globals, name: Name,
         output: Annotated[ViewOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = ViewOutput.table,
         ) -> None:
     """Show one workspace: its status and why, its pod, its home."""
-    from ..output import as_json, as_yaml
-    from ..workspace import get_workspace
+    from ..views.output import as_json, as_yaml
+    from ..workspace.workspaces import get_workspace
 
     ns, c = cluster_for(g)
     v = get_workspace(c, ns, name)
@@ -178,7 +178,7 @@ def get(g: Globals, name: Name,
 @with_globals
 def stop(g: Globals, name: Name) -> None:
     """Stop a workspace: its Job ends (a helm upgrade); its home and release stay for workspace start."""
-    from ..workspace import stop_workspace
+    from ..workspace.workspaces import stop_workspace
 
     ns, c = cluster_for(g)
     stop_workspace(c, ns, name)
@@ -193,7 +193,7 @@ def delete(
     keep_home: Annotated[bool, typer.Option("--keep-home", help="Keep the home PVC (<name>-home).")] = False,
 ) -> None:
     """Delete a workspace: its release, its token Secret and (unless --keep-home) its home PVC."""
-    from ..workspace import delete_workspace
+    from ..workspace.workspaces import delete_workspace
 
     ns, c = cluster_for(g)
     home = delete_workspace(c, ns, name, keep_home=keep_home)
@@ -215,9 +215,9 @@ def open_(
     its token (Jupyter) or its password (code-server). Ctrl-C stops."""
     import subprocess
 
-    from ..errors import ArenaHelmError, UsageError
-    from ..k8s import parse_duration
-    from ..workspace import running_workspace, token_secret_name, workspace_url
+    from ..core.errors import ArenaHelmError, UsageError
+    from ..core.grammars import parse_duration
+    from ..workspace.workspaces import running_workspace, token_secret_name, workspace_url
 
     try:
         wait_seconds = parse_duration(timeout)
@@ -273,10 +273,10 @@ def attach(
     A shell workspace counts the session as activity."""
     import sys
 
-    from ..attach import run_attached
-    from ..errors import ArenaHelmError
-    from ..kube import open_exec
-    from ..workspace import get_workspace
+    from ..adapters.kube import open_exec
+    from ..core.errors import ArenaHelmError
+    from ..releases.attach import run_attached
+    from ..workspace.workspaces import get_workspace
 
     ns, c = cluster_for(g)
     view = get_workspace(c, ns, name)

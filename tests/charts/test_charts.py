@@ -44,9 +44,9 @@ from helmtools import REPO, RenderError, render_text
 from yamllint import linter
 from yamllint.config import YamlLintConfig
 
-from arena_helm.charts import assemble_chart
-from arena_helm.kinds import KINDS
-from arena_helm.serve_kinds import SERVE_KINDS
+from arena_helm.adapters.charts import assemble_chart
+from arena_helm.core.jobkinds import KINDS
+from arena_helm.core.servekinds import SERVE_KINDS
 
 UPDATE_GOLDEN = os.environ.get("ARENA_HELM_UPDATE_GOLDEN") == "1"
 
@@ -1020,8 +1020,8 @@ LOCAL_LOGGING = {  # (spec, the replica types of the job, the writer pod's match
 def test_tensorboard_with_local_logging_reads_the_writers_node_directory(helm_bin, chart):
     """--tensorboard without a --data PVC (Arena's isLocalLogging): every training container writes to the
     node directory mounted at --logdir, and TensorBoard mounts it read-only next to the pod that writes."""
-    import arena_helm as specs  # the kinds' spec classes (arena_helm.kinds), by name
-    from arena_helm.submission import job_values
+    import arena_helm as specs  # the kinds' spec classes (arena_helm.core.jobkinds), by name
+    from arena_helm.workload.submission import job_values
 
     cls, fields, rtypes, writer = LOCAL_LOGGING[chart]
     spec = getattr(specs, cls)(name="mnist", namespace="team-a", image="trainer:1", command="python train.py",
@@ -1052,7 +1052,7 @@ def test_tensorboard_with_local_logging_reads_the_writers_node_directory(helm_bi
 @pytest.mark.parametrize("stype", ["ClusterIP", "LoadBalancer"])
 def test_a_jobs_tensorboard_service_type_can_be_chosen(helm_bin, stype):
     from arena_helm import TFJobSpec
-    from arena_helm.submission import job_values
+    from arena_helm.workload.submission import job_values
 
     spec = TFJobSpec(name="t", image="i", command="c", tensorboard=True, logdir="s3://bucket/t",
                      tensorboard_service_type=stype)

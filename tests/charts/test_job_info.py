@@ -18,7 +18,7 @@ from test_charts import job_of, render_docs
 from typer.testing import CliRunner
 
 from arena_helm.cli import app
-from arena_helm.kinds import BY_KEY
+from arena_helm.core.jobkinds import BY_KEY
 
 IMAGE = {"tfjob": "tf:2", "pytorchjob": "pt:2", "mpijob": "mpi:1", "jaxjob": "jax:0.4", "xgboostjob": "xgb:2",
          "paddlejob": "paddle:2"}

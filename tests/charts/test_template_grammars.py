@@ -1,4 +1,4 @@
-"""Every regular expression a chart template validates with (``regexMatch``) is one of arena_helm/k8s.py's
+"""Every regular expression a chart template validates with (``regexMatch``) is one of arena_helm/core/grammars.py's
 grammars: the templates check nothing with a grammar of their own (the values schema, generated from the
 same grammars, checks the values; the templates check only what is derived, such as the job name)."""
 
@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from arena_helm import k8s
+from arena_helm.core import grammars as k8s
 
 CHARTS = Path(__file__).resolve().parents[2] / "charts"
 CALL = re.compile(r"\bregexMatch\s+(\S+)")
@@ -31,7 +31,7 @@ def test_template_regexes_are_k8s_grammars():
     patterns = _template_patterns()
     assert len(patterns) >= 3, patterns  # the job name, the TensorBoard name, the logDir URL, ...
     strays = [(where, rx) for where, rx in patterns if rx not in grammars]
-    assert not strays, f"template regexes that are not arena_helm/k8s.py grammars: {strays}"
+    assert not strays, f"template regexes that are not arena_helm/core/grammars.py grammars: {strays}"
 
 
 def test_no_label_grammar_left_in_the_templates():

@@ -1,6 +1,6 @@
 """charts/trainjob: every rendered TrainJob is valid against the Trainer v2.3.0 CRD made strict (a field the CRD
 does not declare fails), with both helms, for the ci values files and for ``submit trainjob --dry-run`` over
-the flag combinations below; the values schema is the one generated from the TrainJobValues model (arena_helm.kinds.trainjob)."""
+the flag combinations below; the values schema is the one generated from the TrainJobValues model (arena_helm.training.kinds.trainjob)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from arena_helm import TrainJobSpec
 from arena_helm.cli import app
-from arena_helm.kinds.trainjob import TrainJobValues
-from arena_helm.spec import flag_of_field
+from arena_helm.training.kinds.trainjob import TrainJobValues
+from arena_helm.workload.spec import flag_of_field
 
 CHART = "trainjob"
 CI_FILES = sorted((REPO / "charts" / CHART / "ci").glob("*-values.yaml"))
@@ -218,7 +218,7 @@ def test_values_schema_refuses_unknown_keys(helm_bin):
 def test_helm_lint_strict_with_every_ci_values_file(helm_bin, tmp_path):
     import subprocess
 
-    from arena_helm.charts import assemble_chart
+    from arena_helm.adapters.charts import assemble_chart
 
     chart_dir = assemble_chart(CHART, tmp_path)
     for values in CI_FILES:

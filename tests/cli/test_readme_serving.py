@@ -12,7 +12,7 @@ import pytest
 import yaml
 from edgetools import cli, with_flags
 
-from arena_helm.serve_kinds import SERVE_KINDS
+from arena_helm.core.servekinds import SERVE_KINDS
 
 REPO = Path(__file__).resolve().parents[2]
 WORKLOAD_KIND = {"kserve": "InferenceService", "distributed": "LeaderWorkerSet", "traffic-split": "HTTPRoute"}

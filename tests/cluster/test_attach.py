@@ -170,8 +170,8 @@ def test_bad_targets_are_one_line_errors(ctx, cluster, kubelet, running, namespa
 
 def test_the_api_server_refusal_is_one_line(ctx, cluster, kubelet, running, namespace):
     """A pod deleted between the check and the exec: the API server's own answer, in one line."""
-    from arena_helm.errors import NotFoundError
-    from arena_helm.kube import KubeReader, open_exec
+    from arena_helm.adapters.kube import KubeReader, open_exec
+    from arena_helm.core.errors import NotFoundError
 
     with pytest.raises(NotFoundError) as err:
         open_exec(KubeReader(str(cluster.admin.kubeconfig)), namespace, "gone-0", "pytorch", ["echo"], False)

@@ -12,9 +12,9 @@ from kubernetes import client
 from promsim import Gpu
 from typer.testing import CliRunner
 
+from arena_helm.adapters.metrics import GPU_QUERY
 from arena_helm.cli import app
-from arena_helm.kinds import KINDS
-from arena_helm.metrics import GPU_QUERY
+from arena_helm.core.jobkinds import KINDS
 
 pytestmark = pytest.mark.cluster
 runner = CliRunner()

@@ -20,8 +20,8 @@ from kubernetes.client.rest import ApiException
 from waits import conditions, live_pods, wait_condition, wait_for, wait_gone, wait_job_pods
 
 from arena_helm import TFJobSpec
-from arena_helm.charts import assemble_chart
-from arena_helm.submission import job_values
+from arena_helm.adapters.charts import assemble_chart
+from arena_helm.workload.submission import job_values
 
 pytestmark = pytest.mark.cluster
 REPO = Path(__file__).resolve().parents[2]

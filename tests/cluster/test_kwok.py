@@ -425,9 +425,9 @@ def test_exec_through_the_api_server_runs_on_this_machine(kwok, cluster, core, n
 
 def test_the_projects_exec_client_gets_output_and_the_failure(kwok, cluster, core, namespace, node):
     """arena-helm attach's own client: websocket v5, which the API server turns into SPDY towards kwok."""
-    from arena_helm.attach import pump
-    from arena_helm.errors import ClusterError
-    from arena_helm.kube import KubeReader, open_exec
+    from arena_helm.adapters.kube import KubeReader, open_exec
+    from arena_helm.core.errors import ClusterError
+    from arena_helm.releases.attach import pump
 
     core.create_namespaced_pod(namespace, pod_body("p"))
     kwok.run_pod(namespace, "p")

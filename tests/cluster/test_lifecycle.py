@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from waits import wait_for, wait_gone, wait_job_pods
 
 from arena_helm.cli import app
-from arena_helm.kinds import names_hint
+from arena_helm.core.jobkinds import names_hint
 
 pytestmark = pytest.mark.cluster
 runner = CliRunner()
@@ -291,7 +291,7 @@ def test_suspend_refuses_unknown_finished_and_foreign_jobs(ctx, cluster, kubelet
     import tempfile
     from pathlib import Path
 
-    from arena_helm.charts import assemble_chart
+    from arena_helm.adapters.charts import assemble_chart
 
     with tempfile.TemporaryDirectory() as tmp:
         chart = assemble_chart("tfjob", Path(tmp))

@@ -33,8 +33,8 @@ from promsim import Gpu, PodUsage
 from typer.testing import CliRunner
 from waits import wait_for, wait_job_pods
 
+from arena_helm.adapters.metrics import CPU_QUERY, GPU_QUERY, MEM_QUERY
 from arena_helm.cli import app
-from arena_helm.metrics import CPU_QUERY, GPU_QUERY, MEM_QUERY
 
 pytestmark = pytest.mark.cluster
 runner = CliRunner()
@@ -464,7 +464,7 @@ def quiet(cluster, kubelet, namespace, prometheus):
             sim.set_gpu(Gpu(q_node, dev, util, used, 81920 - used, ns if pod else "", pod, "tensorflow" if pod else ""))
         for dev in (0, 1):
             sim.set_gpu(Gpu(f_node, dev, 0, 0, 81920))
-        from arena_helm.metrics import idle_query
+        from arena_helm.adapters.metrics import idle_query
 
         by_gpu = lambda m: (m.get("Hostname"), m.get("gpu"), m.get("exported_pod") or m.get("pod"))  # noqa: E731
         prometheus.wait_for(idle_query(IDLE_FOR), {
@@ -631,7 +631,7 @@ def test_a_workspace_gpu_shows_in_top_job_and_list_idle_and_its_idle_time_in_wor
     under 5% for the window."""
     from kubecluster import make_claim
 
-    from arena_helm.metrics import idle_for_query, idle_query
+    from arena_helm.adapters.metrics import idle_for_query, idle_query
 
     ns = namespace
     ctx = Ctx(cluster, ns)

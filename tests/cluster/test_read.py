@@ -15,7 +15,7 @@ from kubernetes import client
 from typer.testing import CliRunner
 from waits import wait_condition, wait_for, wait_gone, wait_job_pods
 
-from arena_helm import kube as kube_mod
+from arena_helm.adapters import kube as kube_mod
 from arena_helm.cli import app
 
 pytestmark = pytest.mark.cluster
@@ -682,7 +682,7 @@ def test_debug_logs_the_helm_calls_on_stderr(ctx):
     ok(ctx("submit", "tf", "--name", "dbg", "--image", "tf:2", "--", "python", "x.py"))
     res = ctx("delete", "dbg", "--debug")
     assert res.exit_code == 0, res.output
-    assert "debug: arena_helm.helm: helm: " in res.stderr and " uninstall dbg " in res.stderr
+    assert "debug: arena_helm.adapters.helm: helm: " in res.stderr and " uninstall dbg " in res.stderr
 
 
 def test_shell_completion_offers_job_names(helm_bin, cluster, namespace, ctx):

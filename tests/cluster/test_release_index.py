@@ -20,10 +20,10 @@ from kubernetes import client
 from typer.testing import CliRunner
 from waits import wait_for, wait_job_pods
 
-from arena_helm import kube as kube_mod
-from arena_helm import reader as reader_mod
-from arena_helm import stats
+from arena_helm.adapters import kube as kube_mod
 from arena_helm.cli import app
+from arena_helm.core import stats
+from arena_helm.releases import reader as reader_mod
 
 pytestmark = pytest.mark.cluster
 runner = CliRunner()

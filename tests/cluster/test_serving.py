@@ -605,8 +605,8 @@ def test_the_python_api_serves_a_spec_and_renders_it(helm_bin, cli, cluster, nam
     """arena_helm.submit_serving: what `serve KIND` does, from Python (a kind's spec: its flags as fields);
     render_serving renders the same without a cluster; a version that exists is refused."""
     from arena_helm import AlreadyExistsError, TritonServeSpec, render_serving, serving_values, submit_serving
-    from arena_helm.helm import Helm, KubeTarget
-    from arena_helm.kube import KubeReader
+    from arena_helm.adapters.helm import Helm, KubeTarget
+    from arena_helm.adapters.kube import KubeReader
 
     kube = KubeReader(str(cluster.admin.kubeconfig))
     helm = Helm(str(helm_bin), KubeTarget(str(cluster.admin.kubeconfig), None))

@@ -306,7 +306,7 @@ def test_a_suspended_trainjob_has_no_pods_until_resumed(ctx, cluster, kubelet, g
 def test_plain_helm_install_prints_the_notes(helm_bin, cluster, namespace, runtimes, tmp_path):
     import subprocess
 
-    from arena_helm.charts import assemble_chart
+    from arena_helm.adapters.charts import assemble_chart
 
     chart = assemble_chart("trainjob", tmp_path)
     proc = subprocess.run([str(helm_bin), "install", "notes", str(chart), "-n", namespace, "--kubeconfig",

@@ -316,8 +316,8 @@ def test_the_python_api_starts_a_workspace_and_starts_it_again(helm_bin, cli, cl
     """arena_helm.start_workspace: what `workspace start` does, from Python (the spec's fields are its flags);
     a stopped workspace starts again with its own values, and a spec that sets more is refused."""
     from arena_helm import UsageError, WorkspaceSpec, start_workspace
-    from arena_helm.helm import Helm, KubeTarget
-    from arena_helm.kube import KubeReader
+    from arena_helm.adapters.helm import Helm, KubeTarget
+    from arena_helm.adapters.kube import KubeReader
 
     kube = KubeReader(str(cluster.admin.kubeconfig))
     helm = Helm(str(helm_bin), KubeTarget(str(cluster.admin.kubeconfig), None))

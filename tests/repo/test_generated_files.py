@@ -1,5 +1,5 @@
 """The generated chart files are current: every chart's values.schema.json, values.yaml and README values
-table is what its generator writes from arena_helm/chart_values.py today (regenerated and compared here,
+table is what its generator writes from arena_helm/workload/chart_values.py today (regenerated and compared here,
 file by file), and each generator's ``--check`` agrees."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from arena_helm import chart_registry
+from arena_helm.workload import chart_registry
 
 REPO = Path(__file__).resolve().parents[2]
 CHARTS = REPO / "charts"
@@ -92,8 +92,8 @@ def test_check_mode(script, tmp_path):
 
 def test_values_yaml_comments_are_the_descriptions():
     """Each key of values.yaml sits under its model field's description (spot check, by hand)."""
-    from arena_helm.chart_values import CodeSync
-    from arena_helm.kinds.tfjob import TFJobValues
+    from arena_helm.training.kinds.tfjob import TFJobValues
+    from arena_helm.workload.chart_values import CodeSync
 
     lines = (CHARTS / "tfjob" / "values.yaml").read_text(encoding="utf-8").splitlines()
     index = lines.index("shell: sh")

@@ -37,13 +37,50 @@ def test_a_planted_lazy_import_that_closes_a_circle_is_found(tmp_path):
         dest = pkg / path.relative_to(PKG)
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(path.read_text())
-    (pkg / "catalog.py").write_text((PKG / "catalog.py").read_text()
-                                    + "\n\ndef planted():\n    from .views import JobView\n\n    return JobView\n")
+    catalog = pkg / "core" / "catalog.py"
+    catalog.write_text(catalog.read_text() + "\n\ndef planted():\n    from ..views.jobs import JobView\n\n    return JobView\n")
     graph = importgraph.package_graph(pkg)
     found = importgraph.cycles(graph)
-    assert found and all("arena_helm.catalog" in c and "arena_helm.views" in c for c in found)
+    assert found and all("arena_helm.core.catalog" in c and "arena_helm.views.jobs" in c for c in found)
     with pytest.raises(ValueError, match="import cycle through"):
         importgraph.floors(graph)
+
+
+# The folders, lowest first: a module imports modules of its own folder and of the folders on lower rows only.
+# The families share a row and import none of each other. (The package's face, __init__ and __main__, stands
+# above them all.) README.md's architecture section says what each folder holds.
+FOLDERS = (
+    ("core",),
+    ("views",),
+    ("adapters",),
+    ("workload",),
+    ("releases",),
+    ("insight",),
+    ("training", "serving", "workspace", "tensorboard"),
+    ("cli",),
+)
+RANK = {folder: row for row, folders in enumerate(FOLDERS) for folder in folders}
+
+
+def folder_crossings(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The imports that run from a folder to one on its own row or a higher one."""
+    def folder(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[1] if len(parts) > 2 else None
+
+    return sorted((m, t) for m, targets in graph.items() for t in targets
+                  if folder(m) and folder(t) and folder(m) != folder(t) and RANK[folder(t)] >= RANK[folder(m)])
+
+
+def test_every_module_lives_in_a_folder_of_the_layout():
+    top = sorted(p.name for p in PKG.glob("*.py"))
+    assert top == ["__about__.py", "__init__.py", "__main__.py"]
+    assert sorted(p.name for p in PKG.iterdir() if p.is_dir() and p.name != "__pycache__" and p.name != "charts") \
+        == sorted(RANK)
+
+
+def test_no_import_runs_from_a_folder_to_one_on_its_row_or_above():
+    assert folder_crossings(importgraph.package_graph(PKG)) == []
 
 
 def test_the_graph_reads_every_form_of_import():

@@ -8,14 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from arena_helm.catalog import Family
+from arena_helm.core.catalog import Family
 
 REPO = Path(__file__).resolve().parents[2]
 
 CONFORMANCE = """
-from arena_helm.catalog import Kind, OneChartKind
-from arena_helm.kinds import JobKindInfo
-from arena_helm.serve_kinds import ServeKind
+from arena_helm.core.catalog import Kind, OneChartKind
+from arena_helm.core.jobkinds import JobKindInfo
+from arena_helm.core.servekinds import ServeKind
 
 
 def job(kind: JobKindInfo) -> Kind:
@@ -69,9 +69,9 @@ def planted(kind: NoFamily) -> Kind:
 
 
 def test_every_chart_is_a_kind_s_and_every_kind_says_its_family():
-    from arena_helm.chart_registry import ALL_KINDS, CHART_VALUES
-    from arena_helm.kinds import KINDS
-    from arena_helm.serve_kinds import SERVE_KINDS
+    from arena_helm.core.jobkinds import KINDS
+    from arena_helm.core.servekinds import SERVE_KINDS
+    from arena_helm.workload.chart_registry import ALL_KINDS, CHART_VALUES
 
     charts = {p.parent.name for p in (REPO / "charts").glob("*/Chart.yaml")}
     assert set(CHART_VALUES) == charts

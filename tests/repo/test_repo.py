@@ -49,14 +49,15 @@ def test_cli_start_up_imports_neither_kubernetes_nor_pyhelm3_nor_the_specs():
         "import sys\n"
         "from typer.testing import CliRunner\n"
         "from arena_helm.cli import app\n"
-        "heavy = ('kubernetes', 'pyhelm3', 'yaml', 'pydantic', 'arena_helm.spec', 'arena_helm.kube', 'arena_helm.helm')\n"
+        "heavy = ('kubernetes', 'pyhelm3', 'yaml', 'pydantic', 'arena_helm.workload.spec', 'arena_helm.adapters.kube',\n"
+        "         'arena_helm.adapters.helm')\n"
         "CliRunner().invoke(app, ['--help'])\n"
         "print(sorted(m for m in heavy if m in sys.modules))\n"
         "CliRunner().invoke(app, ['submit', 'tfjob', '--help'])\n"
         "print(sorted(m for m in heavy if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.splitlines() == ["[]", "['arena_helm.spec', 'pydantic']"]
+    assert out.splitlines() == ["[]", "['arena_helm.workload.spec', 'pydantic']"]
 
 
 def test_no_shell_anywhere_in_the_package():
@@ -84,31 +85,35 @@ def test_the_layers_stay_apart():
     """Only the CLI imports Typer; only the adapters import pyhelm3 / kubernetes or start processes."""
     allowed = {
         "typer": lambda rel: rel.startswith("cli/"),
-        "pyhelm3": lambda rel: rel == "helm.py",
-        "kubernetes": lambda rel: rel == "kube.py",
-        "urllib3": lambda rel: rel == "kube.py",
+        "pyhelm3": lambda rel: rel == "adapters/helm.py",
+        "kubernetes": lambda rel: rel == "adapters/kube.py",
+        "urllib3": lambda rel: rel == "adapters/kube.py",
         # gitref: git ls-remote; tensorboard open and workspace open: kubectl port-forward
-        "subprocess": lambda rel: rel in ("cli/tensorboard.py", "cli/workspace.py", "helm.py", "gitref.py"),
+        "subprocess": lambda rel: rel in ("cli/tensorboard.py", "cli/workspace.py", "adapters/helm.py",
+                                          "adapters/gitref.py"),
     }
     pkg = REPO / "arena_helm"
     for path in pkg.rglob("*.py"):
         rel = path.relative_to(pkg).as_posix()
         for mod in _imports(path) & set(allowed):
             assert allowed[mod](rel), f"{rel} imports {mod}"
-    pure = ("spec.py", "values.py", "views.py", "nodeviews.py", "waiting.py", "output.py")
-    for rel in pure:
-        assert not _imports(pkg / rel) & {"subprocess", "asyncio", "socket", "kubernetes", "pyhelm3", "typer"}, rel
+    # the ground floor and the read models are pure, and so are the specs and their values
+    pure = [*(pkg / "core").glob("*.py"), *(pkg / "views").glob("*.py"), pkg / "workload" / "spec.py",
+            pkg / "workload" / "job_values.py", pkg / "workload" / "chart_values.py"]
+    assert len(pure) > 20
+    for path in pure:
+        assert not _imports(path) & {"subprocess", "asyncio", "socket", "kubernetes", "pyhelm3", "typer"}, path
 
 
 def test_only_the_kube_adapter_makes_api_requests():
-    """No module but kube.py reaches the API client (``Kube.api``, ``call_api``): every request, its errors
+    """No module but adapters/kube.py reaches the API client (``Kube.api``, ``call_api``): every request, its errors
     and its count go through the adapter's methods."""
     import ast
 
     pkg = REPO / "arena_helm"
     for path in pkg.rglob("*.py"):
         rel = path.relative_to(pkg).as_posix()
-        if rel == "kube.py":
+        if rel == "adapters/kube.py":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if not isinstance(node, ast.Attribute):
@@ -146,7 +151,7 @@ def test_the_documented_role_covers_every_job_kind_and_the_setup_guide_names_the
     registry, and docs/cluster-setup.md names the versions scripts/build-cluster.sh builds."""
     import yaml
 
-    from arena_helm.kinds import KINDS
+    from arena_helm.core.jobkinds import KINDS
 
     docs = [d for d in yaml.safe_load_all((REPO / "docs/rbac/arena-helm-user.yaml").read_text()) if d]
     assert [d["kind"] for d in docs] == ["Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"]
@@ -164,10 +169,10 @@ def test_the_documented_role_covers_every_job_kind_and_the_setup_guide_names_the
 
 def test_the_documented_rbac_is_exactly_what_doctor_checks():
     """One source of truth: the Role and ClusterRole of docs/rbac/arena-helm-user.yaml grant exactly the
-    (group, resource, verb) triples of arena_helm.doctor.PERMISSIONS, namespaced and cluster-wide."""
+    (group, resource, verb) triples of arena_helm.insight.doctor.PERMISSIONS, namespaced and cluster-wide."""
     import yaml
 
-    from arena_helm.doctor import PERMISSIONS
+    from arena_helm.insight.doctor import PERMISSIONS
 
     docs = {d["kind"]: d for d in yaml.safe_load_all((REPO / "docs/rbac/arena-helm-user.yaml").read_text()) if d}
 
@@ -202,6 +207,7 @@ def test_the_unit_tier_mirrors_the_modules():
     strays = [f.relative_to(REPO).as_posix() for f in files if _unit_test_target(f) is None]
     assert strays == []
     assert _unit_test_target(REPO / "tests/unit/cli/test_submit.py") == REPO / "arena_helm/cli/submit.py"
-    assert _unit_test_target(REPO / "tests/unit/test_chart_values_contract.py") == REPO / "arena_helm/chart_values.py"
-    assert _unit_test_target(REPO / "tests/unit/test_kinds.py") == REPO / "arena_helm/kinds/__init__.py"
+    assert _unit_test_target(REPO / "tests/unit/workload/test_chart_values_contract.py") \
+        == REPO / "arena_helm/workload/chart_values.py"
+    assert _unit_test_target(REPO / "tests/unit/core/test_jobkinds.py") == REPO / "arena_helm/core/jobkinds.py"
     assert _unit_test_target(REPO / "tests/unit/test_flag_spelling.py") is None

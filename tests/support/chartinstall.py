@@ -13,9 +13,9 @@ import yaml
 from kubecluster import REPO
 from waits import wait_for
 
-from arena_helm.charts import assemble_chart
-from arena_helm.kinds import KINDS
-from arena_helm.serve_kinds import BY_CHART as SERVING_CHARTS
+from arena_helm.adapters.charts import assemble_chart
+from arena_helm.core.jobkinds import KINDS
+from arena_helm.core.servekinds import BY_CHART as SERVING_CHARTS
 
 CASES = sorted(
     (chart.name, values.name)

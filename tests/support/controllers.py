@@ -98,7 +98,7 @@ from pathlib import Path
 import yaml
 from kubecluster import REPO, TestCluster, free_port, kube_bin_dir
 
-from arena_helm.kinds import KINDS
+from arena_helm.core.jobkinds import KINDS
 
 ALL = ("training-operator", "mpi-operator", "jobset", "trainer", "kueue", "lws", "kserve")  # the session's
 START_ORDER = ("jobset", "trainer", "training-operator", "mpi-operator", "lws", "kserve", "kueue")  # kueue's webhooks last

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from arena_helm.charts import assemble_chart
+from arena_helm.adapters.charts import assemble_chart
 
 REPO = Path(__file__).resolve().parents[2]
 HELM_VERSIONS = ("3.17.3", "4.1.4")

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from arena_helm.errors import SURFACE
+from arena_helm.core.errors import SURFACE
 
 
 @pytest.fixture(autouse=True)

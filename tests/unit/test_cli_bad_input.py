@@ -8,8 +8,8 @@ import pytest
 from bad_input_cases import CASES, command_line, with_files
 from typer.testing import CliRunner
 
-from arena_helm import stats
 from arena_helm.cli import app
+from arena_helm.core import stats
 
 CLI_CASES = [c for c in CASES if c[4] == "cli"]
 
@@ -19,7 +19,7 @@ def no_helm(monkeypatch, tmp_path):
     async def refuse(argv, stdin):
         raise AssertionError(f"a helm process was started: {argv}")
 
-    monkeypatch.setattr("arena_helm.helm.exec_runner", refuse)
+    monkeypatch.setattr("arena_helm.adapters.helm.exec_runner", refuse)
     monkeypatch.setenv("PATH", str(tmp_path))  # no helm, no kubectl
     monkeypatch.delenv("ARENA_HELM_HELM", raising=False)
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-such-kubeconfig"))

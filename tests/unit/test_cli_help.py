@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena_helm.kinds import KINDS
+from arena_helm.core.jobkinds import KINDS
 
 HELP_PAGES = [[], ["submit"], *[["submit", k.key] for k in KINDS], ["list"],
               ["get"], ["logs"], ["delete"], ["prune"], ["top"], ["top", "job"], ["top", "node"], ["suspend"],

@@ -1,0 +1,220 @@
+"""The job kinds arena-helm knows: one frozen descriptor each, the single source of every per-kind fact.
+
+Everything else (the submit commands and their aliases, ``-T/--type``, the API discovery, the replica-spec key
+the read side looks into, the chart a release must come from, the operator named when a CRD is missing, the
+defaults file's ``images`` keys, where a job keeps ``suspend``) is derived from ``KINDS``. Adding a kind is one
+entry here, its module ``arena_helm/kinds/<key>.py`` (its spec, its chart's values model and ``kind_values``:
+see ``arena_helm.workload.job_values.kind_module``) and its chart. Pure: no pydantic, no kubernetes (the CLI imports this
+at start-up; a kind's module is imported on first use).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from .catalog import Family
+from .errors import UsageError
+
+
+@dataclass(frozen=True)
+class JobKindInfo:
+    """One job kind.
+
+    key:            the CLI name (``submit tfjob``, ``-T tfjob``), the chart name and the defaults-file image key
+    aliases:        other CLI names (``tf``)
+    kind:           the Kubernetes kind (``TFJob``)
+    group:          the API group
+    versions:       the versions arena-helm can use, preferred first
+    plural:         the resource name
+    replica_key:    the key of the replica specs in the job's spec
+    replica_types:  the replica types, in the order the read side shows them
+    main_types:     replica types (lower case) whose first pod is the job's main instance (logs, attach)
+    operator:       what to install when the cluster does not serve the kind
+    spec:           ``module:Class`` of the spec (imported on first use)
+    values:         ``module:Class`` of the chart's values model (its schema is the chart's values.schema.json)
+    summary:        one line for ``submit --help``, with its article ("an MPIJob (...)")
+
+    Read-side facts (the defaults are the Kubeflow training operators'):
+    pod_job_label:   the pod label that carries the job's name
+    pod_role_label:  the pod label that carries the replica type (the role)
+    pod_index_label: the pod label that carries the pod's index within its role
+    conditions:      (condition type, phase) pairs: the first condition that is True gives the phase
+    nodes_key:       the key of a trainer block (``numNodes`` x ``resourcesPerNode``) in the spec, for a
+                     kind without replica specs (Trainer v2's TrainJob)
+    runtime_key:     the key of the reference to a training runtime in the spec (``runtimeRef``)
+    suspend_key:     the dotted path of the job's suspend switch in its spec, also its chart's value
+                     (``runPolicy.suspend``; a TrainJob's ``suspend``)
+    webhook:         the name of the operator's own validating webhook for the kind ("" when it has none):
+                     ``doctor`` takes it, registered and answering a dry run, as the operator running
+    """
+
+    key: str
+    aliases: tuple[str, ...]
+    kind: str
+    group: str
+    versions: tuple[str, ...]
+    plural: str
+    replica_key: str
+    replica_types: tuple[str, ...]
+    main_types: tuple[str, ...]
+    operator: str
+    spec: str
+    values: str
+    summary: str
+    pod_job_label: str = "training.kubeflow.org/job-name"
+    pod_role_label: str = "training.kubeflow.org/replica-type"
+    pod_index_label: str = "training.kubeflow.org/replica-index"
+    conditions: tuple[tuple[str, str], ...] = (("Succeeded", "Succeeded"), ("Failed", "Failed"),
+                                               ("Suspended", "Suspended"), ("Restarting", "Restarting"),
+                                               ("Running", "Running"))
+    nodes_key: str = ""
+    runtime_key: str = ""
+    suspend_key: str = "runPolicy.suspend"
+    webhook: str = ""
+
+    @property
+    def chart(self) -> str:
+        return self.key
+
+    @property
+    def family(self) -> Family:
+        return Family.TRAINING
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.key, *self.aliases)
+
+    def spec_class(self) -> type:
+        return _load(self.spec)
+
+    def module(self):
+        """The kind's module (``arena_helm.core.jobkinds.<key>``): its spec, values model and spec-to-values hooks."""
+        return importlib.import_module(self.spec.partition(":")[0])
+
+    def values_class(self) -> type:
+        return _load(self.values)
+
+    def suspend_patch(self, suspend: bool) -> dict:
+        """``{"runPolicy": {"suspend": suspend}}``: the spec patch (and chart values) that sets the switch."""
+        *parents, last = self.suspend_key.split(".")
+        out: dict = {last: suspend}
+        for key in reversed(parents):
+            out = {key: out}
+        return out
+
+    def suspend_of(self, spec: dict):
+        """The suspend switch's value in a job's ``spec`` (None when unset)."""
+        node = spec
+        for key in self.suspend_key.split("."):
+            node = node.get(key) if isinstance(node, dict) else None
+        return node
+
+    def api_versions(self) -> tuple[str, ...]:
+        return tuple(f"{self.group}/{v}" for v in self.versions)
+
+
+def _load(ref: str):
+    module, _, name = ref.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+TRAINING_OPERATOR = "the Kubeflow training operator (v1.7+)"
+# The operators' webhook names: training-operator v1.9.3 manifests/base/webhook/manifests.yaml
+# (validator.<kind>.training-operator.kubeflow.org; MPIJob v1 has none), Trainer v2.3.0
+# manifests/base/webhook/manifests.yaml (validator.trainjob.trainer.kubeflow.org); mpi-operator v0.8.0 has none.
+
+KINDS: tuple[JobKindInfo, ...] = (
+    JobKindInfo(
+        key="tfjob", aliases=("tf",), kind="TFJob", group="kubeflow.org", versions=("v1",), plural="tfjobs",
+        replica_key="tfReplicaSpecs", replica_types=("Chief", "Master", "Worker", "PS", "Evaluator"),
+        main_types=("chief", "master", "worker"), operator=TRAINING_OPERATOR, spec="arena_helm.training.kinds.tfjob:TFJobSpec",
+        values="arena_helm.training.kinds.tfjob:TFJobValues",
+        summary="a TFJob (one worker and no PS runs as a single Chief)",
+        webhook="validator.tfjob.training-operator.kubeflow.org"
+    ),
+    JobKindInfo(
+        key="pytorchjob", aliases=("pytorch", "py"), kind="PyTorchJob", group="kubeflow.org", versions=("v1",),
+        plural="pytorchjobs", replica_key="pytorchReplicaSpecs", replica_types=("Master", "Worker"),
+        main_types=("master", "worker"), operator=TRAINING_OPERATOR, spec="arena_helm.training.kinds.pytorchjob:PyTorchJobSpec",
+        values="arena_helm.training.kinds.pytorchjob:PyTorchJobValues",
+        summary="a PyTorchJob (Master + --workers - 1 Workers)",
+        webhook="validator.pytorchjob.training-operator.kubeflow.org"
+    ),
+    JobKindInfo(
+        key="mpijob", aliases=("mpi",), kind="MPIJob", group="kubeflow.org", versions=("v2beta1", "v1"),
+        plural="mpijobs", replica_key="mpiReplicaSpecs", replica_types=("Launcher", "Worker"),
+        main_types=("launcher",),
+        operator="the Kubeflow mpi-operator (v0.4+, kubeflow.org/v2beta1) or the training operator (kubeflow.org/v1)",
+        spec="arena_helm.training.kinds.mpijob:MPIJobSpec", values="arena_helm.training.kinds.mpijob:MPIJobValues",
+        summary="an MPIJob (--workers workers and one launcher)",
+    ),
+    # training-operator v1.9.3 pkg/apis/kubeflow.org/v1/jax_types.go: jaxReplicaSpecs, one replica type Worker
+    JobKindInfo(
+        key="jaxjob", aliases=("jax",), kind="JAXJob", group="kubeflow.org", versions=("v1",), plural="jaxjobs",
+        replica_key="jaxReplicaSpecs", replica_types=("Worker",), main_types=("worker",),
+        operator="the Kubeflow training operator (v1.9+, with its JAXJob scheme enabled)",
+        spec="arena_helm.training.kinds.jaxjob:JAXJobSpec", values="arena_helm.training.kinds.jaxjob:JAXJobValues",
+        summary="a JAXJob (--workers workers; worker 0 is the coordinator)",
+        webhook="validator.jaxjob.training-operator.kubeflow.org"
+    ),
+    # training-operator v1.9.3 pkg/apis/kubeflow.org/v1/xgboost_types.go: xgbReplicaSpecs, Master and Worker
+    JobKindInfo(
+        key="xgboostjob", aliases=("xgboost", "xgb"), kind="XGBoostJob", group="kubeflow.org", versions=("v1",),
+        plural="xgboostjobs", replica_key="xgbReplicaSpecs", replica_types=("Master", "Worker"),
+        main_types=("master", "worker"), operator="the Kubeflow training operator (v1.9+, with its XGBoostJob scheme "
+        "enabled)", spec="arena_helm.training.kinds.xgboostjob:XGBoostJobSpec",
+        values="arena_helm.training.kinds.xgboostjob:XGBoostJobValues",
+        summary="an XGBoostJob (Master + --workers - 1 Workers)",
+        webhook="validator.xgboostjob.training-operator.kubeflow.org"
+    ),
+    # training-operator v1.9.3 pkg/apis/kubeflow.org/v1/paddlepaddle_types.go: paddleReplicaSpecs, Master (the
+    # parameter servers, optional) and Worker; the workers' logs are the training's (worker 0 in either mode)
+    JobKindInfo(
+        key="paddlejob", aliases=("paddle",), kind="PaddleJob", group="kubeflow.org", versions=("v1",),
+        plural="paddlejobs", replica_key="paddleReplicaSpecs", replica_types=("Master", "Worker"),
+        main_types=("worker",), operator="the Kubeflow training operator (v1.9+, with its PaddleJob scheme enabled)",
+        spec="arena_helm.training.kinds.paddlejob:PaddleJobSpec", values="arena_helm.training.kinds.paddlejob:PaddleJobValues",
+        summary="a PaddleJob (--workers trainers, --servers parameter servers)",
+        webhook="validator.paddlejob.training-operator.kubeflow.org"
+    ),
+    # Kubeflow Trainer v2: the TrainJob runs as a JobSet (kubeflow/trainer v2.3.0, pkg/constants/constants.go:
+    # the trainer's replicated job and container are "node", an MPI runtime's launcher is "launcher"); the
+    # JobSet controller labels every pod with its JobSet, replicated job and completion index
+    # (kubernetes-sigs/jobset v0.12.0, api/jobset/v1alpha2/jobset_types.go). Conditions: Complete, Failed,
+    # Suspended (kubeflow/trainer v2.3.0, pkg/apis/trainer/v1alpha1/trainjob_types.go).
+    JobKindInfo(
+        key="trainjob", aliases=("tj",), kind="TrainJob", group="trainer.kubeflow.org", versions=("v1alpha1",),
+        plural="trainjobs", replica_key="", replica_types=("launcher", "node"), main_types=("launcher", "node"),
+        operator="Kubeflow Trainer v2 (v2.3+, trainer.kubeflow.org/v1alpha1) and JobSet",
+        spec="arena_helm.training.kinds.trainjob:TrainJobSpec", values="arena_helm.training.kinds.trainjob:TrainJobValues",
+        summary="a TrainJob (Trainer v2: --workers nodes on --runtime)",
+        pod_job_label="jobset.sigs.k8s.io/jobset-name", pod_role_label="jobset.sigs.k8s.io/replicatedjob-name",
+        pod_index_label="batch.kubernetes.io/job-completion-index",
+        conditions=(("Complete", "Succeeded"), ("Failed", "Failed"), ("Suspended", "Suspended")),
+        nodes_key="trainer", runtime_key="runtimeRef", suspend_key="suspend",
+        webhook="validator.trainjob.trainer.kubeflow.org"
+    ),
+)
+
+BY_KEY: dict[str, JobKindInfo] = {k.key: k for k in KINDS}
+BY_KIND: dict[str, JobKindInfo] = {k.kind: k for k in KINDS}
+BY_CHART: dict[str, JobKindInfo] = {k.chart: k for k in KINDS}  # a release's chart name -> the kind it makes
+BY_NAME: dict[str, JobKindInfo] = {name: k for k in KINDS for name in k.names}
+REPLICA_KEYS: tuple[str, ...] = tuple(dict.fromkeys(k.replica_key for k in KINDS if k.replica_key))
+POD_JOB_LABELS: tuple[str, ...] = tuple(dict.fromkeys(k.pod_job_label for k in KINDS))
+GROUPS: tuple[str, ...] = tuple(dict.fromkeys(k.group for k in KINDS))
+
+
+def names_hint() -> str:
+    keys = ", ".join(k.key for k in KINDS)
+    aliases = ", ".join(a for k in KINDS for a in k.aliases)
+    return f"{keys} (or {aliases})"
+
+
+def lookup(name: str, flag: str = "-T/--type") -> JobKindInfo:
+    """A kind from a CLI name or alias (any case); a usage error naming the flag otherwise."""
+    info = BY_NAME.get(name.lower())
+    if info is None:
+        raise UsageError(f"{flag} {name!r}: use {names_hint()}")
+    return info

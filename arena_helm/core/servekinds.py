@@ -1,0 +1,56 @@
+"""The serving kinds: one module each (its spec, its chart's values model, its values), listed here.
+
+A kind is a ``serve KIND`` command and a chart ``charts/<chart>``; its chart's name is Arena's ``servingType``
+label. Adding a kind: its row below, its module here (``SPEC``, ``VALUES``, ``values(spec)``, ``WORDS``: what the words after
+the flags are) and its chart; the CLI, the schema generation and the read side take it from this list.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+
+from .catalog import Family
+
+KINDS_PACKAGE = "arena_helm.serving.kinds"  # where each kind's module lives
+
+
+@dataclass(frozen=True)
+class ServeKind:
+    key: str  # the command: serve <key>
+    chart: str  # charts/<chart>, and Arena's servingType label
+    module_name: str  # its module in this package
+    summary: str  # one line for --help
+    spec_name: str  # its spec class, also arena_helm.<spec_name> of the Python API
+
+    @property
+    def family(self) -> Family:
+        return Family.SERVING
+
+    def module(self) -> ModuleType:
+        return importlib.import_module(f"{KINDS_PACKAGE}.{self.module_name}")
+
+    def spec_class(self) -> type:
+        return self.module().SPEC
+
+    def values_class(self) -> type:
+        return self.module().VALUES
+
+
+SERVE_KINDS = (
+    ServeKind("custom", "custom-serving", "custom", "your own image and command", "CustomServeSpec"),
+    ServeKind("vllm", "vllm-serving", "vllm", "an LLM behind vLLM's OpenAI-compatible server",
+              "VllmServeSpec"),
+    ServeKind("sglang", "sglang-serving", "sglang", "an LLM behind SGLang's OpenAI-compatible server",
+              "SglangServeSpec"),
+    ServeKind("tensorflow", "tf-serving", "tensorflow", "a TensorFlow SavedModel behind TensorFlow Serving",
+              "TFServeSpec"),
+    ServeKind("triton", "triton-serving", "triton", "models behind NVIDIA Triton Inference Server",
+              "TritonServeSpec"),
+    ServeKind("kserve", "kserve", "kserve", "a model as a KServe InferenceService", "KServeSpec"),
+    ServeKind("distributed", "distributed-serving", "distributed",
+              "a model over groups of a leader and workers (a LeaderWorkerSet)", "DistributedServeSpec"),
+)
+BY_KEY = {k.key: k for k in SERVE_KINDS}
+BY_CHART = {k.chart: k for k in SERVE_KINDS}

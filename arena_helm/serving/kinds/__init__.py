@@ -1,0 +1,1 @@
+"""The serving kinds' modules: each its spec, its chart's values model and its values."""

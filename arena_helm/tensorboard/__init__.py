@@ -1,0 +1,1 @@
+"""The TensorBoard family: standalone TensorBoards."""

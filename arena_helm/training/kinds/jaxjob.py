@@ -1,0 +1,57 @@
+"""JAXJob (kubeflow.org/v1, the training operator v1.9): its spec, its chart's values model and its spec-to-values.
+
+Arena has no JAXJob. The flags are the PyTorchJob's, as the operator's own example has it
+(training-operator v1.9.3 examples/jax/cpu-demo/demo.yaml): only Workers, each running the command; worker 0
+is the coordinator, and the operator gives every pod COORDINATOR_ADDRESS, COORDINATOR_PORT, NUM_PROCESSES and
+PROCESS_ID (pkg/controller.v1/jax/envvar.go), on the container named ``jax`` and its port ``jaxjob-port``
+(6666: pkg/apis/kubeflow.org/v1/jax_types.go).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar
+
+from pydantic import Field
+
+from ...workload.chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
+from ...workload.chart_values import Replica as ReplicaValues
+from ...workload.job_values import block_values, restart_default
+from ...workload.spec import MAX_REPLICAS, PodJobSpec, Replica, opt
+
+
+class JAXJobSpec(PodJobSpec):
+    """A JAXJob: --workers processes, one per pod; worker 0 is the coordinator (the training operator sets
+    COORDINATOR_ADDRESS, COORDINATOR_PORT, NUM_PROCESSES and PROCESS_ID in every pod)."""
+
+    kind: ClassVar[str] = "jaxjob"
+
+    workers: Annotated[int, Field(ge=1, le=MAX_REPLICAS)] = opt("Worker pods (JAX processes).", 1)
+
+    def replicas(self) -> dict[str, Replica]:
+        return {"worker": self.pod(self.workers)}
+
+
+class JAXWorkerReplica(ReplicaValues):
+    """The JAXJob worker block: worker 0 is the coordinator."""
+
+    replicas: int = Field(1, ge=1, description="Number of worker pods (JAX processes), 1 or more.")
+    port: int = Field(6666, ge=1, le=65535, description="Container port (COORDINATOR_PORT; the operator wires it "
+                      "up).")
+    restart_policy: RestartPolicy = _restart_policy(
+        "OnFailure", "the workers", "OnFailure, as the training operator's JAXJob example.")
+
+
+class JAXJobValues(JobValues):
+    """Values of the jaxjob chart: one Kubeflow JAXJob (kubeflow.org/v1)."""
+
+    run_policy: RunPolicy = Field(default_factory=lambda: RunPolicy(backoff_limit=0),
+                                  description="The job's runPolicy; backoffLimit 0 (--retry).")
+    worker: JAXWorkerReplica = Field(default_factory=JAXWorkerReplica, description="The worker replicas.")
+
+
+# ---- spec -> values ---------------------------------------------------------------------------------
+def kind_values(spec: JAXJobSpec) -> dict[str, Any]:
+    """The workers, OnFailure (the operator's example)."""
+    worker = block_values(spec, "worker")
+    worker["restartPolicy"] = restart_default(JAXWorkerReplica)
+    return {"worker": worker}

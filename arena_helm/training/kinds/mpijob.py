@@ -1,0 +1,123 @@
+"""MPIJob (kubeflow.org/v2beta1, mpi-operator; v1, the training operator): its spec, its chart's values model and
+its spec-to-values."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import Field, field_validator
+
+from ...core.enums import CleanPodPolicy, MpiApi
+from ...core.grammars import AbsPath, Quantity
+from ...core.jobkinds import BY_KEY
+from ...workload.chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
+from ...workload.chart_values import Replica as ReplicaValues
+from ...workload.job_values import block_values, restart_default
+from ...workload.spec import MAX_REPLICAS, Gpus, JobSpec, Replica, opt
+
+
+class MPIJobSpec(JobSpec):
+    """An MPIJob: --workers workers and one launcher that runs the command."""
+
+    kind: ClassVar[str] = "mpijob"
+
+    gpus: Gpus = opt("GPUs (nvidia.com/gpu) per worker pod.", 0)
+    workers: Annotated[int, Field(ge=1, le=MAX_REPLICAS)] = opt("Worker replicas (plus one launcher).", 1)
+    cpu: Quantity | None = opt("CPU per worker (e.g. 4, 500m): the request, and the limit unless --cpu-limit.")
+    memory: Quantity | None = opt("Memory per worker (e.g. 16Gi): the request, and the limit unless "
+                                  "--memory-limit.")
+    cpu_limit: Quantity | None = opt("CPU limit per worker (default: --cpu).")
+    memory_limit: Quantity | None = opt("Memory limit per worker (default: --memory).")
+    launcher_cpu: Quantity | None = opt("CPU request of the launcher.")
+    launcher_memory: Quantity | None = opt("Memory request of the launcher.")
+    slots_per_worker: Annotated[int, Field(ge=1, le=1024)] | None = opt(
+        "MPI slots per worker (default: the worker's GPUs, at least 1, as Arena).", values="slotsPerWorker")
+    retry: Annotated[int, Field(ge=0, le=1000)] = opt("Retries of the launcher before the job is marked failed "
+                                                      "(backoffLimit).", 0, values="runPolicy.backoffLimit")
+    clean_task_policy: CleanPodPolicy = opt("Which pods to delete when the job ends.", CleanPodPolicy.All,
+                                            hidden=("--cleanTaskPolicy",), values="runPolicy.cleanPodPolicy")
+    mounts_on_launcher: bool = opt("Mount the --data PVCs on the launcher too (they always are here).", False)
+    gputopology: bool = opt("Not available on the upstream MPI operators (Alibaba's GPU topology scheduling).",
+                            False)
+    mpi_api: MpiApi = opt("MPIJob API: auto (what the cluster serves; v2beta1 in --dry-run), v2beta1 "
+                          "(mpi-operator) or v1 (training operator).", MpiApi.auto, values="mpiApiVersion")
+
+    @field_validator("gputopology")
+    @classmethod
+    def _gputopology(cls, v: bool) -> bool:
+        if v:
+            raise ValueError("GPU topology scheduling needs Alibaba's gpu-topology scheduler and operator, which "
+                             "the upstream MPI operators lack: leave it out")
+        return v
+
+    def replicas(self) -> dict[str, Replica]:
+        return {
+            "launcher": Replica(replicas=1, cpu=self.launcher_cpu, memory=self.launcher_memory),
+            "worker": Replica(replicas=self.workers, gpus=self.gpus, cpu=self.cpu, memory=self.memory,
+                              cpu_limit=self.cpu_limit or self.cpu, memory_limit=self.memory_limit or self.memory,
+                              devices=True),
+        }
+
+
+class MPILauncherReplica(ReplicaValues):
+    """The MPIJob launcher block: always one pod."""
+
+    replicas: int = Field(1, ge=1, le=1, description="Number of pods: always 1.")
+    restart_policy: RestartPolicy = _restart_policy(
+        "Never", "the launcher", "Never, as Arena's launcher Job (its retries are runPolicy.backoffLimit).")
+
+
+class MPIWorkerReplica(ReplicaValues):
+    """The MPIJob worker block."""
+
+    replicas: int = Field(1, ge=1, description="Number of worker pods (at least 1).")
+    restart_policy: RestartPolicy = _restart_policy("Never", "the workers", "Never, as Arena.")
+    command: str = Field("", description="Command of the workers (run with <shell> -c); \"\" runs the default "
+                         "keep-alive: /usr/sbin/sshd -De for v2beta1, sleep infinity for v1.")
+
+
+class MPIJobValues(JobValues):
+    """Values of the mpijob chart: one Kubeflow MPIJob (kubeflow.org/v2beta1 or v1)."""
+
+    mpi_api_version: Literal["v2beta1", "v1", "auto"] = Field(
+        "v2beta1", description="MPIJob API: v2beta1 (mpi-operator), v1 (the training-operator's MPIJob), or auto "
+        "(what the cluster serves, v2beta1 first; v2beta1 when rendered offline with helm template).")
+    run_policy: RunPolicy = Field(default_factory=lambda: RunPolicy(clean_pod_policy="All", backoff_limit=0),
+                                  description="The job's runPolicy; cleanPodPolicy All and backoffLimit 0 as Arena.")
+    slots_per_worker: int | None = Field(None, ge=1, description="MPI slots (processes) per worker; null = the "
+                                         "workers' GPUs (at least 1), as Arena's hostfile.")
+    mpi_implementation: Literal["OpenMPI", "Intel", "MPICH"] = Field(
+        "OpenMPI", description="MPI implementation (v2beta1 only): OpenMPI, Intel or MPICH.")
+    ssh_auth_mount_path: AbsPath = Field("/root/.ssh", description="Where mpi-operator mounts the SSH keys "
+                                         "(v2beta1 only).")
+    launcher: MPILauncherReplica = Field(default_factory=MPILauncherReplica, description="The launcher replicas.")
+    worker: MPIWorkerReplica = Field(default_factory=MPIWorkerReplica, description="The worker replicas.")
+
+
+
+# ---- spec -> values ---------------------------------------------------------------------------------
+def kind_values(spec: MPIJobSpec) -> dict[str, Any]:
+    """mpiApiVersion auto: the chart picks what the cluster serves at install (v2beta1 rendered offline); the
+    launcher is not restarted (Arena's: a Job with backoffLimit --retry), the workers Never."""
+    launcher, worker = block_values(spec, "launcher"), block_values(spec, "worker")
+    launcher["restartPolicy"] = restart_default(MPILauncherReplica)
+    worker["restartPolicy"] = restart_default(MPIWorkerReplica)
+    out = {"launcher": launcher, "worker": worker}
+    if spec.slots_per_worker is None:
+        out["slotsPerWorker"] = max(1, spec.gpus)  # Arena's hostfile: slots = GPUs per worker
+    return out
+
+
+def log_writer_selector(spec: MPIJobSpec) -> list[dict[str, Any]]:
+    """The pod that writes the logs (Arena: MPI worker 0). mpi-operator (v2beta1) labels a worker with its
+    job-role and replica-index, the training operator's MPIJob v1 labels workers with their replica-type and
+    no index; and with ``--mpi-api auto`` the API is only known at install. So the selector is the job's pods
+    that are not a launcher (job-role launcher, or master in v1) and have no other index than 0: worker 0
+    under v2beta1, a worker under v1."""
+    info = BY_KEY[spec.kind]
+    out = [{"key": info.pod_job_label, "operator": "In", "values": [spec.name]},
+           {"key": "training.kubeflow.org/job-role", "operator": "NotIn", "values": ["launcher", "master"]}]
+    if spec.workers > 1:
+        out.append({"key": info.pod_index_label, "operator": "NotIn",
+                    "values": [str(i) for i in range(1, spec.workers)]})
+    return out

@@ -1,0 +1,71 @@
+"""XGBoostJob (kubeflow.org/v1, the training operator): its spec, its chart's values model and its spec-to-values.
+
+Arena has no XGBoostJob. The flags are the PyTorchJob's (``--workers`` counts the master), the replicas and
+restart policies the operator's example's (training-operator v1.9.3 examples/xgboost/xgboostjob.yaml: one
+Master, Never; Workers, ExitCode). The operator gives every pod MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK
+(and WORKER_ADDRS, WORKER_PORT for LightGBM; pkg/controller.v1/xgboost/xgboost.go), on the container
+``xgboost`` and its port ``xgboostjob-port`` (9999: pkg/apis/kubeflow.org/v1/xgboost_types.go).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar
+
+from pydantic import Field
+
+from ...workload.chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
+from ...workload.chart_values import Replica as ReplicaValues
+from ...workload.job_values import block_values, restart_default
+from ...workload.spec import MAX_REPLICAS, PodJobSpec, Replica, opt
+
+
+class XGBoostJobSpec(PodJobSpec):
+    """An XGBoostJob: --workers counts the master, as a PyTorchJob's (3 = Master 1 + Worker 2); the training
+    operator sets MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK in every pod."""
+
+    kind: ClassVar[str] = "xgboostjob"
+
+    workers: Annotated[int, Field(ge=1, le=MAX_REPLICAS)] = opt(
+        "Pods in all, the master included (3 = master + 2 workers).", 1)
+
+    def replicas(self) -> dict[str, Replica]:
+        out = {"master": self.pod(1)}
+        if self.workers > 1:
+            out["worker"] = self.pod(self.workers - 1)
+        return out
+
+
+class XGBoostReplica(ReplicaValues):
+    """An XGBoostJob worker block."""
+
+    port: int = Field(9999, ge=1, le=65535, description="Container port (MASTER_PORT, WORKER_PORT; the operator "
+                      "wires it up).")
+    restart_policy: RestartPolicy = _restart_policy("ExitCode", "the workers", "ExitCode, as the operator's example.")
+
+
+class XGBoostMasterReplica(XGBoostReplica):
+    """The XGBoostJob master block: always one pod."""
+
+    replicas: int = Field(1, ge=1, le=1, description="Number of pods: always 1.")
+    restart_policy: RestartPolicy = _restart_policy(
+        "Never", "the master", "Never, as the operator's example: a failed master fails the job after "
+        "runPolicy.backoffLimit retries.")
+
+
+class XGBoostJobValues(JobValues):
+    """Values of the xgboostjob chart: one Kubeflow XGBoostJob (kubeflow.org/v1)."""
+
+    run_policy: RunPolicy = Field(default_factory=lambda: RunPolicy(backoff_limit=0),
+                                  description="The job's runPolicy; backoffLimit 0 (--retry).")
+    master: XGBoostMasterReplica = Field(default_factory=XGBoostMasterReplica, description="The master replicas.")
+    worker: XGBoostReplica = Field(default_factory=XGBoostReplica, description="The worker replicas.")
+
+
+# ---- spec -> values ---------------------------------------------------------------------------------
+def kind_values(spec: XGBoostJobSpec) -> dict[str, Any]:
+    """The master Never, the workers ExitCode (the operator's example)."""
+    master, worker = block_values(spec, "master"), block_values(spec, "worker")
+    master["restartPolicy"] = restart_default(XGBoostMasterReplica)
+    if worker["replicas"]:
+        worker["restartPolicy"] = restart_default(XGBoostReplica)
+    return {"master": master, "worker": worker}

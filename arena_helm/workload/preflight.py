@@ -1,0 +1,29 @@
+"""Checks made before a submit only when a flag names a cluster object that the job's own release cannot
+vouch for. Each costs one API request and runs only when its flag is given.
+
+``--priority``: the Priority admission plugin refuses every pod naming a PriorityClass that does not
+exist, but the job object itself (a TFJob, ...) is admitted, so without this check the release would be
+installed and the operator's pods refused later, one "FailedCreatePod" event at a time.
+"""
+
+from __future__ import annotations
+
+from ..core.errors import ArenaHelmError, ForbiddenError, NotFoundError, UsageError
+
+
+def check_priority_class(kube, name: str | None) -> None:
+    """UsageError if the cluster has no PriorityClass ``name``; a user who may not read PriorityClasses
+    (they are cluster-wide) is not stopped here: the admission still decides."""
+    if not name:
+        return
+    try:
+        kube.get_json(f"/apis/scheduling.k8s.io/v1/priorityclasses/{name}", f"reading PriorityClass {name}")
+    except NotFoundError:
+        raise UsageError(
+            f"--priority {name}: the cluster has no PriorityClass named {name} "
+            "(kubectl get priorityclasses lists them)"
+        ) from None
+    except ForbiddenError:
+        return
+    except ArenaHelmError:
+        return  # an unreachable API server is reported by the install itself

@@ -1,0 +1,274 @@
+"""Submitting a job, the Python API: spec -> values -> manifests or a release. The CLI only wraps these.
+
+    from arena_helm import TFJobSpec, render, submit
+    spec = TFJobSpec(name="mnist", image="tensorflow/tensorflow:2.15.0", workers=2, gpus=1,
+                     command="python train.py")
+    print(render(spec))                  # what --dry-run prints; no cluster
+    result = submit(spec)                # helm install, all or nothing
+
+Every failure is an :class:`~arena_helm.core.errors.ArenaHelmError` (a ``UsageError`` for bad input).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from ..adapters.charts import assemble_chart
+from ..adapters.helm import NAME_IN_USE, NO_SOURCES, Helm, ValueSources
+from ..core.errors import AlreadyExistsError, ArenaHelmError, ClusterError, NotFoundError, WaitTimeoutError
+from ..core.grammars import epoch
+from ..core.jobkinds import BY_KEY, BY_KIND
+from .job_values import build_values
+
+if TYPE_CHECKING:  # the install path imports these on use: render (--dry-run) needs none of them
+    from ..adapters.kube import KubeReader
+    from .spec import JobSpec
+
+
+def job_values(spec: JobSpec, provenance: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The chart values generated from the spec (the user's -f/--set* go to helm on top of them). Pure.
+
+    They are not validated through the chart's values model here: helm checks them against the chart's
+    values.schema.json (generated from that model) on every render and install, and the tests check that
+    what every kind builds is valid for its model. Building a values model's validators would cost every
+    submit (and --dry-run) more than the rest of the command. ``provenance`` (``provenance.record``) is
+    kept as the values block of that name."""
+    values = build_values(spec)
+    if provenance:
+        values["provenance"] = provenance
+    return values
+
+
+def render(spec: JobSpec, helm: Helm | None = None, *, values: dict[str, Any] | None = None,
+           sources: ValueSources = NO_SOURCES) -> str:
+    """The manifests the job would create (``helm template``): no cluster, no kubeconfig. Without ``values``,
+    those ``submit`` would install (generated values and provenance)."""
+    helm = helm or Helm()
+    if values is None:
+        from .provenance import record
+
+        values = job_values(spec, record(spec))
+    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
+        chart = assemble_chart(BY_KEY[spec.kind].chart, Path(tmp))
+        return helm.template(spec.name, chart, values, spec.namespace, sources)
+
+
+@dataclass
+class SubmitResult:
+    name: str
+    namespace: str
+    kind: str
+    api_version: str
+    revision: int
+    objects: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, apiVersion, name)
+
+
+PENDING = ("pending-install", "pending-upgrade", "pending-rollback", "uninstalling")
+
+
+def pending_grace() -> float:
+    """Seconds after which a pending release counts as interrupted (a live helm would have timed out)."""
+    import os
+
+    try:
+        return float(os.environ.get("ARENA_HELM_PENDING_GRACE", "300"))
+    except ValueError:
+        return 300.0
+
+
+def submit(spec: JobSpec, helm: Helm | None = None, kube: KubeReader | None = None, *,
+           values: dict[str, Any] | None = None, sources: ValueSources = NO_SOURCES,
+           notify: Callable[[str], None] | None = None) -> SubmitResult:
+    """Install the job's release. All or nothing: on any failure the release is removed again.
+
+    The happy path is one ``helm install`` (the API is not consulted first: helm itself refuses a name in
+    use, an existing object and a kind the cluster does not serve). A failure is then explained with the
+    API's help: a missing CRD names the operator to install, a release left pending by an interrupted
+    install (older than ``pending_grace()``) is removed and the install tried again, with a message through
+    ``notify``; and whatever this install created is removed.
+    """
+    import uuid
+
+    from ..adapters.kube import KubeReader
+    from ..views.release_index import SUBMIT_LABEL
+
+    kube = kube or KubeReader()
+    if helm is None:  # helm reaches the cluster ``kube`` reaches
+        from ..adapters.helm import KubeTarget
+
+        helm = Helm(target=KubeTarget(kube.kubeconfig, kube.context))
+    info = BY_KEY[spec.kind]
+    kind = info.kind
+    if values is None:
+        from .provenance import record
+
+        values = job_values(spec, record(spec))
+    values = _with_runtime(spec, kube, values)
+    token = uuid.uuid4().hex
+    from .preflight import check_priority_class
+
+    check_priority_class(kube, spec.priority)
+    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
+        chart = assemble_chart(info.chart, Path(tmp))
+        for attempt in (1, 2):
+            try:
+                release = helm.install(spec.name, chart, values, spec.namespace, labels={SUBMIT_LABEL: token},
+                                       sources=sources)
+                break
+            except AlreadyExistsError as exc:
+                if attempt == 1 and NAME_IN_USE.search(str(exc)) and _recover_pending(helm, kube, spec, notify):
+                    continue
+                raise _already_exists(exc, kind, spec.name, spec.namespace) from None
+            except ArenaHelmError as exc:
+                from ..adapters.failures import nothing_installed
+
+                note = None
+                if not nothing_installed(exc):  # else the cluster was never reached: nothing to clean up
+                    note = _cleanup_failed(helm, spec.name, spec.namespace, token)
+                err = _explain(exc, kind)
+                raise (type(err)(f"{err}; {note}") if note else err) from None
+    objects = [
+        (doc.get("kind", ""), doc.get("apiVersion", ""), doc.get("metadata", {}).get("name", ""))
+        for doc in yaml.safe_load_all(release.get("manifest", "")) if isinstance(doc, dict)
+    ]
+    api_version = next((a for k, a, _ in objects if k == kind), info.api_versions()[0])
+    return SubmitResult(spec.name, spec.namespace, kind, api_version, int(release.get("version", 1)), objects)
+
+
+def _with_runtime(spec: JobSpec, kube: KubeReader, values: dict[str, Any]) -> dict[str, Any]:
+    """A TrainJob: ``--runtime`` must be a runtime the cluster serves; the chart patches its trainer jobs."""
+    if not BY_KEY[spec.kind].runtime_key:
+        return values
+    from .runtimes import check_runtime, patched_jobs
+
+    runtime = values.get("runtime") or {}
+    found = check_runtime(kube, runtime.get("name", ""), runtime.get("kind", "ClusterTrainingRuntime"),
+                          spec.namespace)
+    jobs = patched_jobs(found)
+    return {**values, "replicatedJobs": jobs} if jobs and "replicatedJobs" not in values else values
+
+
+def _explain(exc: ArenaHelmError, kind: str) -> ArenaHelmError:
+    """helm's "no matches for kind" means the job's CRD is missing: say which operator to install. So does a 404
+    on creating the job ("the server could not find the requested resource (post mpijobs.kubeflow.org)"): the
+    CRD went away after helm's discovery had listed it."""
+    text = str(exc)
+    info = BY_KIND[kind]
+    gone = f"could not find the requested resource (post {info.plural}.{info.group})"
+    if "no matches for kind" in text or "ensure CRDs are installed first" in text or gone in text:
+        versions = " or ".join(info.api_versions())
+        return ClusterError(f"the cluster does not serve {kind} ({versions}): install {info.operator} first")
+    return exc
+
+
+def _already_exists(exc: AlreadyExistsError, kind: str, name: str, namespace: str) -> AlreadyExistsError:
+    text = str(exc)
+    if NAME_IN_USE.search(text) or "sh.helm.release" in text or "release: already exists" in text:
+        return _name_taken(name, namespace)
+    if "pending" in str(exc):
+        return exc
+    return AlreadyExistsError(
+        f"{kind} {name} already exists in namespace {namespace} (not from arena-helm): pick another --name, "
+        f"or delete that object first"
+    )
+
+
+def _name_taken(name: str, namespace: str) -> AlreadyExistsError:
+    return AlreadyExistsError(
+        f"a release named {name} already exists in namespace {namespace}: pick another --name, "
+        f"or delete it first (arena-helm delete {name} -n {namespace})"
+    )
+
+
+def _record_age(record: dict) -> float:
+    created = epoch((record.get("metadata") or {}).get("creationTimestamp"), default=time.time())
+    return time.time() - created
+
+
+def _recover_pending(helm: Helm, kube: KubeReader, spec: JobSpec, notify: Callable[[str], None] | None) -> bool:
+    """The name is taken: if by a release an interrupted install left pending, remove it (True) or say how."""
+    from ..views.release_index import OWNER_SELECTOR, latest_record, release_resource
+
+    resource = release_resource()
+    if resource is None:  # records outside the API (memory, sql): helm's own error stands
+        return False
+    records = kube.list_release_metadata(resource, spec.namespace, f"{OWNER_SELECTOR},name={spec.name}",
+                                         cached=False)
+    latest = latest_record(records)
+    status = (((latest or {}).get("metadata") or {}).get("labels") or {}).get("status", "")
+    if status not in PENDING:
+        return False
+    age = _record_age(latest)
+    grace = pending_grace()
+    name, namespace = spec.name, spec.namespace
+    if age < grace:
+        raise AlreadyExistsError(
+            f"release {name} in namespace {namespace} is {status} since {int(age)}s ago (another install may "
+            f"be running); if it was interrupted, retry after {int(grace)}s or remove it with "
+            f"arena-helm delete {name} -n {namespace}"
+        )
+    if notify:
+        notify(f"release {name} was left {status} by an interrupted install ({int(age)}s ago); removing it first")
+    helm.uninstall(name, namespace)
+    return True
+
+
+def _cleanup_failed(helm: Helm, name: str, namespace: str, token: str) -> str | None:
+    """Remove what a failed install left (release record and objects), if that release is this install's:
+    only then does it carry this install's token as a release label. Returns a note when that failed (it
+    goes on the install error's one line)."""
+    try:
+        from ..views.release_index import SUBMIT_LABEL
+
+        mine = helm.list(namespace, selector=f"{SUBMIT_LABEL}={token}")
+        if any(r.get("name") == name for r in mine):
+            helm.uninstall(name, namespace)
+    except ArenaHelmError as exc:  # the install error is the one the user needs; this is a footnote
+        return f"removing what it left failed too ({exc}): check with arena-helm get {name} -n {namespace}"
+    return None
+
+
+TERMINAL = ("Succeeded", "Failed")
+
+
+def wait_for(kube: KubeReader, result: SubmitResult, timeout: float, poll: float = 2.0,
+             progress: Callable[[str], None] | None = None) -> str:
+    """Follow the submitted job until it succeeds or fails; returns the final phase or raises WaitTimeoutError."""
+    return wait_job(kube, result.kind, result.api_version.split("/")[-1], result.namespace, result.name, timeout,
+                    poll, progress)
+
+
+def wait_job(kube: KubeReader, kind: str, version: str, namespace: str, name: str, timeout: float,
+             poll: float = 2.0, progress: Callable[[str], None] | None = None) -> str:
+    """Follow a job object until it succeeds or fails (its operator's word: ``views.job_phase``); returns the
+    final phase, or raises WaitTimeoutError (the job keeps running) or NotFoundError (it was deleted)."""
+    from ..views.jobs import job_phase
+
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        job = kube.get_job(kind, version, namespace, name)
+        if job is None:
+            raise NotFoundError(f"{kind} {name} disappeared from namespace {namespace}")
+        phase = job_phase(job)
+        if phase != last and progress:
+            progress(f"{kind.lower()}/{name}: {phase}")
+        last = phase
+        if phase in TERMINAL:
+            return phase
+        if time.monotonic() >= deadline:
+            raise WaitTimeoutError(
+                f"{kind.lower()}/{name} still {phase} after --timeout {int(timeout)}s "
+                "(the job keeps running; follow it with arena-helm get)"
+            )
+        time.sleep(poll)
+
+
+__all__ = ["SubmitResult", "job_values", "render", "submit", "wait_for", "wait_job"]

@@ -1,0 +1,1 @@
+"""The workspace family: interactive workspaces (JupyterLab, code-server, a shell) next to the data."""

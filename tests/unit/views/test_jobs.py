@@ -1,0 +1,68 @@
+"""arena_helm.views.jobs: a job's phase from the training operator's conditions, and when it is shown SUSPENDED
+(the intent in the spec, or the operator's condition; a TrainJob keeps its own ``spec.suspend``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from apiobjects import operator_job
+
+from arena_helm.views.jobs import job_phase, job_suspended, job_view
+
+NOW = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
+
+
+def tfjob(suspend=None, conditions=()):
+    rp = {} if suspend is None else {"suspend": suspend}
+    return {"kind": "TFJob", "metadata": {"name": "j", "namespace": "n", "creationTimestamp": "2026-01-02T03:00:00Z"},
+            "spec": {"runPolicy": rp, "tfReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": {
+                "containers": [{"name": "tensorflow"}],
+                "volumes": [{"name": "a", "persistentVolumeClaim": {"claimName": "data"}}, {"name": "b", "emptyDir": {}}],
+            }}}}},
+            "status": {"conditions": [{"type": t, "status": s} for t, s in conditions]}}
+
+
+@pytest.mark.parametrize(("conds", "suspend", "phase"), [
+    ([("Created", "True", "", "")], None, "Pending"),
+    ([("Created", "True", "", ""), ("Running", "True", "", "")], None, "Running"),
+    ([("Created", "True", "", ""), ("Restarting", "True", "", "")], None, "Restarting"),
+    ([("Created", "True", "", ""), ("Running", "False", "", ""), ("Suspended", "True", "", "")], True, "Suspended"),
+    ([("Created", "True", "", "")], True, "Suspended"),
+    ([("Running", "False", "", ""), ("Suspended", "False", "JobResumed", ""), ("Running", "True", "", "")], False,
+     "Running"),
+    ([("Running", "False", "", ""), ("Failed", "True", "", "")], None, "Failed"),
+    ([("Running", "False", "", ""), ("Succeeded", "True", "", "")], None, "Succeeded"),
+])
+def test_job_phase_follows_the_operators_conditions(conds, suspend, phase):
+    assert job_phase(operator_job(*conds, suspend=suspend)) == phase
+
+
+@pytest.mark.parametrize(("suspend", "conditions", "expected"), [
+    (True, [("Created", "True")], True),                               # the intent, before the operator acts
+    (False, [("Suspended", "True")], False),                           # resumed; the operator has not caught up
+    (None, [("Suspended", "True"), ("Running", "False")], True),       # set by someone else (e.g. Kueue)
+    (None, [("Suspended", "False"), ("Running", "True")], False),
+    (None, [], False),
+])
+def test_job_suspended(suspend, conditions, expected):
+    assert job_suspended(tfjob(suspend, conditions)) is expected
+
+
+def test_a_finished_job_is_never_shown_suspended():
+    assert job_view(release=None, job=tfjob(True, [("Running", "True")]), pods=[], now=NOW).status == "SUSPENDED"
+    assert job_view(release=None, job=tfjob(True, [("Succeeded", "True")]), pods=[], now=NOW).status == "SUCCEEDED"
+
+
+def test_a_trainjob_is_suspended_through_its_own_spec_suspend():
+    from arena_helm.core.jobkinds import BY_KIND
+
+    assert BY_KIND["TrainJob"].suspend_patch(True) == {"suspend": True}
+    assert BY_KIND["PyTorchJob"].suspend_patch(False) == {"runPolicy": {"suspend": False}}
+    assert BY_KIND["TrainJob"].suspend_of({"suspend": True}) is True
+    assert BY_KIND["MPIJob"].suspend_of({"runPolicy": {"suspend": False}}) is False
+    assert BY_KIND["MPIJob"].suspend_of({"runPolicy": None}) is None
+    assert job_suspended({"kind": "TrainJob", "spec": {"suspend": True}}) is True
+    assert job_suspended({"kind": "TrainJob", "spec": {"suspend": False},
+                          "status": {"conditions": [{"type": "Suspended", "status": "True"}]}}) is False
+    assert job_suspended({"kind": "TFJob", "spec": {"suspend": True}}) is False  # not a TFJob's field
