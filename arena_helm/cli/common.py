@@ -229,7 +229,7 @@ def cluster_for(g: Globals):
     from ..adapters.defaults import load_defaults, resolve_namespace
     from ..adapters.kube import KubeReader
     from ..adapters.kubeconfig import load
-    from ..releases.reader import Cluster
+    from ..workload.gateway import Cluster
 
     load(g.kubeconfig, g.context).check()  # a missing or malformed kubeconfig: one line, before helm runs
 

@@ -344,7 +344,7 @@ def prune_cmd(
         typer.echo("nothing deleted")
         raise typer.Exit(1)
     for v in doomed:
-        c.helm.uninstall(v.name, v.namespace)
+        c.uninstall(v.namespace, v.name)
         typer.echo(f"{v.trainer}/{v.name} deleted")
 
 

@@ -74,7 +74,7 @@ def rerun_cmd(
     from ..adapters.helm import NO_SOURCES
     from ..core.errors import UsageError
     from ..core.jobkinds import BY_KIND
-    from ..releases.reader import kind_of_type, release_index
+    from ..releases.reader import kind_of_type
     from ..releases.rerun import new_spec, next_name, read
     from ..workload.provenance import record, rerun_values
     from ..workload.submission import job_values
@@ -95,7 +95,7 @@ def rerun_cmd(
     key = BY_KIND[rec.kind].key
     given = _given_fields(key, list(ctx.args))
     if new_name is None:
-        new_name = next_name(name, {n for (rns, n) in release_index(c, ns) if rns == ns})
+        new_name = next_name(name, {n for (rns, n) in c.index(ns) if rns == ns})
     spec = new_spec(rec, new_name, given)
     old_generated = job_values(rec.old_spec())
     words = ["arena-helm", *STATE.get("argv", [])]

@@ -182,7 +182,7 @@ def _check(spec, sources, output, g: Globals) -> None:
     from ..adapters.kubeconfig import load
     from ..core.jobkinds import BY_KEY
     from ..insight.fit import fit_job
-    from ..releases.reader import Cluster
+    from ..workload.gateway import Cluster
     from ..workload.submission import job_values, render
 
     load(g.kubeconfig, g.context).check()  # a missing kubeconfig is one line before helm renders anything
@@ -236,7 +236,7 @@ def _install(spec, sources, run: dict[str, Any], wait_seconds: int, g: Globals, 
         phase = wait_for(kube, result, wait_seconds, progress=lambda m: typer.echo(m, err=True))
         if run["notify"] is not None:
             from ..releases.notify import send
-            from ..releases.reader import Cluster
+            from ..workload.gateway import Cluster
 
             warning = send(Cluster(helm, kube), result.namespace, result.name, result.kind, run["notify"])
             if warning:

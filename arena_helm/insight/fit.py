@@ -47,7 +47,7 @@ from ..views.queueing import queue_of
 from ..views.slim import slim_pod_requests
 
 if TYPE_CHECKING:
-    from ..releases.reader import Cluster
+    from ..workload.gateway import Cluster
 
 log = logging.getLogger(__name__)
 

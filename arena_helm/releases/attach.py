@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from ..core.errors import ArenaHelmError, ClusterError
 from ..views.jobs import job_phase, job_suspended, pod_job_selector
 from ..views.pods import pick_container, pick_pod
-from .reader import Cluster, find_job
+from ..workload.gateway import Cluster
+from .reader import find_job
 
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
 

@@ -11,7 +11,8 @@ from ..core.grammars import parse_time
 from ..core.jobkinds import BY_KIND
 from ..views.jobs import JobView, chart_kind
 from ..views.release_index import job_release_key
-from .reader import Cluster, jobs_named, read_release
+from ..workload.gateway import Cluster
+from .reader import jobs_named
 
 
 def no_release_message(kind: str, namespace: str, name: str) -> str:
@@ -24,7 +25,7 @@ def no_release_message(kind: str, namespace: str, name: str) -> str:
 
 def delete_job(c: Cluster, namespace: str, name: str) -> str:
     """``helm uninstall`` of the job's release (job, TensorBoard and all). Returns the chart kind."""
-    release = read_release(c, namespace, name)
+    release = c.find(namespace, name)
     if release is None:
         found = jobs_named(c, namespace, name)
         if found:
@@ -37,7 +38,7 @@ def delete_job(c: Cluster, namespace: str, name: str) -> str:
     if not kind:
         raise UsageError(f"release {name} in namespace {namespace} is not an arena-helm job "
                          f"(chart {release.get('chart')}); use helm uninstall for it")
-    c.helm.uninstall(name, namespace)
+    c.uninstall(namespace, name)
     return kind
 
 
@@ -52,7 +53,7 @@ def delete_object(c: Cluster, namespace: str, name: str, kind: str | None = None
                          "pick one with -T/--type")
     k, (version, job) = next(iter(found.items()))
     key = job_release_key(job)
-    if key and read_release(c, key[0], key[1]) is not None:
+    if key and c.find(key[0], key[1]) is not None:
         raise UsageError(f"{k.lower()}/{name} belongs to helm release {key[1]}: delete it without --object "
                          f"(arena-helm delete {key[1]} -n {key[0]} uninstalls the release and all it made)")
     try:

@@ -2,7 +2,7 @@
 jobs is in ``deletion.py``, TensorBoard URLs in ``tensorboard_urls.py``.
 
 ``list`` (and ``top job``, ``prune``, completion) reads no release payload and starts no helm: the release
-index comes from a metadata-only LIST of helm's storage records (``releases.py``), then the API discovery of
+index comes from a metadata-only LIST of helm's storage records (``workload.gateway.Cluster.index``), then the API discovery of
 kubeflow.org, a LIST per served job kind, one of the jobs' pods and one of TensorBoard services; every
 LIST is paged (``kube.PAGE_SIZE``) and cut down as it arrives (``slim.py``), so requests grow with the
 number of pages only and memory with what the rows keep. ``get`` and ``delete`` read one release in full.
@@ -20,8 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..adapters.helm import Helm
-from ..adapters.kube import KubeReader
 from ..core.errors import ForbiddenError, NotAJobError, NotFoundError, UsageError
 from ..core.jobkinds import BY_KIND, KINDS, lookup
 from ..views.jobs import JobView, chart_kind, job_view, pod_job_name, pod_job_selector
@@ -29,25 +27,18 @@ from ..views.nodes import NodeView, node_view
 from ..views.queueing import owned_workload, pending_positions, place, queue_info
 from ..views.reasons import Failure, pending_reason, state_reason
 from ..views.release_index import (
-    LISTED_STATES,
     ReleaseMeta,
-    decode_payload,
-    from_list_item,
     job_release_key,
     join,
-    latest_record,
-    latest_releases,
     needs_full_read,
-    record_meta,
-    release_item,
-    release_resource,
     sort_key,
 )
 from ..views.slim import slim_job, slim_pod
+from ..workload.gateway import Cluster
 from .tensorboard_urls import tensorboard_urls
 
 if TYPE_CHECKING:
-    from ..adapters.helm import Helm
+    pass
 
 log = logging.getLogger(__name__)
 def kind_of_type(value: str | None) -> str | None:
@@ -60,71 +51,6 @@ def now_utc() -> dt.datetime:
 
 
 # ---- list ----------------------------------------------------------------------------------------
-class Cluster:
-    """The helm and API adapters of one command. ``helm`` may be a factory: it is built on first use, so
-    that the commands which read through the API only (list, get, top) need no helm binary."""
-
-    def __init__(self, helm: Helm | Callable[[], Helm], kube: KubeReader):
-        self._helm = helm
-        self.kube = kube
-
-    @property
-    def helm(self) -> Helm:
-        if callable(self._helm):  # a factory (a Helm is not callable)
-            self._helm = self._helm()
-        return self._helm
-
-
-def release_index(c: Cluster, namespace: str, all_namespaces: bool = False) -> dict[tuple[str, str], ReleaseMeta]:
-    """(namespace, name) -> the latest revision of every listed release, from the storage records'
-    metadata (one metadata-only LIST, paged). ``helm list`` only for drivers outside the API."""
-    resource = release_resource()
-    if resource is None:
-        return {(r["namespace"], r["name"]): from_list_item(r) for r in c.helm.list(namespace, all_namespaces)}
-    ns = None if all_namespaces else namespace
-    records = [m for m in (record_meta(it["metadata"]) for it in c.kube.list_release_metadata(resource, ns)) if m]
-    return latest_releases(records)
-
-
-def _recheck(c: Cluster, keys: list[tuple[str, str]]) -> dict[tuple[str, str], ReleaseMeta]:
-    """The releases ``keys`` (namespace, name) read again: job objects that name a release the index had
-    not seen yet (installed while the index was read). One metadata LIST per namespace and 50 names."""
-    resource = release_resource()
-    if resource is None:
-        return {}
-    by_ns: dict[str, list[str]] = defaultdict(list)
-    for ns, name in keys:
-        by_ns[ns].append(name)
-    records: list[ReleaseMeta] = []
-    for ns, names in sorted(by_ns.items()):
-        for i in range(0, len(names), 50):
-            selector = f"owner=helm,name in ({','.join(sorted(names[i:i + 50]))})"
-            items = c.kube.list_release_metadata(resource, ns, selector, cached=False)
-            records += [m for m in (record_meta(it["metadata"]) for it in items) if m]
-    return latest_releases(records)
-
-
-def read_release(c: Cluster, namespace: str, name: str) -> dict | None:
-    """Release ``name`` read in full (only its own records), as a ``helm list -o json`` item with the
-    chart and helm's description; None when no listed release has that name."""
-    resource = release_resource()
-    if resource is None:
-        return next((r for r in c.helm.list(namespace) if r.get("name") == name), None)
-    record = latest_record(c.kube.release_records_full(resource, namespace, name))
-    if record is None:
-        return None
-    meta = record_meta(record.get("metadata") or {})
-    if meta is None or meta.status not in LISTED_STATES:
-        return None
-    try:
-        item = release_item(decode_payload((record.get("data") or {}).get("release", ""), resource))
-    except (ValueError, OSError, EOFError, TypeError) as exc:  # not helm's format: say so, keep the labels' view
-        log.debug("release %s/%s: cannot decode its record: %s", namespace, name, exc)
-        item = meta.item()
-    item.setdefault("namespace", namespace)
-    return item
-
-
 @dataclass
 class Row:
     release: ReleaseMeta | None
@@ -154,7 +80,7 @@ def job_rows(c: Cluster, namespace: str, all_namespaces: bool = False, kind: str
     installed meanwhile is looked up again.
     """
     ns = None if all_namespaces else namespace
-    index = release_index(c, namespace, all_namespaces)
+    index = c.index(namespace, all_namespaces)
     served = c.kube.served_job_versions()
     calls: dict[str, Callable[[], Any]] = {}
     for k, versions in served.items():
@@ -170,12 +96,12 @@ def job_rows(c: Cluster, namespace: str, all_namespaces: bool = False, kind: str
     jobs: list[dict] = [job for r in listed if not isinstance(r, ForbiddenError) for job in r]
     joined = join(index, jobs)
     if joined.orphans:
-        index.update(_recheck(c, joined.orphans))
+        index.update(c.recheck(joined.orphans))
         joined = join(index, jobs)
     rows = [Row(rel, job, job.get("kind", "")) for rel, job in joined.pairs]
     for rel in joined.unjoined:
         if needs_full_read(rel):
-            item = read_release(c, rel.namespace, rel.name)
+            item = c.find(rel.namespace, rel.name)
             if item is None:  # uninstalled since the index was read
                 continue
             rel = dataclasses.replace(rel, chart=item.get("chart", ""), status=item.get("status", rel.status))
@@ -301,9 +227,9 @@ def find_job(c: Cluster, namespace: str, name: str, kind: str | None = None) -> 
     if found:
         k, (version, job) = next(iter(found.items()))
         key = job_release_key(job)
-        release = read_release(c, key[0], key[1]) if key else None
+        release = c.find(key[0], key[1]) if key else None
         return k, version, job, release
-    release = read_release(c, namespace, name)
+    release = c.find(namespace, name)
     rkind = chart_kind(release) if release else None
     if release and not rkind:
         raise NotAJobError(name, namespace, str(release.get("chart")))
@@ -416,5 +342,4 @@ def top_nodes_and_pods(c: Cluster, names: list[str] | None = None) -> tuple[list
     return [node_view(n, pods) for n in sorted(nodes, key=lambda n: n["metadata"]["name"])], pods
 
 
-__all__ = ["Cluster", "get_job", "job_names",
-           "job_rows", "list_jobs", "read_release", "release_index", "top_nodes"]
+__all__ = ["get_job", "job_names", "job_rows", "list_jobs", "top_nodes"]

@@ -15,8 +15,8 @@ from ..core.jobkinds import BY_KIND
 from ..workload.provenance import of_values
 
 if TYPE_CHECKING:
+    from ..workload.gateway import Cluster
     from ..workload.spec import JobSpec
-    from .reader import Cluster
 
 
 @dataclass
@@ -45,7 +45,7 @@ def read(c: Cluster, namespace: str, name: str, kind: str | None = None) -> Reco
     if release is None:
         raise NotFoundError(f"{k} {name} in namespace {namespace} has no helm release (not submitted with "
                             "arena-helm or helm): there are no values to rerun it from")
-    values = c.helm.get_values(name, namespace)
+    values = c.values(namespace, name)
     rec = Recorded(k, name, namespace, values, of_values(values))
     if not rec.spec_fields:
         raise UsageError(f"release {name} in namespace {namespace} keeps no arena-helm spec (installed with plain "

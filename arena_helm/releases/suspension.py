@@ -12,16 +12,15 @@ error, not a silent no-op; so is a finished job, a job without a release and a c
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 import yaml
 
 from ..core.errors import ArenaHelmError, ClusterError, NotAJobError
 from ..core.jobkinds import BY_KIND
 from ..views.jobs import chart_kind, job_phase, job_suspended, release_info
-from .reader import Cluster, find_job
+from ..workload.gateway import Cluster
+from .reader import find_job
 
 
 class LifecycleError(ArenaHelmError):
@@ -80,9 +79,5 @@ def set_suspend(c: Cluster, namespace: str, name: str, suspend: bool, kind: str 
             f"release {name} uses chart {chart}-{info.get('chartVersion')} and this arena-helm ships "
             f"{chart}-{shipped}: {verb} would also change the chart; use the arena-helm that submitted it, or "
             f"helm upgrade {name} --reuse-values --set {BY_KIND[k].suspend_key}={str(suspend).lower()} with that chart")
-    from ..adapters.charts import assemble_chart
-
-    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
-        chart_dir = assemble_chart(chart, Path(tmp))
-        out = c.helm.upgrade(name, chart_dir, BY_KIND[k].suspend_patch(suspend), namespace, reuse_values=True)
+    out = c.upgrade(chart, namespace, name, BY_KIND[k].suspend_patch(suspend), reuse_values=True)
     return SuspendResult(k, name, namespace, int(out.get("version", 0) or 0))

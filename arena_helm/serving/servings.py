@@ -34,8 +34,8 @@ from ..workload.chart_values import Empty, PodChartValues, PodSecurityContext, V
 from ..workload.spec import Gpus, JobSpec, PodLevelFlags, opt
 
 if TYPE_CHECKING:
-    from ..releases.reader import Cluster
     from ..views.jobs import JobView
+    from ..workload.gateway import Cluster
 
 # Arena's labels (kubeflow/arena charts/custom-serving/templates/deployment.yaml; pkg/serving/serving.go finds
 # the Deployments, pods and Services of a serving by them)
@@ -284,15 +284,10 @@ def _deployment_view(release: dict, deployment: dict | None, service: dict | Non
 # ---- the actions (helm and the API through the injected adapters) ----------------------------------------
 def render_serving(helm_binary: str | None, spec: ServeSpec, values: dict[str, Any]) -> str:
     """The manifests ``serve custom --dry-run`` prints: helm template of the chart (no cluster)."""
-    import tempfile
-    from pathlib import Path
-
-    from ..adapters.charts import assemble_chart
     from ..adapters.helm import Helm
+    from ..workload.gateway import render
 
-    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
-        chart = assemble_chart(_chart_of(spec), Path(tmp))
-        return Helm(helm_binary).template(spec.release, chart, values, spec.namespace)
+    return render(Helm(helm_binary), _chart_of(spec), spec.release, values, spec.namespace)
 
 
 def submit_serving(spec: ServeSpec, helm: Any = None, kube: Any = None, *,
@@ -302,7 +297,7 @@ def submit_serving(spec: ServeSpec, helm: Any = None, kube: Any = None, *,
     to install instead of ``serving_values(spec)``; ``helm``/``kube``: adapters to use (default: the current
     kubeconfig context). ``render_serving(None, spec, serving_values(spec))`` renders it without a cluster."""
     from ..adapters.kube import KubeReader
-    from ..releases.reader import Cluster
+    from ..workload.gateway import Cluster
 
     kube = kube or KubeReader()
     if helm is None:  # helm reaches the cluster ``kube`` reaches
@@ -321,30 +316,13 @@ def _chart_of(spec: ServeSpec) -> str:
 
 def serve(c: Cluster, spec: ServeSpec, values: dict[str, Any]) -> None:
     """Install the serving's release; all or nothing (a failed install is uninstalled again)."""
-    import tempfile
-    from pathlib import Path
+    from ..core.errors import AlreadyExistsError
 
-    from ..adapters.charts import assemble_chart
-    from ..core.errors import AlreadyExistsError, ArenaHelmError
-    from ..releases.reader import read_release
-
-    if read_release(c, spec.namespace, spec.release) is not None:
+    if c.find(spec.namespace, spec.release) is not None:
         raise AlreadyExistsError(f"serving {spec.name} version {spec.version} exists in namespace {spec.namespace} "
                                  f"(release {spec.release}): give another --version, or arena-helm serve delete "
                                  f"{spec.name} --version {spec.version}")
-    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
-        try:
-            c.helm.install(spec.release, assemble_chart(_chart_of(spec), Path(tmp)), values, spec.namespace,
-                           labels={RELEASE_LABEL: _chart_of(spec)})
-        except ArenaHelmError as exc:
-            from ..adapters.failures import nothing_installed
-
-            if not nothing_installed(exc):  # else the cluster was never reached: nothing to remove
-                try:
-                    c.helm.uninstall(spec.release, spec.namespace)
-                except ArenaHelmError:
-                    pass
-            raise
+    c.install(_chart_of(spec), spec.namespace, spec.release, values, labels={RELEASE_LABEL: _chart_of(spec)})
 
 
 RELEASE_LABEL = "arena-helm-serving"  # the release label serve sets (its chart): a serving without objects yet
@@ -357,8 +335,6 @@ def list_servings(c: Cluster, namespace: str, all_namespaces: bool = False, name
     joined by their ``release`` label with helm's records (one metadata-only LIST: the release's revision and
     status). A release with the serve label and no object yet is a serving too."""
     from ..core.servekinds import BY_CHART
-    from ..releases.reader import release_index
-
     ns = None if all_namespaces else namespace
     selector = SELECTOR + (f",{NAME_LABEL}={name}" if name else "") + (f",{VERSION_LABEL}={version}" if version else "")
 
@@ -371,7 +347,7 @@ def list_servings(c: Cluster, namespace: str, all_namespaces: bool = False, name
     pods: dict[tuple[str, str], list[dict]] = {}
     for p in c.kube.list_pods(ns, selector=selector):
         pods.setdefault(release_key(p), []).append(p)
-    index = release_index(c, namespace, all_namespaces)
+    index = c.index(namespace, all_namespaces)
     charts: dict[tuple[str, str], str] = {}
     for key, obj in (*deployments.items(), *workloads.items()):
         chart = ((obj.get("metadata") or {}).get("labels") or {}).get(TYPE_LABEL, "")
@@ -433,7 +409,7 @@ def delete_servings(c: Cluster, namespace: str, name: str, version: str | None =
     split is the traffic family's: ``traffic.delete_serving``)."""
     views = servings_named(c, namespace, name, version)
     for v in views:
-        c.helm.uninstall(v.release, namespace)
+        c.uninstall(namespace, v.release)
     return views
 
 
@@ -519,11 +495,6 @@ def update_serving(c: Cluster, namespace: str, kind, name: str, version: str | N
                    given: dict[str, Any]) -> ServingView:
     """helm upgrade of serving ``name`` (its one version, or ``version``) with the given flags' values merged
     over the release's; returns the view after it (its new revision)."""
-    import tempfile
-    from pathlib import Path
-
-    from ..adapters.charts import assemble_chart
-
     if not given:
         raise UsageError(f"serve update {kind.key}: give what to change (e.g. --image, --replicas, --gpus)")
     view = one_serving(c, namespace, name, version)
@@ -534,8 +505,7 @@ def update_serving(c: Cluster, namespace: str, kind, name: str, version: str | N
         fix = f": arena-helm serve update {its.key} {name}" if its else ""
         raise UsageError(f"serving {name} version {view.version} is a {view.type}, not a {kind.chart}{fix}")
     patch = update_patch(kind, name, view.version, given)
-    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
-        c.helm.upgrade(view.release, assemble_chart(kind.chart, Path(tmp)), patch, namespace, reuse_values=True)
+    c.upgrade(kind.chart, namespace, view.release, patch, reuse_values=True)
     return one_serving(c, namespace, name, view.version)
 
 

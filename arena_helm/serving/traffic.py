@@ -28,7 +28,7 @@ from ..workload.chart_values import ArenaCommonValues, Empty, ValuesModel, globa
 from ..workload.spec import PodFlags
 
 if TYPE_CHECKING:
-    from ..releases.reader import Cluster
+    from ..workload.gateway import Cluster
     from .servings import ServingView
 
 CHART = FAMILY_CHART[Family.TRAFFIC]
@@ -193,23 +193,15 @@ def choose_router(served: dict[str, list[str]], wanted: Router | None) -> Router
 
 # ---- the actions ----------------------------------------------------------------------------------------
 def render_traffic(helm_binary: str | None, spec: TrafficSplitSpec, values: dict[str, Any]) -> str:
-    import tempfile
-    from pathlib import Path
-
-    from ..adapters.charts import assemble_chart
     from ..adapters.helm import Helm
+    from ..workload.gateway import render
 
-    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
-        return Helm(helm_binary).template(spec.release, assemble_chart(CHART, Path(tmp)), values, spec.namespace)
+    return render(Helm(helm_binary), CHART, spec.release, values, spec.namespace)
 
 
 def split_traffic(c: Cluster, spec: TrafficSplitSpec, ports: list[tuple[str, int]] | None = None
                   ) -> tuple[dict[str, Any], int]:
     """Install (or upgrade) the split's release; its values and the release's revision."""
-    import tempfile
-    from pathlib import Path
-
-    from ..adapters.charts import assemble_chart
     from .servings import servings_named
 
     try:
@@ -218,25 +210,23 @@ def split_traffic(c: Cluster, spec: TrafficSplitSpec, ports: list[tuple[str, int
         raise UsageError(str(exc)) from None
     router = choose_router(c.kube.served_groups(), spec.router)
     values = traffic_values(spec, views, router, ports)
-    existing = next((r for r in c.helm.list(spec.namespace) if r.get("name") == spec.release), None)
+    existing = c.find(spec.namespace, spec.release)
     if existing is not None and release_chart(existing) != CHART:
         raise UsageError(f"release {spec.release} in namespace {spec.namespace} is not a traffic split (chart "
                          f"{existing.get('chart')}): it is left as it is")
-    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
-        chart = assemble_chart(CHART, Path(tmp))
-        if existing is None:
-            out = c.helm.install(spec.release, chart, values, spec.namespace)
-        else:
-            out = c.helm.upgrade(spec.release, chart, values, spec.namespace)
+    if existing is None:
+        out = c.install(CHART, spec.namespace, spec.release, values)
+    else:
+        out = c.upgrade(CHART, spec.namespace, spec.release, values)
     return values, int(out.get("version", 1) or 1)
 
 
 def traffic_of(c: Cluster, namespace: str, name: str, releases: list[dict] | None = None) -> dict[str, Any] | None:
     """The split of serving ``name`` (its release's values), or None."""
-    listed = releases if releases is not None else c.helm.list(namespace)
+    listed = releases if releases is not None else c.of_chart(CHART, namespace)
     if not any(r.get("name") == name and release_chart(r) == CHART for r in listed):
         return None
-    return c.helm.get_values(name, namespace)
+    return c.values(namespace, name)
 
 
 def delete_serving(c: Cluster, namespace: str, name: str, version: str | None = None) -> list[ServingView]:
@@ -246,7 +236,7 @@ def delete_serving(c: Cluster, namespace: str, name: str, version: str | None = 
 
     views = delete_servings(c, namespace, name, version)
     if version is None and traffic_of(c, namespace, name) is not None:
-        c.helm.uninstall(name, namespace)
+        c.uninstall(namespace, name)
     return views
 
 

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from typing import Any
 
-from ..adapters.charts import assemble_chart
 from ..core.catalog import FAMILY_CHART, Family, release_chart
-from ..core.errors import AlreadyExistsError, ArenaHelmError, NotFoundError, UsageError
+from ..core.errors import AlreadyExistsError, NotFoundError, UsageError
 from ..core.grammars import DNS1035_LABEL_RX, DNS1123_SUBDOMAIN_RX, matches
-from ..releases.reader import Cluster
 from ..releases.tensorboard_urls import TB_SELECTOR, first_node_ip, tensorboard_url
+from ..workload.gateway import Cluster
 
 CHART = FAMILY_CHART[Family.TENSORBOARD]
 MOUNT = "/logs"
@@ -49,29 +46,14 @@ def tensorboard_values(name: str, *, logdir: str | None, host_path: str | None, 
     return values
 
 
-def _release(c: Cluster, namespace: str, name: str) -> dict | None:
-    return next((r for r in c.helm.list(namespace) if r.get("name") == name), None)
-
-
 def _is_tensorboard_chart(release: dict) -> bool:
     return release_chart(release) == CHART
 
 
 def start_tensorboard(c: Cluster, namespace: str, name: str, values: dict[str, Any]) -> str:
-    if _release(c, namespace, name) is not None:
+    if c.find(namespace, name) is not None:
         raise AlreadyExistsError(f"a release named {name} already exists in namespace {namespace}: pick another name")
-    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
-        chart = assemble_chart(CHART, Path(tmp))
-        try:
-            c.helm.install(name, chart, values, namespace)
-        except AlreadyExistsError:
-            raise
-        except ArenaHelmError:
-            try:
-                c.helm.uninstall(name, namespace)
-            except ArenaHelmError:
-                pass
-            raise
+    c.install(CHART, namespace, name, values)
     svc = find_service(c, namespace, name)
     if svc is None:
         return f"(no service found for {name}-tensorboard)"
@@ -80,13 +62,13 @@ def start_tensorboard(c: Cluster, namespace: str, name: str, values: dict[str, A
 
 
 def stop_tensorboard(c: Cluster, namespace: str, name: str) -> None:
-    release = _release(c, namespace, name)
+    release = c.find(namespace, name)
     if release is None:
         raise NotFoundError(f"no TensorBoard named {name} in namespace {namespace}")
     if not _is_tensorboard_chart(release):
         raise UsageError(f"release {name} is not a standalone TensorBoard (chart {release.get('chart')}); "
                          f"a job's TensorBoard goes with arena-helm delete {name}")
-    c.helm.uninstall(name, namespace)
+    c.uninstall(namespace, name)
 
 
 def find_service(c: Cluster, namespace: str, name: str) -> dict | None:
@@ -101,7 +83,7 @@ def list_tensorboards(c: Cluster, namespace: str, all_namespaces: bool) -> list[
     ns = None if all_namespaces else namespace
     services = c.kube.list_services(ns, TB_SELECTOR)
     node_ip = first_node_ip(c.kube) if any(s["spec"].get("type") != "ClusterIP" for s in services) else None
-    charts = {(r["namespace"], r["name"]): r for r in c.helm.list(namespace, all_namespaces)}
+    charts = {(r["namespace"], r["name"]): r for r in c.listed(namespace, all_namespaces)}
     rows = []
     for svc in sorted(services, key=lambda s: (s["metadata"]["namespace"], s["metadata"]["name"])):
         meta = svc["metadata"]
@@ -116,10 +98,9 @@ def list_tensorboards(c: Cluster, namespace: str, all_namespaces: bool) -> list[
 def render_tensorboard(helm_binary: str | None, namespace: str, name: str, values: dict[str, Any]) -> str:
     """``tensorboard start --dry-run``: the manifests (``helm template``), no cluster, no kubeconfig."""
     from ..adapters.helm import Helm
+    from ..workload.gateway import render
 
-    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
-        chart = assemble_chart(CHART, Path(tmp))
-        return Helm(helm_binary).template(name, chart, values, namespace)
+    return render(Helm(helm_binary), CHART, name, values, namespace)
 
 
 def _pod_running(pod: dict) -> bool:

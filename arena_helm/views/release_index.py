@@ -44,7 +44,8 @@ SYSTEM_LABELS = frozenset({"name", "owner", "status", "version", "createdAt", "m
 RELEASE_NAME_ANNOTATION = "meta.helm.sh/release-name"
 RELEASE_NAMESPACE_ANNOTATION = "meta.helm.sh/release-namespace"
 CHART_LABEL = "helm.sh/chart"
-SUBMIT_LABEL = "arena-helm-submit"  # the release label arena-helm's submit sets (submission.py)
+SUBMIT_LABEL = "arena-helm-submit"  # the release label arena-helm's submit sets (submission.py): a job's
+INSTALL_LABEL = "arena-helm-install"  # the one the other families' installs set (workload/gateway.py)
 METADATA_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 
 

@@ -11,20 +11,18 @@ Every failure is an :class:`~arena_helm.core.errors.ArenaHelmError` (a ``UsageEr
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from ..adapters.charts import assemble_chart
 from ..adapters.helm import NAME_IN_USE, NO_SOURCES, Helm, ValueSources
 from ..core.errors import AlreadyExistsError, ArenaHelmError, ClusterError, NotFoundError, WaitTimeoutError
 from ..core.grammars import epoch
 from ..core.jobkinds import BY_KEY, BY_KIND
+from . import gateway
 from .job_values import build_values
 
 if TYPE_CHECKING:  # the install path imports these on use: render (--dry-run) needs none of them
@@ -50,14 +48,11 @@ def render(spec: JobSpec, helm: Helm | None = None, *, values: dict[str, Any] | 
            sources: ValueSources = NO_SOURCES) -> str:
     """The manifests the job would create (``helm template``): no cluster, no kubeconfig. Without ``values``,
     those ``submit`` would install (generated values and provenance)."""
-    helm = helm or Helm()
     if values is None:
         from .provenance import record
 
         values = job_values(spec, record(spec))
-    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
-        chart = assemble_chart(BY_KEY[spec.kind].chart, Path(tmp))
-        return helm.template(spec.name, chart, values, spec.namespace, sources)
+    return gateway.render(helm or Helm(), BY_KEY[spec.kind].chart, spec.name, values, spec.namespace, sources)
 
 
 @dataclass
@@ -94,8 +89,6 @@ def submit(spec: JobSpec, helm: Helm | None = None, kube: KubeReader | None = No
     install (older than ``pending_grace()``) is removed and the install tried again, with a message through
     ``notify``; and whatever this install created is removed.
     """
-    import uuid
-
     from ..adapters.kube import KubeReader
     from ..views.release_index import SUBMIT_LABEL
 
@@ -111,29 +104,19 @@ def submit(spec: JobSpec, helm: Helm | None = None, kube: KubeReader | None = No
 
         values = job_values(spec, record(spec))
     values = _with_runtime(spec, kube, values)
-    token = uuid.uuid4().hex
     from .preflight import check_priority_class
 
     check_priority_class(kube, spec.priority)
-    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
-        chart = assemble_chart(info.chart, Path(tmp))
-        for attempt in (1, 2):
-            try:
-                release = helm.install(spec.name, chart, values, spec.namespace, labels={SUBMIT_LABEL: token},
-                                       sources=sources)
-                break
-            except AlreadyExistsError as exc:
-                if attempt == 1 and NAME_IN_USE.search(str(exc)) and _recover_pending(helm, kube, spec, notify):
-                    continue
-                raise _already_exists(exc, kind, spec.name, spec.namespace) from None
-            except ArenaHelmError as exc:
-                from ..adapters.failures import nothing_installed
-
-                note = None
-                if not nothing_installed(exc):  # else the cluster was never reached: nothing to clean up
-                    note = _cleanup_failed(helm, spec.name, spec.namespace, token)
-                err = _explain(exc, kind)
-                raise (type(err)(f"{err}; {note}") if note else err) from None
+    c = gateway.Cluster(helm, kube)
+    for attempt in (1, 2):
+        try:
+            release = c.install(info.chart, spec.namespace, spec.name, values, sources=sources, mark=SUBMIT_LABEL,
+                                explain=lambda exc: _explain(exc, kind))
+            break
+        except AlreadyExistsError as exc:
+            if attempt == 1 and NAME_IN_USE.search(str(exc)) and _recover_pending(c, spec, notify):
+                continue
+            raise _already_exists(exc, kind, spec.name, spec.namespace) from None
     objects = [
         (doc.get("kind", ""), doc.get("apiVersion", ""), doc.get("metadata", {}).get("name", ""))
         for doc in yaml.safe_load_all(release.get("manifest", "")) if isinstance(doc, dict)
@@ -192,15 +175,15 @@ def _record_age(record: dict) -> float:
     return time.time() - created
 
 
-def _recover_pending(helm: Helm, kube: KubeReader, spec: JobSpec, notify: Callable[[str], None] | None) -> bool:
+def _recover_pending(c: gateway.Cluster, spec: JobSpec, notify: Callable[[str], None] | None) -> bool:
     """The name is taken: if by a release an interrupted install left pending, remove it (True) or say how."""
     from ..views.release_index import OWNER_SELECTOR, latest_record, release_resource
 
     resource = release_resource()
     if resource is None:  # records outside the API (memory, sql): helm's own error stands
         return False
-    records = kube.list_release_metadata(resource, spec.namespace, f"{OWNER_SELECTOR},name={spec.name}",
-                                         cached=False)
+    records = c.kube.list_release_metadata(resource, spec.namespace, f"{OWNER_SELECTOR},name={spec.name}",
+                                           cached=False)
     latest = latest_record(records)
     status = (((latest or {}).get("metadata") or {}).get("labels") or {}).get("status", "")
     if status not in PENDING:
@@ -216,23 +199,8 @@ def _recover_pending(helm: Helm, kube: KubeReader, spec: JobSpec, notify: Callab
         )
     if notify:
         notify(f"release {name} was left {status} by an interrupted install ({int(age)}s ago); removing it first")
-    helm.uninstall(name, namespace)
+    c.uninstall(namespace, name)
     return True
-
-
-def _cleanup_failed(helm: Helm, name: str, namespace: str, token: str) -> str | None:
-    """Remove what a failed install left (release record and objects), if that release is this install's:
-    only then does it carry this install's token as a release label. Returns a note when that failed (it
-    goes on the install error's one line)."""
-    try:
-        from ..views.release_index import SUBMIT_LABEL
-
-        mine = helm.list(namespace, selector=f"{SUBMIT_LABEL}={token}")
-        if any(r.get("name") == name for r in mine):
-            helm.uninstall(name, namespace)
-    except ArenaHelmError as exc:  # the install error is the one the user needs; this is a footnote
-        return f"removing what it left failed too ({exc}): check with arena-helm get {name} -n {namespace}"
-    return None
 
 
 TERMINAL = ("Succeeded", "Failed")

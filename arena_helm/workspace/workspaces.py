@@ -34,8 +34,8 @@ from ..workload.chart_values import Empty, PodChartValues, PodSecurityContext, V
 from ..workload.spec import Gpus, JobSpec, PodJobSpec, PodLevelFlags, opt
 
 if TYPE_CHECKING:
-    from ..releases.reader import Cluster
     from ..views.jobs import JobView
+    from ..workload.gateway import Cluster
 
 CHART = FAMILY_CHART[Family.WORKSPACE]
 # <name>-home (PVC), <name>-token (Secret), <name>-<run> (the Job, whose pods add -xxxxx): kept well under 63
@@ -290,17 +290,8 @@ def _is_workspace(release: dict) -> bool:
     return release_chart(release) == CHART
 
 
-def _releases(c: Cluster, namespace: str, all_namespaces: bool = False) -> list[dict]:
-    return [r for r in c.helm.list(namespace, all_namespaces) if _is_workspace(r)]
-
-
-def _named(c: Cluster, namespace: str, name: str) -> dict | None:
-    """The release ``name`` of the namespace, of whatever chart (one helm list)."""
-    return next((r for r in c.helm.list(namespace) if r.get("name") == name), None)
-
-
 def _is_ours(c: Cluster, namespace: str, name: str) -> dict:
-    release = _named(c, namespace, name)
+    release = c.find(namespace, name)
     if release is None:
         raise NotFoundError(f"no workspace named {name} in namespace {namespace} (arena-helm workspace list)")
     if not _is_workspace(release):
@@ -310,24 +301,14 @@ def _is_ours(c: Cluster, namespace: str, name: str) -> dict:
 
 def render_workspace(helm_binary: str | None, namespace: str, name: str, values: dict[str, Any]) -> str:
     """``workspace start --dry-run``: the manifests (``helm template``), no cluster, no kubeconfig."""
-    import tempfile
-    from pathlib import Path
-
-    from ..adapters.charts import assemble_chart
     from ..adapters.helm import Helm
+    from ..workload.gateway import render
 
-    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
-        return Helm(helm_binary).template(name, assemble_chart(CHART, Path(tmp)), values, namespace)
+    return render(Helm(helm_binary), CHART, name, values, namespace)
 
 
 def _upgrade(c: Cluster, namespace: str, name: str, values: dict[str, Any]) -> None:
-    import tempfile
-    from pathlib import Path
-
-    from ..adapters.charts import assemble_chart
-
-    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
-        c.helm.upgrade(name, assemble_chart(CHART, Path(tmp)), values, namespace, reuse_values=True)
+    c.upgrade(CHART, namespace, name, values, reuse_values=True)
 
 
 def start_in(c: Cluster, namespace: str, spec: WorkspaceSpec, values: dict[str, Any], *,
@@ -335,19 +316,15 @@ def start_in(c: Cluster, namespace: str, spec: WorkspaceSpec, values: dict[str, 
     """Start a new workspace (its token Secret, then a helm install), or start a stopped one again with its
     own values (``given``: the flags the user set besides the name; a restart takes none). Returns what was
     done: "started" or "restarted". A failed install leaves nothing: the release, the Secret and the home."""
-    import tempfile
-    from pathlib import Path
-
-    from ..adapters.charts import assemble_chart
     from ..core.errors import ArenaHelmError
 
     name = spec.name
-    release = _named(c, namespace, name)
+    release = c.find(namespace, name)
     if release is not None and not _is_workspace(release):
         raise AlreadyExistsError(f"a release named {name} already exists in namespace {namespace} (chart "
                                  f"{release.get('chart')}): pick another name")
     if release is not None:
-        old = c.helm.get_values(name, namespace)
+        old = c.values(namespace, name)
         view = workspace_view(release, old, *_objects(c, namespace, name, old))
         if view.status not in ("STOPPED", "FAILED"):
             raise AlreadyExistsError(f"workspace {name} is {view.status} already (arena-helm workspace stop {name} "
@@ -366,8 +343,7 @@ def start_in(c: Cluster, namespace: str, spec: WorkspaceSpec, values: dict[str, 
             made_secret = c.kube.create_secret(namespace, secret, {TOKEN_KEY: random.token_urlsafe(24)},
                                                labels={"app.kubernetes.io/name": CHART,
                                                        "app.kubernetes.io/instance": name})
-        with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
-            c.helm.install(name, assemble_chart(CHART, Path(tmp)), values, namespace)
+        c.install(CHART, namespace, name, values)
     except ArenaHelmError:
         _remove(c, namespace, name, values, keep_home=False, secret=made_secret)
         raise
@@ -379,7 +355,7 @@ def start_workspace(spec: WorkspaceSpec, helm: Any = None, kube: Any = None) -> 
     that name again, with its own values: then ``spec`` may set nothing but its name and namespace). Returns
     "started" or "restarted". ``helm``/``kube``: adapters to use (default: the current kubeconfig context)."""
     from ..adapters.kube import KubeReader
-    from ..releases.reader import Cluster
+    from ..workload.gateway import Cluster
 
     kube = kube or KubeReader()
     if helm is None:  # helm reaches the cluster ``kube`` reaches
@@ -397,11 +373,11 @@ def _remove(c: Cluster, namespace: str, name: str, values: dict[str, Any], *, ke
     from ..core.errors import ArenaHelmError
 
     try:
-        c.helm.uninstall(name, namespace)
+        c.uninstall(namespace, name)
     except NotFoundError:
         pass
     except ArenaHelmError:
-        if _named(c, namespace, name) is not None:
+        if c.find(namespace, name) is not None:
             raise
     if not keep_home and not (values.get("home") or {}).get("claimName"):
         c.kube.delete_pvc(namespace, f"{name}-home")
@@ -419,7 +395,7 @@ def delete_workspace(c: Cluster, namespace: str, name: str, *, keep_home: bool) 
     """Uninstall the workspace; its home PVC too unless ``keep_home`` (or it was the user's own --home).
     Returns the home claim's name."""
     _is_ours(c, namespace, name)
-    values = c.helm.get_values(name, namespace)
+    values = c.values(namespace, name)
     _remove(c, namespace, name, values, keep_home=keep_home)
     return home_claim(name, values)
 
@@ -449,7 +425,7 @@ def _job_home(job: dict) -> str:
 
 def get_workspace(c: Cluster, namespace: str, name: str) -> WorkspaceView:
     release = _is_ours(c, namespace, name)
-    values = c.helm.get_values(name, namespace)
+    values = c.values(namespace, name)
     return workspace_view(release, values, *_objects(c, namespace, name, values))
 
 
@@ -510,7 +486,7 @@ def _jobs_and_pods(c: Cluster, ns: str | None) -> tuple[dict[tuple[str, str], di
 def list_workspaces(c: Cluster, namespace: str, all_namespaces: bool) -> list[WorkspaceView]:
     """Every workspace: helm's list, then one LIST each of the workspace Jobs, their pods and PVCs, whatever
     their number; a stopped workspace's values are read (its run and type live there)."""
-    releases = _releases(c, namespace, all_namespaces)
+    releases = c.of_chart(CHART, namespace, all_namespaces)
     if not releases:
         return []
     ns = None if all_namespaces else namespace
@@ -520,7 +496,7 @@ def list_workspaces(c: Cluster, namespace: str, all_namespaces: bool) -> list[Wo
     for r in sorted(releases, key=lambda r: (r.get("namespace", ""), r["name"])):
         key_ns = r.get("namespace", namespace)
         job = latest.get((key_ns, r["name"]))
-        values = None if job is not None else c.helm.get_values(r["name"], key_ns)
+        values = None if job is not None else c.values(key_ns, r["name"])
         job_pods = pods.get((key_ns, job["metadata"]["name"]), []) if job else []
         claim = _job_home(job) if job is not None else home_claim(r["name"], values or {})
         pvc = pvcs.get((key_ns, claim)) if claim == f"{r['name']}-home" else c.kube.get_pvc(key_ns, claim)

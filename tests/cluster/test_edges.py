@@ -439,16 +439,16 @@ def test_debug_logs_every_api_request_and_helm_call(helm_bin, cluster, namespace
     _submit(cluster, namespace, helm_bin, "dbg")
     res = cli("get", "dbg", "--debug", *o)
     assert res.exit_code == 0, res.output
-    api = re.findall(r"^debug: arena_helm\.kube: api: (GET|POST|PUT|PATCH|DELETE) (\S+) (\d{3}) (\d+)ms$",
+    api = re.findall(r"^debug: arena_helm\.adapters\.kube: api: (GET|POST|PUT|PATCH|DELETE) (\S+) (\d{3}) (\d+)ms$",
                      res.stderr, re.M)
     paths = [p for _, p, _, _ in api]
     assert f"/apis/kubeflow.org/v1/namespaces/{namespace}/tfjobs/dbg" in paths, res.stderr
     assert any(p.startswith(f"/api/v1/namespaces/{namespace}/pods?labelSelector=") for p in paths), paths
     assert all(s in ("200", "404") for _, _, s, _ in api), api
-    assert not re.findall(r"^debug: arena_helm\.helm: helm: ", res.stderr, re.M)  # get reads the API only
+    assert not re.findall(r"^debug: arena_helm\.adapters\.helm: helm: ", res.stderr, re.M)  # get reads the API only
     res = cli("delete", "dbg", "--debug", *o)  # delete runs helm: its argv is logged
     assert res.exit_code == 0, res.output
-    helm_lines = re.findall(r"^debug: arena_helm\.helm: helm: (\S+) uninstall dbg .*", res.stderr, re.M)
+    helm_lines = re.findall(r"^debug: arena_helm\.adapters\.helm: helm: (\S+) uninstall dbg .*", res.stderr, re.M)
     assert helm_lines == [str(helm_bin)], res.stderr
     _submit(cluster, namespace, helm_bin, "dbg")
     res = cli("get", "dbg", *o)  # the next invocation logs nothing
@@ -457,7 +457,7 @@ def test_debug_logs_every_api_request_and_helm_call(helm_bin, cluster, namespace
 
 def test_debug_logs_the_failing_request_with_its_status(helm_bin, cluster):
     res = cli("top", "node", "--debug", "--kubeconfig", str(cluster.limited.kubeconfig))
-    assert re.search(r"^debug: arena_helm\.kube: api: GET /api/v1/nodes\?limit=500 403 \d+ms$", res.stderr,
+    assert re.search(r"^debug: arena_helm\.adapters\.kube: api: GET /api/v1/nodes\?limit=500 403 \d+ms$", res.stderr,
                      re.M), res.stderr
 
 

@@ -123,6 +123,38 @@ def test_only_the_kube_adapter_makes_api_requests():
             assert not (node.attr == "api" and owner == "kube"), f"{rel}:{node.lineno} reaches the API client"
 
 
+RELEASE_COMMANDS = {"install", "upgrade", "uninstall", "get_values", "template", "list"}
+
+
+def _helm_release_calls(path: Path) -> list[str]:
+    """Calls of helm's release commands on a Helm (``x.helm.install(...)``, ``helm.list(...)``,
+    ``Helm(...).template(...)``) in one module."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in RELEASE_COMMANDS:
+            owner = node.func.value
+            name = (owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")
+                    if not isinstance(owner, ast.Call) else getattr(owner.func, "id", ""))
+            if name.lower() == "helm":
+                found.append(f"{node.lineno}: {ast.unparse(node.func)}")
+    return found
+
+
+def test_one_release_gateway_for_every_family(tmp_path):
+    """No module but workload/gateway.py (and the adapter itself) runs helm's release commands: every family
+    installs, upgrades, finds, reads and uninstalls its releases through ``gateway.Cluster``."""
+    pkg = REPO / "arena_helm"
+    calls = {path.relative_to(pkg).as_posix(): _helm_release_calls(path) for path in pkg.rglob("*.py")}
+    assert {rel for rel, found in calls.items() if found} == {"workload/gateway.py"}, calls
+    planted = ("def f(c, h):\n    c.helm.install('a', 'b', {}, 'ns')\n    Helm(h).template('a', 'b', {}, 'ns')\n"
+               "    c.install('tfjob', 'ns', 'a', {})\n")
+    probe = tmp_path / "probe.py"
+    probe.write_text(planted)
+    assert _helm_release_calls(probe) == ["2: c.helm.install", "3: Helm(h).template"]
+
+
 def test_the_global_options_are_declared_once():
     """-n, --kubeconfig, --context, --helm-binary and --debug: one list (cli/common.py GLOBAL_OPTIONS) that
     every command gets through ``with_globals`` (or, for submit, its generated signature); the root group

@@ -9,7 +9,7 @@ import pytest
 from arena_helm.adapters.failures import forbidden
 from arena_helm.core.errors import ForbiddenError
 from arena_helm.insight.fit import fit_job
-from arena_helm.releases.reader import Cluster
+from arena_helm.workload.gateway import Cluster
 
 NS = "team-a"
 
