@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..core.errors import UsageError
 from ..core.jobkinds import KINDS
 
@@ -70,6 +68,8 @@ def load_defaults(path: Path | None = None) -> Defaults:
         return Defaults()
     except OSError as exc:
         raise UsageError(f"defaults file {p}: cannot read it ({exc.strerror})") from None
+    import yaml  # only when there is a file: a dry run without one needs no YAML parser
+
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError:

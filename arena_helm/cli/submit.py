@@ -158,14 +158,14 @@ def sync_commit(spec) -> str:
 
 def _render(spec, sources, output, g: Globals, values=None) -> None:
     """``--dry-run``: the values (``-o values``, merged by helm with the user's own) or the manifests."""
-    import yaml
-
     from ..adapters.helm import Helm
     from ..workload.submission import job_values, render
 
     if values is None:
         values = job_values(spec, provenance_of(spec))
     if output is not None and output.value == DryRunOutput.values.value:  # helm merges only when there is something to merge
+        import yaml  # -o values only: the manifests need no YAML parser here
+
         merged = Helm(g.helm_binary).merged_values(values, sources) if sources else values
         typer.echo(yaml.safe_dump(merged, sort_keys=False, allow_unicode=True), nl=False)
         return

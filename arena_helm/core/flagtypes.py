@@ -4,8 +4,6 @@ the ``KEY=VALUE`` parsers. Each model takes the flag's text form (``parse``) or,
 Pure, but for :meth:`ConfigFile.parse`, which reads the file the flag names (its content travels in the values).
 """
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -86,7 +84,7 @@ class ConfigFile(Strict):
     content: str
 
     @classmethod
-    def parse(cls, text: str) -> ConfigFile:
+    def parse(cls, text: str) -> "ConfigFile":
         import os
 
         host, sep, container = text.partition(":")
@@ -115,7 +113,7 @@ class Toleration(Strict):
     effect: str = ""
 
     @model_validator(mode="after")
-    def _check(self) -> Toleration:
+    def _check(self) -> "Toleration":
         if self.effect and self.effect not in TAINT_EFFECTS:
             raise ValueError(f"toleration effect {self.effect!r} must be one of {', '.join(TAINT_EFFECTS)}")
         if self.operator == "Exists" and self.value:
@@ -129,7 +127,7 @@ class Toleration(Strict):
         return self
 
     @classmethod
-    def parse(cls, text: str) -> Toleration:
+    def parse(cls, text: str) -> "Toleration":
         """``all`` | ``KEY[=VALUE][:EFFECT][,OPERATOR]``."""
         if text == "all":
             return cls(operator="Exists")

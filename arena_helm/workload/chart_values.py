@@ -20,7 +20,6 @@ Two kinds of objects:
   only what is set: an unset key is absent from the values (never ``null``), so Kubernetes' defaults apply.
 """
 
-from __future__ import annotations
 
 import functools
 import typing
@@ -291,7 +290,7 @@ class EnvVarSource(Sparse):
     field_ref: FieldRef = Field(None, description="A field of the pod (the downward API).")
 
     @model_validator(mode="after")
-    def _one(self) -> EnvVarSource:
+    def _one(self) -> "EnvVarSource":
         _exactly_one(self, "secret_key_ref", "config_map_key_ref", "field_ref")
         return self
 
@@ -307,7 +306,7 @@ class EnvVar(ValuesModel):
                                      "valueFrom).")
 
     @model_validator(mode="after")
-    def _one(self) -> EnvVar:
+    def _one(self) -> "EnvVar":
         _exactly_one(self, "value", "value_from")
         return self
 
@@ -327,7 +326,7 @@ class EnvFromSource(Sparse):
     prefix: str = Field(None, description="Put before every variable name.")
 
     @model_validator(mode="after")
-    def _one(self) -> EnvFromSource:
+    def _one(self) -> "EnvFromSource":
         _exactly_one(self, "secret_ref", "config_map_ref")
         return self
 

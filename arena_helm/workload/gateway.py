@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -39,11 +38,13 @@ log = logging.getLogger(__name__)
 
 @contextlib.contextmanager
 def assembled(chart: str) -> Iterator[Path]:
-    """Chart ``chart`` made installable (its file:// dependencies copied in) in a folder of its own."""
-    from ..adapters.charts import assemble_chart
+    """Chart ``chart`` made installable (its file:// dependencies in place): kept in the cache folder while
+    its files do not change (``$ARENA_HELM_CACHE``; a temporary folder where that cannot be written)."""
+    from ..adapters.charts import installable
+    from ..adapters.defaults import cache_dir
 
-    with tempfile.TemporaryDirectory(prefix="arena-helm-") as tmp:
-        yield assemble_chart(chart, Path(tmp))
+    with installable(chart, cache_dir()) as path:
+        yield path
 
 
 def render(helm: Helm, chart: str, name: str, values: dict[str, Any], namespace: str,

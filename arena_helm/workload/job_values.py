@@ -4,8 +4,6 @@ The user's own ``-f/--values``, ``--set``, ``--set-string`` and ``--set-file`` a
 to helm after these generated values, so helm's own merge and type rules apply (see ``helm.ValueSources``).
 """
 
-from __future__ import annotations
-
 import hashlib
 from collections.abc import Iterable
 from typing import Any

@@ -17,8 +17,6 @@ There is one way to say each thing: where two flags could say the same (``--cpu`
 giving both with different values is an error, never a silent override.
 """
 
-from __future__ import annotations
-
 import enum
 import typing
 from dataclasses import dataclass, field
@@ -81,15 +79,23 @@ def opt(description: str, default: Any = None, *short: str, hidden: tuple[str, .
                  **constraints)
 
 
+def _empty_list() -> list[Any]:  # not the builtin list: pydantic reads a builtin's signature through the tokenizer
+    return []
+
+
+def _empty_map() -> dict[str, Any]:
+    return {}
+
+
 def opt_list(description: str, *short: str, metavar: str | None = None, hidden: tuple[str, ...] = (),
              values: str | None = None, pod: bool = False) -> Any:
-    return Field(default_factory=list, description=description,
+    return Field(default_factory=_empty_list, description=description,
                  json_schema_extra=_flag(short, hidden, metavar, values, pod))
 
 
 def opt_map(description: str, *short: str, metavar: str | None = None, hidden: tuple[str, ...] = (),
             values: str | None = None, pod: bool = False) -> Any:
-    return Field(default_factory=dict, description=description,
+    return Field(default_factory=_empty_map, description=description,
                  json_schema_extra=_flag(short, hidden, metavar, values, pod))
 
 
@@ -471,7 +477,7 @@ class JobSpec(PodFlags):
         return data
 
     @model_validator(mode="after")
-    def _cross(self) -> JobSpec:
+    def _cross(self) -> "JobSpec":
         self._check_name()
         self._check_secrets()
         claims = [d.claim_name for d in self.data]

@@ -16,8 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from ..adapters.helm import NAME_IN_USE, NO_SOURCES, Helm, ValueSources
 from ..core.errors import AlreadyExistsError, ArenaHelmError, ClusterError, NotFoundError, WaitTimeoutError
 from ..core.grammars import epoch
@@ -117,6 +115,8 @@ def submit(spec: JobSpec, helm: Helm | None = None, kube: KubeReader | None = No
             if attempt == 1 and NAME_IN_USE.search(str(exc)) and _recover_pending(c, spec, notify):
                 continue
             raise _already_exists(exc, kind, spec.name, spec.namespace) from None
+    import yaml  # the install path only: --dry-run needs no YAML parser
+
     objects = [
         (doc.get("kind", ""), doc.get("apiVersion", ""), doc.get("metadata", {}).get("name", ""))
         for doc in yaml.safe_load_all(release.get("manifest", "")) if isinstance(doc, dict)

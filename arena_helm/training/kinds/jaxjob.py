@@ -7,8 +7,6 @@ PROCESS_ID (pkg/controller.v1/jax/envvar.go), on the container named ``jax`` and
 (6666: pkg/apis/kubeflow.org/v1/jax_types.go).
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field

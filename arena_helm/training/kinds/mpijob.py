@@ -1,8 +1,6 @@
 """MPIJob (kubeflow.org/v2beta1, mpi-operator; v1, the training operator): its spec, its chart's values model and
 its spec-to-values."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator

@@ -13,8 +13,6 @@ PADDLE_JOB_ID, on the container ``paddle`` and its port ``master`` (36543: pkg/a
 paddlepaddle_types.go); both replica types restart OnFailure, the operator's default and its examples'.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field

@@ -1,7 +1,5 @@
 """TFJob (kubeflow.org/v1, the training operator): its spec, its chart's values model and its spec-to-values."""
 
-from __future__ import annotations
-
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -162,7 +160,7 @@ class TFJobSpec(JobSpec):
         return out
 
     @model_validator(mode="after")
-    def _layout(self) -> TFJobSpec:
+    def _layout(self) -> "TFJobSpec":
         if not self.replicas():
             raise ValueError("--workers: the job has no replicas: give --workers 1 or more (or --ps/--chief)")
         return self

@@ -7,8 +7,6 @@ pod spec has no priorityClassName, schedulerName, hostNetwork, imagePullPolicy, 
 containers.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, model_validator

@@ -7,8 +7,6 @@ Master, Never; Workers, ExitCode). The operator gives every pod MASTER_ADDR, MAS
 ``xgboost`` and its port ``xgboostjob-port`` (9999: pkg/apis/kubeflow.org/v1/xgboost_types.go).
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
