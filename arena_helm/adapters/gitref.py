@@ -29,7 +29,7 @@ def pick(listing: str, ref: str) -> str:
     refs = {}
     for line in listing.splitlines():
         sha, _, name = line.partition("\t")
-        if COMMIT_RX.match(sha.strip()):
+        if COMMIT_RX.fullmatch(sha.strip()):
             refs[name.strip()] = sha.strip()
     for name in (f"refs/heads/{ref}", f"refs/tags/{ref}^{{}}", f"refs/tags/{ref}", ref):
         if name in refs:
@@ -39,7 +39,7 @@ def pick(listing: str, ref: str) -> str:
 
 def resolve(url: str, ref: str, *, git: str | None = None, timeout: float = TIMEOUT) -> Resolved:
     """The commit ``ref`` (a branch or tag; a full commit name is already one) has in the repository ``url``."""
-    if COMMIT_RX.match(ref):
+    if COMMIT_RX.fullmatch(ref):
         return Resolved(ref)
     git = git or shutil.which("git")
     if git is None:

@@ -137,19 +137,19 @@ class ServiceRef:
 
 
 def parse_service(text: str, flag: str, default_namespace: str = "default") -> ServiceRef:
-    m = _SERVICE_RE.match(text.strip())
+    m = _SERVICE_RE.fullmatch(text.strip())
     if not m:
         raise UsageError(f"{flag} {text!r}: give [NAMESPACE/]NAME[:PORT], e.g. monitoring/prometheus-server:9090")
-    return ServiceRef(m.group("ns") or default_namespace, m.group("name"), m.group("port") or "9090")
+    port = m.group("port") or "9090"
+    if port.isdigit() and not 1 <= int(port) <= 65535:
+        raise UsageError(f"{flag} {text!r}: port {port} is out of range: give 1-65535 (or the port's name)")
+    return ServiceRef(m.group("ns") or default_namespace, m.group("name"), port)
 
 
 def check_url(url: str, flag: str) -> str:
-    from urllib.parse import urlsplit
+    from ..core.grammars import check_http_url
 
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UsageError(f"{flag} {url!r}: give an http(s) URL, e.g. http://prometheus.monitoring:9090")
-    return url.rstrip("/")
+    return check_http_url(url, flag, "http://prometheus.monitoring:9090").rstrip("/")
 
 
 @dataclass

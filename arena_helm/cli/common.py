@@ -242,12 +242,20 @@ def cluster_for(g: Globals):
     return ns, Cluster(helm, KubeReader(g.kubeconfig, g.context))
 
 
-def collector_for(c, namespace: str, url: str | None, service: str | None):
-    """The metrics collector of a view (Prometheus found lazily, kept across --refresh rounds)."""
+def metrics_options(url: str | None, service: str | None):
+    """The user's choice of Prometheus (--prometheus-url, --prometheus-service, the defaults file), checked: a
+    command reads it before it loads a kubeconfig, so that a mistake there is the user's one line (exit 2)."""
     from ..adapters.defaults import load_defaults
-    from ..adapters.metrics import Collector, MetricsOptions
+    from ..adapters.metrics import MetricsOptions
 
-    return Collector(c.kube, MetricsOptions.resolve(url, service, load_defaults().prometheus), namespace)
+    return MetricsOptions.resolve(url, service, load_defaults().prometheus)
+
+
+def collector_for(c, namespace: str, options):
+    """The metrics collector of a view (Prometheus found lazily, kept across --refresh rounds)."""
+    from ..adapters.metrics import Collector
+
+    return Collector(c.kube, options, namespace)
 
 
 class Notes:

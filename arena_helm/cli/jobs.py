@@ -22,6 +22,7 @@ from .common import (
     collector_for,
     complete_job_names,
     emit,
+    metrics_options,
     with_globals,
 )
 from .groups import FastCommand, new_app
@@ -109,8 +110,9 @@ def list_cmd(
         spec = idle_spec(idle_below or "5%", idle_for or "30m")
     elif idle_below is not None or idle_for is not None:
         raise UsageError(f"{'--idle-below' if idle_below is not None else '--idle-for'}: only with --idle")
+    opts = metrics_options(prometheus_url, prometheus_service)
     ns, c = cluster_for(g)
-    coll = collector_for(c, ns, prometheus_url, prometheus_service) if spec else None
+    coll = collector_for(c, ns, opts) if spec else None
     views = list_jobs(c, ns, all_namespaces, kind)
     metrics = None
     if coll is not None:
@@ -160,9 +162,11 @@ def get_cmd(
 
     if tail < 0:
         raise UsageError(f"--tail {tail}: give a number of lines, 0 or more")
+    kind = kind_of_type(type_)
+    opts = metrics_options(prometheus_url, prometheus_service)
     ns, c = cluster_for(g)
-    coll = collector_for(c, ns, prometheus_url, prometheus_service) if gpus else None
-    d = get_job(c, ns, name, kind_of_type(type_), events, tail=0 if output is GetFormat.name else tail)
+    coll = collector_for(c, ns, opts) if gpus else None
+    d = get_job(c, ns, name, kind, events, tail=0 if output is GetFormat.name else tail)
     metrics = None
     if coll is not None:
         metrics = coll.collect(gpus=True, usage=False, namespace=ns)
@@ -238,8 +242,9 @@ def logs_cmd(
             raise UsageError(f"--since-time {since_time!r} is not an RFC3339 time (e.g. 2026-01-02T15:04:05Z)") from None
     if all_instances and instance:
         raise UsageError("--all and -i/--instance: give only one of them")
+    kind = kind_of_type(type_)
     ns, c = cluster_for(g)
-    job_kind, *_ = find_job(c, ns, name, kind_of_type(type_))
+    job_kind, *_ = find_job(c, ns, name, kind)
     pods = c.kube.list_pods(ns, selector=pod_job_selector(job_kind, name))
     if all_instances:
         import os
@@ -378,8 +383,9 @@ def top_job(
     check_refresh(refresh)
     spec = idle_spec(idle_below, idle_for)
     kind = kind_of_type(type_)
+    opts = metrics_options(prometheus_url, prometheus_service)
     ns, c = cluster_for(g)
-    coll = collector_for(c, ns, prometheus_url, prometheus_service)
+    coll = collector_for(c, ns, opts)
     notes = Notes()
 
     def named_view(job: str):
@@ -435,8 +441,9 @@ def top_node(
 
     check_refresh(refresh)
     spec = idle_spec(idle_below, idle_for)
+    opts = metrics_options(prometheus_url, prometheus_service)
     ns, c = cluster_for(g)
-    coll = collector_for(c, ns, prometheus_url, prometheus_service)
+    coll = collector_for(c, ns, opts)
     notes = Notes()
 
     def render() -> str:

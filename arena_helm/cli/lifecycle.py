@@ -65,8 +65,9 @@ def wait_cmd(
         from ..releases.notify import check_url
 
         check_url(notify)
+    wanted = kind_of_type(type_)
     ns, c = cluster_for(g)
-    kind, version, job, _ = find_job(c, ns, name, kind_of_type(type_))
+    kind, version, job, _ = find_job(c, ns, name, wanted)
     if job is None:
         from ..core.errors import NotFoundError
 

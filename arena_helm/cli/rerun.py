@@ -90,8 +90,16 @@ def rerun_cmd(
         if not wait:
             raise UsageError("--notify needs --wait")
         check_url(notify)
+    kind = kind_of_type(type_)
+    if new_name is not None:  # its grammar now; its length (the kind's limit) once the job's kind is read
+        from ..core.grammars import check_dns1035
+
+        try:
+            check_dns1035(new_name, "--name")
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     ns, c = cluster_for(g)
-    rec = read(c, ns, name, kind_of_type(type_))
+    rec = read(c, ns, name, kind)
     key = BY_KIND[rec.kind].key
     given = _given_fields(key, list(ctx.args))
     if new_name is None:
@@ -137,8 +145,9 @@ def export_cmd(
     from ..releases.rerun import command_line, read
     from ..views.output import as_json, as_yaml
 
+    kind = kind_of_type(type_)
     ns, c = cluster_for(g)
-    rec = read(c, ns, name, kind_of_type(type_))
+    rec = read(c, ns, name, kind)
     values = {k: v for k, v in rec.values.items() if k != "provenance"}
     if output is ExportFormat.values:
         typer.echo(as_yaml(values), nl=False)

@@ -18,6 +18,7 @@ from .common import (
     PrometheusService,
     PrometheusUrl,
     cluster_for,
+    metrics_options,
     offer_dry_run,
     wait_seconds,
     with_globals,
@@ -103,15 +104,15 @@ def _update_command(kind):
                                                             "the release's.", metavar="WORDS", show_default=False)]
 
     def update(lead: dict[str, Any], given: dict[str, Any], run: dict[str, Any], g: Globals) -> None:
-        from ..serving.servings import ready_serving, update_serving
+        from ..serving.servings import check_update, ready_serving, update_serving
 
         name, words = lead["name"], list(lead["words"] or [])
         if words:
             given.update(module.from_words(words))
         seconds = wait_seconds(run["wait"], run["timeout"], default="10m")
-        with offer_dry_run():
-            ns, c = cluster_for(g)
-            view = update_serving(c, ns, kind, name, run["version"], given)
+        check_update(kind, name, run["version"], given)  # the flags, before the kubeconfig is read
+        ns, c = cluster_for(g)
+        view = update_serving(c, ns, kind, name, run["version"], given)
         typer.echo(f"serving {name} version {view.version} updated (release {view.release}, revision "
                    f"{view.revision})")
         if run["wait"]:
@@ -250,11 +251,12 @@ def get(g: Globals, name: NameArg, version: VersionO = None,
     from ..views.output import table
     from ..workspace.workspaces import age
 
+    opts = metrics_options(prometheus_url, prometheus_service)
     ns, c = cluster_for(g)
     views = servings_named(c, ns, name, version)
     split = traffic_of(c, ns, name)
     weights = {b["version"]: b["weight"] for b in (split or {}).get("backends") or []}
-    gpus = _pod_gpus(c, ns, views, prometheus_url, prometheus_service)
+    gpus = _pod_gpus(c, ns, views, opts)
     if output is not ViewOutput.table:
         _emit([{**v.to_json(), "trafficPercent": weights.get(v.version) if split else None,
                 "pods": [{**p, **({"gpus": gpus[p["name"]]} if p["name"] in gpus else {})} for p in v.pods]}
@@ -280,7 +282,7 @@ def get(g: Globals, name: NameArg, version: VersionO = None,
     typer.echo("\n\n".join(blocks))
 
 
-def _pod_gpus(c, ns: str, views, url: str | None, service: str | None) -> dict[str, list[dict] | None]:
+def _pod_gpus(c, ns: str, views, options) -> dict[str, list[dict] | None]:
     """Pod -> its GPUs' utilisation and memory (Prometheus, one query), for the running pods of the versions
     with GPUs; None for a pod when Prometheus cannot say (a note says why). No query without such a pod."""
     from .common import Notes, collector_for
@@ -288,7 +290,7 @@ def _pod_gpus(c, ns: str, views, url: str | None, service: str | None) -> dict[s
     running = [p["name"] for v in views if v.gpus for p in v.pods if p["status"] == "Running"]
     if not running:
         return {}
-    m = collector_for(c, ns, url, service).collect(gpus=True, usage=False, namespace=ns)
+    m = collector_for(c, ns, options).collect(gpus=True, usage=False, namespace=ns)
     Notes().show(m)
     out: dict[str, list[dict] | None] = {}
     for pod in running:

@@ -15,6 +15,7 @@ from .common import (
     PrometheusService,
     PrometheusUrl,
     cluster_for,
+    metrics_options,
     offer_dry_run,
     port_forward_argv,
     wait_seconds,
@@ -92,8 +93,7 @@ def _rows(views, all_namespaces: bool, idle_for: dict) -> tuple[list[str], list[
     return (["NAMESPACE", *headers] if all_namespaces else headers), rows
 
 
-def _idle_for(c, ns: str, views, all_namespaces: bool, below: float, url: str | None,
-              service: str | None) -> dict:
+def _idle_for(c, ns: str, views, all_namespaces: bool, below: float, options) -> dict:
     """(namespace, workspace) -> seconds its GPUs have been idle, "N/A" where Prometheus cannot say, for the
     RUNNING workspaces with GPUs (one Prometheus query; none, and no search for Prometheus, without them)."""
     from .common import Notes, collector_for
@@ -101,7 +101,7 @@ def _idle_for(c, ns: str, views, all_namespaces: bool, below: float, url: str | 
     held = [v for v in views if v.status == "RUNNING" and v.gpus and v.pod]
     if not held:
         return {}
-    m = collector_for(c, ns, url, service).collect(gpus=False, usage=False, idle_for_below=below,
+    m = collector_for(c, ns, options).collect(gpus=False, usage=False, idle_for_below=below,
                                                    namespace=None if all_namespaces else ns)
     Notes().show(m)
     out: dict = {}
@@ -135,9 +135,10 @@ def list_(
     from ..workspace.workspaces import list_workspaces
 
     below = parse_idle_below(idle_below)
+    opts = metrics_options(prometheus_url, prometheus_service)
     ns, c = cluster_for(g)
     views = list_workspaces(c, ns, all_namespaces)
-    idle_for = _idle_for(c, ns, views, all_namespaces, below, prometheus_url, prometheus_service)
+    idle_for = _idle_for(c, ns, views, all_namespaces, below, opts)
     if output.value in ("json", "yaml"):
         doc = []
         for v in views:

@@ -14,6 +14,13 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
+# The labels every arena-helm chart sets on its objects and pods itself (charts/arena-common
+# arena-common.reservedLabels says the same for a plain helm user): a user's -l/--label may not set them. A family
+# whose chart sets more adds its own (the spec's OWNED_LABELS).
+CHART_LABELS = frozenset({"app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/managed-by",
+                          "app.kubernetes.io/part-of", "helm.sh/chart", "app", "release", "chart", "heritage",
+                          "createdBy", "kueue.x-k8s.io/queue-name"})
+
 # The Role and ClusterRole a data scientist needs (doctor checks them; an error of a missing permission names it)
 ROLE_DOC = "docs/rbac/arena-helm-user.yaml"
 

@@ -37,7 +37,9 @@ RSYNC_SOURCE_RX = r"^(rsync://\S+|[^\s:/]+::\S*|[^\s:/]+:\S+)$"
 _IMG_PATH = r"[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*"
 _IMG_DOMAIN = (r"(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*"
                r"[a-zA-Z0-9]))*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?")
-IMAGE_RX = (rf"^(?:{_IMG_DOMAIN}/)?{_IMG_PATH}(?:/{_IMG_PATH})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?"
+_IMG_TAG = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
+IMAGE_TAG_RX = rf"^{_IMG_TAG}$"  # distribution/reference's tag (a runtime's version)
+IMAGE_RX = (rf"^(?:{_IMG_DOMAIN}/)?{_IMG_PATH}(?:/{_IMG_PATH})*(?::{_IMG_TAG})?"
             r"(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$")
 IMAGE_NAME_MAX = 255  # distribution/reference NameTotalLengthMax: the name without tag and digest
 # Go's time.ParseDuration (Arena's duration flags, kubectl's --since): decimal numbers, each with a unit
@@ -50,6 +52,10 @@ POSITIVE_INT_TEXT_RX = r"^[1-9][0-9]*$"
 URL_SCHEME_RX = r"^[a-z][a-z0-9+.-]*://"
 URL_CREDENTIALS_RX = r"^[A-Za-z][-+.A-Za-z0-9]*://[^/@:]*:[^/@]*@"
 
+# A port's name (apimachinery validation.IsValidPortName, an IANA_SVC_NAME): at most 15 a-z, 0-9 and '-', at
+# least one letter, not starting or ending with '-', no '--'.
+PORT_NAME_RX = r"^(?=.{1,15}$)(?=.*[a-z])(?!.*--)[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+
 _compiled: dict[str, re.Pattern[str]] = {}
 
 
@@ -57,7 +63,8 @@ def matches(rx: str, value: str) -> bool:
     pattern = _compiled.get(rx)
     if pattern is None:
         pattern = _compiled[rx] = re.compile(rx)
-    return pattern.match(value) is not None
+    # a whole value: '$' alone would also take a final newline (re.match), which no Kubernetes grammar allows
+    return (pattern.fullmatch(value) if rx.endswith("$") else pattern.match(value)) is not None
 
 
 # ---- checks (plain functions: the specs call some of them directly) ---------------------------------
@@ -100,7 +107,59 @@ def check_config_key(v: Any, what: str = "key") -> str:
     return v
 
 
-check_sync_source = _checker(f"({GIT_URL_RX})|({RSYNC_SOURCE_RX})", None,
+def check_no_credentials(v: Any, what: str = "", fix: str = "give the credentials in a Secret") -> Any:
+    """A URL with a password in it (``user:password@``) is refused: it would be written in clear into the release
+    values and the objects. The message shows the URL without them."""
+    if isinstance(v, str) and matches(URL_CREDENTIALS_RX, v):
+        scheme, _, rest = v.partition("://")
+        raise ValueError(f"{_w(what)}{scheme}://***@{rest.partition('@')[2]} carries a password (user:password@), "
+                         f"which would be written in clear: {fix}")
+    return v
+
+
+def url_shown(url: str) -> str:
+    """A URL as a message may show it: scheme and host[:port] only (its user, path and query may be secrets)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "(the URL given)"
+    if not parts.scheme or not host:
+        return "(the URL given)"
+    return f"{parts.scheme}://{host}{port}/..." if (parts.path not in ("", "/") or parts.query) else \
+        f"{parts.scheme}://{host}{port}"
+
+
+def check_http_url(url: str, flag: str, example: str) -> str:
+    """The http(s) URL a flag gives arena-helm itself to call (a webhook, Prometheus): a scheme, a host, a port in
+    range and no ``user:password@`` (sent by nobody: the standard library's client does not); else a UsageError
+    naming the flag, that shows the URL by ``url_shown`` only."""
+    from urllib.parse import urlsplit
+
+    from .errors import UsageError
+
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
+    except ValueError as exc:
+        raise UsageError(f"{flag} {url_shown(url)}: not a URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
+        raise UsageError(f"{flag} {url_shown(url)}: give an http:// or https:// URL with a host (e.g. {example})")
+    if "@" in parts.netloc:
+        raise UsageError(f"{flag} {url_shown(url)}: the URL carries a user or password (user:password@), which is "
+                         f"never sent: give a URL whose path or query holds its token, or none")
+    return url
+
+
+def check_sync_source(v: Any, what: str = "") -> str:
+    check_no_credentials(v, what, "give them in a Secret with keys username and password (--sync-secret)")
+    return _check_sync_source(v, what)
+
+
+_check_sync_source = _checker(f"({GIT_URL_RX})|({RSYNC_SOURCE_RX})", None,
                              "is not a git URL (https://, ssh://, git@host:path, git:// or file://) or an rsync "
                              "source (rsync://HOST/PATH, HOST::MODULE/PATH, HOST:PATH)")
 check_rsync_source = _checker(RSYNC_SOURCE_RX, None, "is not an rsync source (rsync://HOST/PATH, HOST::MODULE/PATH "
@@ -186,6 +245,8 @@ def parse_duration(value: Any) -> int:
     if not body or not matches(DURATION_RX, body):
         raise ValueError(f"{value!r} is not a duration: {DURATION_HINT}")
     total = sum(Decimal(n) * Decimal(_DURATION_UNIT[u]) for n, u in _DURATION_PART.findall(body))
+    if 0 < total < 1:  # carried as whole seconds: it would be 0, which means "none" or "never" where 0 means anything
+        raise ValueError(f"{value!r} is under one second: give 1s or more (or 0)")
     return int(total)
 
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
-from ..core.errors import UsageError
+from ..core.grammars import check_http_url, url_shown
 
 if TYPE_CHECKING:
     from .reader import JobDetail
@@ -23,29 +22,7 @@ SCHEMA = "arena-helm.notice/v1"  # the document's "schema": bumped when a key ch
 
 def check_url(url: str, flag: str = "--notify") -> str:
     """An http(s) URL with a host, else a UsageError naming the flag."""
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
-    except ValueError as exc:
-        raise UsageError(f"{flag} {where(url)}: not a URL ({exc})") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UsageError(f"{flag} {where(url)}: give an http:// or https:// URL with a host "
-                         "(e.g. https://hooks.example.com/ml-team)")
-    return url
-
-
-def where(url: str) -> str:
-    """The URL as a message may show it: scheme and host[:port] only (its path and query may be a secret)."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        return "(the URL given)"
-    if not parts.scheme or not host:
-        return "(the URL given)"
-    return f"{parts.scheme}://{host}{port}/..." if (parts.path not in ("", "/") or parts.query) else \
-        f"{parts.scheme}://{host}{port}"
+    return check_http_url(url, flag, "https://hooks.example.com/ml-team")
 
 
 def notice(d: JobDetail) -> dict[str, Any]:
@@ -95,10 +72,10 @@ def post(url: str, document: dict[str, Any], timeout: float = TIMEOUT) -> str | 
         status = exc.code
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
-        return f"--notify: POST to {where(url)} failed: {' '.join(str(reason).split()) or type(exc).__name__}"
+        return f"--notify: POST to {url_shown(url)} failed: {' '.join(str(reason).split()) or type(exc).__name__}"
     if 200 <= status < 300:
         return None
-    return f"--notify: POST to {where(url)} answered HTTP {status}"
+    return f"--notify: POST to {url_shown(url)} answered HTTP {status}"
 
 
 def send(c, namespace: str, name: str, kind: str | None, url: str, tail: int = 10) -> str | None:

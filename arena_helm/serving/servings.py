@@ -62,6 +62,9 @@ class ServeSpec(PodLevelFlags):
 
     KIND: ClassVar[str]  # the serve kinds registry's key (arena_helm.core.servekinds): the `serve KIND` command
     IMAGE_REQUIRED: ClassVar[bool] = False  # a kind without an image of its own (custom) needs --image
+    # and Arena's serving labels (charts/arena-common _serving.tpl arena-common.servingLabels)
+    OWNED_LABELS: ClassVar[frozenset[str]] = PodLevelFlags.OWNED_LABELS | {
+        "app.kubernetes.io/component", NAME_LABEL, VERSION_LABEL, TYPE_LABEL, "serviceName"}
 
     name: str = opt("Serving name (the release is <name>-<version>). Required.")
     version: DNSLabel | None = opt("Serving version (default: the submit's minute, YYYYMMDDHHMM, as Arena).")
@@ -466,6 +469,15 @@ UPDATES: dict[str, tuple[str, ...]] = {
 def update_fields(kind) -> dict[str, tuple[str, ...]]:
     """The spec fields ``serve update KIND`` takes, with the values keys each sets."""
     return {**UPDATES, **kind.module().UPDATES}
+
+
+def check_update(kind, name: str, version: str | None, given: dict[str, Any]) -> None:
+    """``serve update``'s flags checked before the cluster is read: something to change, each value valid (the
+    version is the serving's own once read: a stand-in until then). Pure."""
+    if not given:
+        raise UsageError(f"serve update {kind.key} {name}: nothing to change: give a flag to change (e.g. --image, "
+                         f"--replicas; see arena-helm serve update {kind.key} --help)")
+    update_patch(kind, name, version or "0", given)
 
 
 def update_patch(kind, name: str, version: str, given: dict[str, Any]) -> dict[str, Any]:

@@ -67,7 +67,7 @@ class TrafficSplitSpec(PodFlags):
         out = []
         for item in items or []:
             if isinstance(item, str):
-                m = WEIGHT_RX.match(item)
+                m = WEIGHT_RX.fullmatch(item)
                 if not m:
                     raise ValueError(f"--version-weight {item!r}: not VERSION:WEIGHT (e.g. v1:80)")
                 item = (m.group(1), int(m.group(2)))
@@ -138,7 +138,15 @@ def parse_ports(items: list[str]) -> list[tuple[str, int]]:
         name, _, number = item.partition(":")
         if not (name and number.isdigit() and 1 <= int(number) <= 65535):
             raise UsageError(f"--port {item!r}: not NAME:NUMBER (e.g. restful:8501)")
-        out.append((k8s.check_dns1035(name, f"--port {item}: name"), int(number)))
+        try:
+            k8s.check_dns1035(name, f"--port {item}: name")
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        for other, num in out:  # a Service's ports have distinct names and numbers (core/v1 validation)
+            if other == name or num == int(number):
+                raise UsageError(f"--port {item!r}: {'name ' + name if other == name else 'port ' + number} is "
+                                 f"given twice: give each port once")
+        out.append((name, int(number)))
     return out
 
 

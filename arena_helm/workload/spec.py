@@ -25,6 +25,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from ..core import grammars as k8s
+from ..core.catalog import CHART_LABELS
 from ..core.enums import CleanPodPolicy, ImagePullPolicy, ServiceType, SyncMode
 from ..core.errors import PARAMETERS, UsageError
 from ..core.flagtypes import (
@@ -151,6 +152,9 @@ class PodFlags(Strict):
     job specs and the other specs (a workspace's) share: each subclass declares the fields it has, these
     validators apply to those of them it declares. A problem is a :class:`UsageError` naming its flag."""
 
+    # label keys the family's chart sets itself: -l/--label may not set them (a serving's, a workspace's add theirs)
+    OWNED_LABELS: ClassVar[frozenset[str]] = CHART_LABELS
+
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
@@ -213,6 +217,10 @@ class PodFlags(Strict):
     @field_validator("label", "selector", check_fields=False)
     @classmethod
     def _label_like(cls, v: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+        if info.field_name == "label":
+            owned = [k for k in v if k in cls.OWNED_LABELS]
+            if owned:
+                raise ValueError(f"{owned[0]}={v[owned[0]]}: the chart sets label {owned[0]} itself: give another key")
         return check_labels(v, "label" if info.field_name == "label" else "node selector")
 
     @field_validator("annotation", check_fields=False)

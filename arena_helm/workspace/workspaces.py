@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -29,7 +29,7 @@ from ..core import grammars as k8s
 from ..core.catalog import FAMILY_CHART, Family, release_chart
 from ..core.enums import WorkspaceType
 from ..core.errors import AlreadyExistsError, NotFoundError, UsageError
-from ..core.grammars import DNSSubdomain, Duration, Image, Quantity, QueueName
+from ..core.grammars import DNSSubdomain, Duration, Image, Quantity, QueueName, parse_quantity
 from ..workload.chart_values import Empty, PodChartValues, PodSecurityContext, ValuesModel
 from ..workload.spec import Gpus, JobSpec, PodJobSpec, PodLevelFlags, opt
 
@@ -56,6 +56,9 @@ def _shared(model: type, name: str) -> Any:
 # ---- the spec: the flags of `workspace start` ------------------------------------------------------------
 class WorkspaceSpec(PodLevelFlags):
     """A workspace: what runs, its resources, its data and its home. Each field is the flag of the same name."""
+
+    OWNED_LABELS: ClassVar[frozenset[str]] = PodLevelFlags.OWNED_LABELS | {
+        "app.kubernetes.io/component", TYPE_LABEL, RUN_LABEL}  # charts/workspace templates/_helpers.tpl
 
     name: str = Field(description="Workspace name (also its release name): the NAME argument.",
                       json_schema_extra={"flag": {"cli": False}})
@@ -92,6 +95,11 @@ class WorkspaceSpec(PodLevelFlags):
         if self.type is WorkspaceType.code_server and 0 < self.idle_stop <= 60:
             raise ValueError(f"--idle-stop {self.idle_stop}s: code-server stops itself only after more than 60s "
                              "without activity (its --idle-timeout-seconds): give more, or 0 for never")
+        if self.max_lifetime == 0:  # the Job's activeDeadlineSeconds must be positive (batch/v1 validation)
+            raise ValueError("--max-lifetime 0: give 1s or more, or leave it out for no limit")
+        size = parse_quantity(self.home_size)
+        if size is not None and size <= 0:  # a claim's storage request must be greater than zero (core/v1 validation)
+            raise ValueError(f"--home-size {self.home_size}: give a size greater than zero (e.g. 20Gi)")
         if self.home and "home_size" in self.model_fields_set:
             raise ValueError("--home-size is for the home PVC arena-helm makes; --home uses an existing one as it is")
         if self.home and self.storage_class:

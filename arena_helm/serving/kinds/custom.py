@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from ...core.grammars import Image
+from ...core.grammars import PORT_NAME_RX, Image, matches
 from ...workload.chart_values import Empty, Probes, ValuesModel
 from ...workload.spec import JobSpec, opt
 from ..servings import ServeSpec, ServingValues, _shared
@@ -42,10 +42,24 @@ def _pair(text: str, flag: str) -> tuple[str, str]:
     return key, value
 
 
+def _probe_port(value: str, action: str, text: str, flag: str) -> int | str:
+    """A probe's port: a number 1-65535, or (not grpc's) a container port's name, an IANA service name
+    (pkg/apis/core/validation ValidatePortNumOrName, validation.IsValidPortName)."""
+    if value.isdigit():
+        if not 1 <= int(value) <= 65535:
+            raise ValueError(f"{flag} {text!r}: port {value} is out of range: give 1-65535")
+        return int(value)
+    if action == "grpc" or not matches(PORT_NAME_RX, value):
+        what = "a number 1-65535" + ("" if action == "grpc" else " or a port's name (at most 15 a-z, 0-9, '-', a letter)")
+        raise ValueError(f"{flag} {text!r}: a {action} probe's port is {what}")
+    return value
+
+
 def probe_values(kind: str, action: ProbeAction | None, action_options: list[str], options: list[str]
                  ) -> dict[str, Any] | None:
     """One probe from Arena's three flags: --KIND-probe-action, its --KIND-probe-action-option "KEY: VALUE" (exec's
-    command=WORDS, split as a shell splits), --KIND-probe-option "KEY: SECONDS"."""
+    command=WORDS, split as a shell splits), --KIND-probe-option "KEY: SECONDS". Checked by Kubernetes' rules
+    (pkg/apis/core/validation/validation.go validateProbe, validateLivenessProbe, validateStartupProbe)."""
     flag = f"--{kind}-probe"
     if action is None:
         if action_options or options:
@@ -57,10 +71,18 @@ def probe_values(kind: str, action: ProbeAction | None, action_options: list[str
         if key not in ACTION_KEYS[action.value]:
             raise ValueError(f"{flag}-action-option {text!r}: a {action.value} probe takes "
                              f"{', '.join(ACTION_KEYS[action.value])}")
+        if key in act:
+            raise ValueError(f"{flag}-action-option {text!r}: {key} is given twice: give it once")
         if key == "command":
-            act[key] = shlex.split(value)
-        elif key == "port" and value.isdigit():
-            act[key] = int(value)
+            try:
+                act[key] = shlex.split(value)
+            except ValueError as exc:  # an unbalanced quote
+                raise ValueError(f"{flag}-action-option {text!r}: the command cannot be split as a shell does "
+                                 f"({str(exc).lower()})") from None
+        elif key == "port":
+            act[key] = _probe_port(value, action.value, text, f"{flag}-action-option")
+        elif key == "scheme" and value not in ("HTTP", "HTTPS"):
+            raise ValueError(f"{flag}-action-option {text!r}: the scheme is HTTP or HTTPS")
         else:
             act[key] = value
     needs = "command" if action is ProbeAction.exec else "port"
@@ -72,6 +94,12 @@ def probe_values(kind: str, action: ProbeAction | None, action_options: list[str
         key, value = _pair(text, f"{flag}-option")
         if key not in TIMING_KEYS or not value.isdigit():
             raise ValueError(f"{flag}-option {text!r}: one of {', '.join(TIMING_KEYS)} and a whole number")
+        if key in probe:
+            raise ValueError(f"{flag}-option {text!r}: {key} is given twice: give it once")
+        if key != "initialDelaySeconds" and int(value) < 1:
+            raise ValueError(f"{flag}-option {text!r}: {key} is 1 or more")
+        if key == "successThreshold" and kind in ("liveness", "startup") and value != "1":
+            raise ValueError(f"{flag}-option {text!r}: a {kind} probe's successThreshold must be 1 (Kubernetes' rule)")
         probe[key] = int(value)
     return probe
 

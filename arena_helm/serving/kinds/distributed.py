@@ -31,6 +31,9 @@ PORTS = (("port", "grpc"), ("restful_port", "restful"), ("metrics_port", "metric
 ROLES = ("leader", "worker")
 
 
+STATEFULSET_MAX = 52  # 63 (a label value) - 1 - 10 (the revision hash)
+
+
 class DistributedServeSpec(ServeSpec):
     """A distributed serving: --replicas groups of a leader and --workers workers (a LeaderWorkerSet), the
     Service on the leaders' ports. Each field is the flag of the same name."""
@@ -62,6 +65,15 @@ class DistributedServeSpec(ServeSpec):
             if not (getattr(self, f"{role}_command") or self.command):
                 raise ValueError(f"--{role}-command: give the {role}'s command (or one command for every pod after "
                                  f"the flags)")
+        # A StatefulSet's pods carry controller-revision-hash = <its name>-<a hash of up to 10 characters>
+        # (kubernetes pkg/controller/history ControllerRevisionName), a label value: 63 at most, so a name of 52 at
+        # most. LWS names the leaders' StatefulSet as the LeaderWorkerSet (the release) and each group's workers'
+        # as its leader pod, <release>-<group index>.
+        longest = f"{self.release}-{self.replicas - 1}" if self.workers and self.replicas else self.release
+        if len(longest) > STATEFULSET_MAX:
+            raise ValueError(f"--name/--version: the StatefulSet {longest!r} would be {len(longest)} characters; its "
+                             f"pods' controller-revision-hash label allows {STATEFULSET_MAX}: shorten the name or the "
+                             f"version")
         ports = [getattr(self, f) for f, _ in PORTS if getattr(self, f)]
         if len(set(ports)) < len(ports):
             raise ValueError("--port/--restful-port/--metrics-port: two of them are the same port: give each its own")

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from ...core.grammars import DNSSubdomain, Image
+from ...core.grammars import IMAGE_TAG_RX, DNSSubdomain, Image, check_no_credentials, check_subdomain, matches
 from ...workload.chart_values import Empty, ValuesModel
 from ...workload.spec import JobSpec, opt
 from ..servings import ServeSpec, ServingValues, _shared
@@ -78,7 +78,7 @@ class KServeSpec(ServeSpec):
     @model_validator(mode="after")
     def _kserve(self) -> KServeSpec:
         if self.model_format:
-            if not MODEL_FORMAT_RX.match(self.model_format):
+            if not MODEL_FORMAT_RX.fullmatch(self.model_format):
                 raise ValueError(f"--model-format {self.model_format!r}: not NAME[:VERSION] (e.g. sklearn or "
                                  f"onnx:1)")
         elif not self.image:
@@ -90,9 +90,18 @@ class KServeSpec(ServeSpec):
                 if value:
                     raise ValueError(f"--{flag}: only a model (--model-format) has one; your container reads "
                                      f"its model itself")
-        if self.storage_uri and not STORAGE_RX.match(self.storage_uri):
-            raise ValueError(f"--storage-uri {self.storage_uri!r}: not a URI KServe reads (pvc://CLAIM/PATH, "
-                             f"s3://, gs://, hf://, oci://, https://...)")
+        if self.storage_uri:
+            check_no_credentials(self.storage_uri, "--storage-uri", "KServe reads a storage's credentials from a "
+                                 "Secret of the predictor's service account, never from the URI")
+            if not STORAGE_RX.fullmatch(self.storage_uri):
+                raise ValueError(f"--storage-uri {self.storage_uri!r}: not a URI KServe reads (pvc://CLAIM/PATH, "
+                                 f"s3://, gs://, hf://, oci://, https://...)")
+            if self.storage_uri.startswith("pvc://"):  # a claim's name is a DNS subdomain (ValidatePersistentVolumeName)
+                claim = self.storage_uri[len("pvc://"):].partition("/")[0]
+                check_subdomain(claim, "--storage-uri: the claim")
+        if self.runtime_version and not matches(IMAGE_TAG_RX, self.runtime_version):
+            raise ValueError(f"--runtime-version {self.runtime_version!r}: not an image tag (at most 128 letters, "
+                             f"digits, '_', '.', '-', not starting with '.' or '-')")
         if self.min_replicas is not None and self.replicas != 1 and self.min_replicas != self.replicas:
             raise ValueError(f"--replicas {self.replicas} and --min-replicas {self.min_replicas}: give one (a "
                              f"KServe serving's replicas are its fewest)")

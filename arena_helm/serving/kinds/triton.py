@@ -61,7 +61,7 @@ class TritonServeSpec(ServeSpec):
     @classmethod
     def _models(cls, names: list[str]) -> list[str]:
         for n in names:
-            if not MODEL_NAME_RX.match(n):
+            if not MODEL_NAME_RX.fullmatch(n):
                 raise ValueError(f"--load-model {n!r}: not a model's folder name in the repository (letters, "
                                  f"digits, '_', '.', '-')")
         return names

@@ -237,7 +237,8 @@ def test_options_flag_then_defaults_file_and_bad_values():
     assert (opts.service, opts.timeout) == ("mon/prom:web", 2.0)
     assert parse_service("prom", "--prometheus-service", "team").__dict__ == {
         "namespace": "team", "name": "prom", "port": "9090", "scheme": "http"}
-    with pytest.raises(UsageError, match="--prometheus-url 'prom:9090': give an http"):
+    with pytest.raises(UsageError, match=r"^--prometheus-url \(the URL given\): give an http:// or https:// URL with a "
+                       r"host \(e\.g\. http://prometheus\.monitoring:9090\)$"):
         MetricsOptions.resolve("prom:9090", None, {})
     with pytest.raises(UsageError, match=r"prometheus.service \(defaults file\) 'a/b/c'"):
         MetricsOptions.resolve(None, None, {"service": "a/b/c"})

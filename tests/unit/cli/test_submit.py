@@ -251,8 +251,8 @@ def test_durations_are_gos_as_arenas_flags():
     run_policy = values("--running-timeout", "1.5h", "--ttl-after-finished", "90s")["runPolicy"]
     assert (run_policy["activeDeadlineSeconds"], run_policy["ttlSecondsAfterFinished"]) == (5400, 90)
     assert values("--running-timeout", "2h30m1.9s")["runPolicy"]["activeDeadlineSeconds"] == 9001  # truncated
-    assert error("--running-timeout", "300ms") == ("error: --running-timeout: Input should be greater than or equal "
-                                                   "to 1")
+    assert error("--running-timeout", "300ms") == ("error: --running-timeout: '300ms' is under one second: give 1s "
+                                                   "or more (or 0)")
     assert "'2' is not a duration: it has no unit" in error("--running-timeout", "2")
 
 

@@ -77,7 +77,7 @@ def test_no_time():
 
 @pytest.mark.parametrize(("text", "seconds"), [
     ("90s", 90), ("10m", 600), ("1.5h", 5400), ("2h30m", 9000), ("0", 0), ("+5s", 5), (".5h", 1800),
-    ("1h1m1.9s", 3661), ("300ms", 0), ("1500ms", 1), ("1000000us", 1), ("90", None), ("1.5", None), ("-5m", None),
+    ("1h1m1.9s", 3661), ("1500ms", 1), ("1000000us", 1), ("90", None), ("1.5", None), ("-5m", None),
     ("5x", None), ("", None), ("1h 2m", None), ("h", None), ("1..5h", None),
 ])
 def test_durations_are_gos_truncated_to_seconds_as_arena(text, seconds):
@@ -87,6 +87,14 @@ def test_durations_are_gos_truncated_to_seconds_as_arena(text, seconds):
     else:
         assert k8s.parse_duration(text) == seconds
     assert k8s.parse_duration(120) == 120  # from Python or a defaults file, an int is seconds
+
+
+@pytest.mark.parametrize("text", ["300ms", "999999us", "0.5s", "1ns"])
+def test_a_duration_under_one_second_is_refused_not_made_zero(text):
+    # Arena truncates it to 0 s, which a flag reads as "none" or "never" (docs/compatibility.md)
+    with pytest.raises(ValueError) as err:
+        k8s.parse_duration(text)
+    assert str(err.value) == f"{text!r} is under one second: give 1s or more (or 0)"
 
 
 @pytest.mark.parametrize("image", [

@@ -7,7 +7,8 @@ import datetime as dt
 import pytest
 
 from arena_helm.core.errors import UsageError
-from arena_helm.releases.notify import check_url, notice, where
+from arena_helm.core.grammars import url_shown as where
+from arena_helm.releases.notify import check_url, notice
 from arena_helm.releases.reader import JobDetail
 from arena_helm.views.jobs import job_view
 from arena_helm.views.reasons import Failure
