@@ -178,6 +178,19 @@ def _first_line(stderr: bytes | str) -> str:
     return lines[-1] if lines else "helm failed without a message"
 
 
+SCHEMA_REJECTED = "values rejected by the chart schema"
+_HELM4_AT = re.compile(r"^at '(/[^']*)': (.*)$")
+
+
+def _dotted(problem: str) -> str:
+    """helm 4's ``at '/runPolicy/backoffLimit': MESSAGE`` as helm 3's ``runPolicy.backoffLimit: MESSAGE``."""
+    m = _HELM4_AT.match(problem)
+    if not m:
+        return problem
+    path = ".".join(part.replace("~1", "/").replace("~0", "~") for part in m.group(1).strip("/").split("/"))
+    return f"{path or '(the values)'}: {m.group(2)}"
+
+
 def translate(exc: Exception, *, action: str, target: KubeTarget | None = None) -> Exception:
     """Turn a pyhelm3 error into arena-helm's hierarchy, with helm's own first error line."""
     stderr = getattr(exc, "stderr", b"") or b""
@@ -186,7 +199,8 @@ def translate(exc: Exception, *, action: str, target: KubeTarget | None = None) 
         # helm lists one problem per line after the chart name; keep them on one line
         problems = [ln.strip().lstrip("-").strip() for ln in text.splitlines()[1:]]
         problems = [p for p in problems if p and not p.endswith(":") and not p.startswith("Error")]
-        return UsageError(f"values rejected by the chart schema: {'; '.join(problems) or _first_line(stderr)}")
+        problems = sorted(_dotted(p) for p in problems)  # helm 3 and 4 name a value alike: runPolicy.backoffLimit
+        return UsageError(f"{SCHEMA_REJECTED}: {'; '.join(problems) or _first_line(stderr)}")
     m = re.search(r"execution error at \([^)]*\): (.*)", text, re.S)
     if m:
         return UsageError(" ".join(m.group(1).split()))

@@ -475,8 +475,7 @@ def check_update(kind, name: str, version: str | None, given: dict[str, Any]) ->
     """``serve update``'s flags checked before the cluster is read: something to change, each value valid (the
     version is the serving's own once read: a stand-in until then). Pure."""
     if not given:
-        raise UsageError(f"serve update {kind.key} {name}: nothing to change: give a flag to change (e.g. --image, "
-                         f"--replicas; see arena-helm serve update {kind.key} --help)")
+        raise UsageError(f"serve update {kind.key}: give what to change (e.g. --image, --replicas, --gpus)")
     update_patch(kind, name, version or "0", given)
 
 
@@ -507,8 +506,7 @@ def update_serving(c: Cluster, namespace: str, kind, name: str, version: str | N
                    given: dict[str, Any]) -> ServingView:
     """helm upgrade of serving ``name`` (its one version, or ``version``) with the given flags' values merged
     over the release's; returns the view after it (its new revision)."""
-    if not given:
-        raise UsageError(f"serve update {kind.key}: give what to change (e.g. --image, --replicas, --gpus)")
+    check_update(kind, name, version, given)
     view = one_serving(c, namespace, name, version)
     if view.type != kind.chart:
         from ..core.servekinds import BY_CHART

@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..adapters.helm import NO_SOURCES, Helm, ValueSources
+from ..adapters.helm import NO_SOURCES, SCHEMA_REJECTED, Helm, ValueSources
 from ..core.catalog import release_chart
-from ..core.errors import AlreadyExistsError, ArenaHelmError
+from ..core.errors import AlreadyExistsError, ArenaHelmError, UsageError
 from ..views.release_index import (
     INSTALL_LABEL,
     LISTED_STATES,
@@ -47,10 +47,24 @@ def assembled(chart: str) -> Iterator[Path]:
         yield path
 
 
+@contextlib.contextmanager
+def _naming_sources(sources: ValueSources) -> Iterator[None]:
+    """A chart schema's refusal of values the user's -f/--set* gave says so (the flags' own values are checked
+    before helm runs: a problem there is in those)."""
+    try:
+        yield
+    except UsageError as exc:
+        text = str(exc)
+        if sources.items and text.startswith(SCHEMA_REJECTED + ":"):
+            flags = "/".join(dict.fromkeys(flag for flag, _ in sources.items))
+            raise UsageError(f"{SCHEMA_REJECTED} (the values of {flags}){text[len(SCHEMA_REJECTED):]}") from None
+        raise
+
+
 def render(helm: Helm, chart: str, name: str, values: dict[str, Any], namespace: str,
            sources: ValueSources = NO_SOURCES) -> str:
     """The manifests release ``name`` of ``chart`` would make (``helm template``): no cluster, no kubeconfig."""
-    with assembled(chart) as path:
+    with assembled(chart) as path, _naming_sources(sources):
         return helm.template(name, path, values, namespace, sources)
 
 
@@ -144,7 +158,7 @@ class Cluster:
         from ..adapters.failures import nothing_installed
 
         token = uuid.uuid4().hex
-        with assembled(chart) as path:
+        with assembled(chart) as path, _naming_sources(sources):
             try:
                 return self.helm.install(name, path, values, namespace, labels={**(labels or {}), mark: token},
                                          sources=sources)

@@ -139,14 +139,19 @@ CASES = {
     "traffic split port number twice": (
         [*SPLIT, "--port", "http:80", "--port", "grpc:80"],
         "error: --port 'grpc:80': port 80 is given twice: give each port once"),
+    # a chart schema's refusal names the -f/--set* flags whose values it is in (helm 3's wording: helm on PATH)
+    "schema refusal of --set": (
+        ["submit", "tfjob", "--name", "j1", "--image", "busybox", "--set", "runPolicy.backoffLimit=-3", "--dry-run",
+         "python", "a.py"],
+        "error: values rejected by the chart schema (the values of --set): runPolicy.backoffLimit: Must be greater "
+        "than or equal to 0"),
     # checked before the kubeconfig is read
     "serve update negative replicas": (
         ["serve", "update", "custom", "s1", "--replicas", "-1"],
         "error: --replicas: Input should be greater than or equal to 0"),
     "serve update nothing to change": (
         ["serve", "update", "custom", "s1"],
-        "error: serve update custom s1: nothing to change: give a flag to change (e.g. --image, --replicas; see "
-        "arena-helm serve update custom --help)"),
+        "error: serve update custom: give what to change (e.g. --image, --replicas, --gpus)"),
     "serve update bad storage URI": (
         ["serve", "update", "kserve", "s1", "--storage-uri", "bad"],
         "error: --storage-uri 'bad': not a URI KServe reads (pvc://CLAIM/PATH, s3://, gs://, hf://, oci://, "

@@ -23,7 +23,7 @@ from waits import wait_for, wait_job_pods
 from arena_helm.adapters import kube as kube_mod
 from arena_helm.cli import app
 from arena_helm.core import stats
-from arena_helm.releases import reader as reader_mod
+from arena_helm.workload.gateway import Cluster
 
 pytestmark = pytest.mark.cluster
 runner = CliRunner()
@@ -271,7 +271,7 @@ def test_a_job_installed_or_uninstalled_while_list_reads_is_shown_consistently(c
                                                                                 monkeypatch):
     ok(ctx("submit", "tf", "--name", "stays", "--image", "tf:2", "--", "python", "x.py"))
     ok(ctx("submit", "tf", "--name", "leaves", "--image", "tf:2", "--", "python", "x.py"))
-    original = reader_mod.release_index
+    original = Cluster.index
     env = dict(os.environ, PYTHONPATH=str(REPO))
 
     def index_then_change(c, namespace_, all_namespaces=False):
@@ -284,7 +284,7 @@ def test_a_job_installed_or_uninstalled_while_list_reads_is_shown_consistently(c
             assert proc.returncode == 0, proc.stderr
         return index
 
-    monkeypatch.setattr(reader_mod, "release_index", index_then_change)
+    monkeypatch.setattr(Cluster, "index", index_then_change)
     res = ctx("list", "-o", "json")
     assert res.exit_code == 0, res.output
     # arrives: its job names a release the index had not seen: looked up again, shown with it;

@@ -63,6 +63,11 @@ def test_uninstall_and_list_use_pyhelm3s_commands():
     (b"Error: values don't meet the specifications of the schema(s) in the following chart(s):\ntfjob:\n"
      b"- worker.replicas: Invalid type. Expected: integer, given: string\n", UsageError,
      "values rejected by the chart schema: worker.replicas: Invalid type"),
+    (b"Error: values don't meet the specifications of the schema(s) in the following chart(s):\ntfjob:\n"
+     b"- at '/runPolicy/backoffLimit': minimum: got -3, want 0\n- at '/labels/a~1b': 'x!' does not match pattern\n",
+     UsageError,  # helm 4's paths read as helm 3's, the problems in order
+     "values rejected by the chart schema: labels.a/b: 'x!' does not match pattern; runPolicy.backoffLimit: minimum: "
+     "got -3, want 0"),
     (b"Error: execution error at (tfjob/templates/tfjob.yaml:1:4): no replicas", UsageError, "no replicas"),
     (b"Error: something else\n", HelmError, "something else"),
 ])
