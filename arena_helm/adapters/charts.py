@@ -11,6 +11,7 @@ its files (and its dependencies'): a command reuses it while no file changed, an
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import hashlib
 import json
 import os
@@ -41,6 +42,11 @@ def chart_source(name: str) -> Path:
     if not (path / "Chart.yaml").is_file():
         raise ArenaHelmError(f"no chart named {name!r} in {charts_root()}")
     return path
+
+
+def _ignored(name: str) -> bool:
+    """A file or folder the assembled chart leaves out (as ``_copy_chart``'s ``ignore_patterns``)."""
+    return any(fnmatch.fnmatch(name, pattern) for pattern in _IGNORED)
 
 
 def _copy_chart(src: Path, dest: Path) -> None:
@@ -99,10 +105,8 @@ def _digest(folders: list[Path]) -> str:
     for folder in folders:
         h.update(folder.name.encode() + b"\0")
         for root, dirs, files in os.walk(folder):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for f in sorted(files):
-                if f == "Chart.lock" or f.endswith(".tgz"):
-                    continue
+            dirs[:] = sorted(d for d in dirs if not _ignored(d))
+            for f in sorted(f for f in files if not _ignored(f)):
                 path = Path(root, f)
                 h.update(path.relative_to(folder).as_posix().encode() + b"\0")
                 h.update(path.read_bytes() + b"\0")

@@ -140,8 +140,10 @@ def parse_service(text: str, flag: str, default_namespace: str = "default") -> S
     m = _SERVICE_RE.fullmatch(text.strip())
     if not m:
         raise UsageError(f"{flag} {text!r}: give [NAMESPACE/]NAME[:PORT], e.g. monitoring/prometheus-server:9090")
+    from ..core.grammars import is_port_number  # lazily, as check_url's grammar below
+
     port = m.group("port") or "9090"
-    if port.isdigit() and not 1 <= int(port) <= 65535:
+    if port.isdigit() and not is_port_number(port):
         raise UsageError(f"{flag} {text!r}: port {port} is out of range: give 1-65535 (or the port's name)")
     return ServiceRef(m.group("ns") or default_namespace, m.group("name"), port)
 

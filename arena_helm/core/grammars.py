@@ -59,6 +59,11 @@ PORT_NAME_RX = r"^(?=.{1,15}$)(?=.*[a-z])(?!.*--)[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 _compiled: dict[str, re.Pattern[str]] = {}
 
 
+def is_port_number(text: str) -> bool:
+    """A port number written as text: 1-65535 (validation.IsValidPortNum)."""
+    return text.isdigit() and 1 <= int(text) <= 65535
+
+
 def matches(rx: str, value: str) -> bool:
     pattern = _compiled.get(rx)
     if pattern is None:

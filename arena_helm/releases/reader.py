@@ -18,7 +18,7 @@ import logging
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..core.errors import ForbiddenError, NotAJobError, NotFoundError, UsageError
 from ..core.jobkinds import BY_KIND, KINDS, lookup
@@ -37,10 +37,9 @@ from ..views.slim import slim_job, slim_pod
 from ..workload.gateway import Cluster
 from .tensorboard_urls import tensorboard_urls
 
-if TYPE_CHECKING:
-    pass
-
 log = logging.getLogger(__name__)
+
+
 def kind_of_type(value: str | None) -> str | None:
     """``-T/--type`` (a kind's CLI name or alias) -> its Kubernetes kind."""
     return None if value is None else lookup(value).kind

@@ -136,7 +136,7 @@ def parse_ports(items: list[str]) -> list[tuple[str, int]]:
     out = []
     for item in items:
         name, _, number = item.partition(":")
-        if not (name and number.isdigit() and 1 <= int(number) <= 65535):
+        if not (name and k8s.is_port_number(number)):
             raise UsageError(f"--port {item!r}: not NAME:NUMBER (e.g. restful:8501)")
         try:
             k8s.check_dns1035(name, f"--port {item}: name")

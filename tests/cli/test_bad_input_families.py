@@ -12,6 +12,8 @@ KSERVE = ["serve", "kserve", "--name", "k1", "--model-format", "sklearn", "--dry
 LIVE = [*CUSTOM, "--liveness-probe-action"]
 WS = ["workspace", "start", "w1", "--dry-run"]
 SPLIT = ["serve", "traffic-split", "s1", "-v", "a:50", "-v", "b:50", "--dry-run"]
+NO_SUCH_TYPE = ("error: -T/--type 'nosuch': use tfjob, pytorchjob, mpijob, jaxjob, xgboostjob, paddlejob, trainjob "
+                "(or tf, pytorch, py, mpi, jax, xgboost, xgb, paddle, tj)")
 LONG = "a" * 38  # with the default version (12 digits): a 51-character release
 
 CASES = {
@@ -162,16 +164,13 @@ CASES = {
         "'-')"),
     "export -T": (
         ["export", "j1", "-T", "nosuch"],
-        "error: -T/--type 'nosuch': use tfjob, pytorchjob, mpijob, jaxjob, xgboostjob, paddlejob, trainjob (or tf, "
-        "pytorch, py, mpi, jax, xgboost, xgb, paddle, tj)"),
+        NO_SUCH_TYPE),
     "logs -T": (
         ["logs", "j1", "-T", "nosuch"],
-        "error: -T/--type 'nosuch': use tfjob, pytorchjob, mpijob, jaxjob, xgboostjob, paddlejob, trainjob (or tf, "
-        "pytorch, py, mpi, jax, xgboost, xgb, paddle, tj)"),
+        NO_SUCH_TYPE),
     "get -T": (
         ["get", "j1", "-T", "nosuch"],
-        "error: -T/--type 'nosuch': use tfjob, pytorchjob, mpijob, jaxjob, xgboostjob, paddlejob, trainjob (or tf, "
-        "pytorch, py, mpi, jax, xgboost, xgb, paddle, tj)"),
+        NO_SUCH_TYPE),
     "wait --notify with a password": (
         ["wait", "j1", "--notify", "https://user:pw@example.com/hook"],
         "error: --notify https://example.com/...: the URL carries a user or password (user:password@), which is "

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from ...core.grammars import PORT_NAME_RX, Image, matches
+from ...core.grammars import PORT_NAME_RX, Image, is_port_number, matches
 from ...workload.chart_values import Empty, Probes, ValuesModel
 from ...workload.spec import JobSpec, opt
 from ..servings import ServeSpec, ServingValues, _shared
@@ -46,7 +46,7 @@ def _probe_port(value: str, action: str, text: str, flag: str) -> int | str:
     """A probe's port: a number 1-65535, or (not grpc's) a container port's name, an IANA service name
     (pkg/apis/core/validation ValidatePortNumOrName, validation.IsValidPortName)."""
     if value.isdigit():
-        if not 1 <= int(value) <= 65535:
+        if not is_port_number(value):
             raise ValueError(f"{flag} {text!r}: port {value} is out of range: give 1-65535")
         return int(value)
     if action == "grpc" or not matches(PORT_NAME_RX, value):
