@@ -7,15 +7,13 @@ import contextlib
 import enum
 import functools
 import inspect
-import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
 
 from ..core.jobkinds import names_hint
-from .groups import STATE
+from .groups import Application, application
 
 Namespace = Annotated[
     str | None,
@@ -82,33 +80,6 @@ class OutputFormat(str, enum.Enum):
     yaml = "yaml"
 
 
-@dataclass
-class Globals:
-    namespace: str | None
-    kubeconfig: str | None
-    context: str | None
-    helm_binary: str | None
-    debug: bool
-
-    def __post_init__(self) -> None:
-        # the global flags given before the command (arena-helm -n team-a submit ...); the command's own win
-        before = STATE.get("globals") or {}
-        for name in ("namespace", "kubeconfig", "context"):
-            if getattr(self, name) is None and before.get(name) is not None:
-                setattr(self, name, before[name])
-        self.debug = self.debug or bool(before.get("debug"))
-        if self.debug:
-            import logging
-
-            logger = logging.getLogger("arena_helm")
-            handler = logging.StreamHandler(sys.stderr)  # the stderr of this invocation
-            handler.setFormatter(logging.Formatter("debug: %(name)s: %(message)s"))
-            logger.handlers = [handler]
-            logger.setLevel(logging.DEBUG)
-            logger.propagate = False
-            STATE["debug"] = True
-
-
 # The global options, declared once: every command that talks to the cluster gets them (after its name, as
 # kubectl takes them) through ``with_globals``; the submit commands add them to their generated signatures.
 # attach's (a job's or a workspace's): the command after --, and whether it gets a terminal
@@ -124,7 +95,7 @@ GLOBAL_OPTIONS: list[tuple[str, Any, Any]] = [
 ]
 
 
-def port_forward_argv(g: Globals, namespace: str, service: str, local: int, remote: int, *,
+def port_forward_argv(g: Application, namespace: str, service: str, local: int, remote: int, *,
                       hint: str = "") -> list[str]:
     """``kubectl port-forward -n NS svc/SERVICE LOCAL:REMOTE`` with the global --kubeconfig/--context (an
     argv, never a shell string); kubectl missing from PATH is one line (``hint``: what else to do)."""
@@ -144,8 +115,9 @@ def port_forward_argv(g: Globals, namespace: str, service: str, local: int, remo
 
 
 def with_globals(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """A command whose first parameter is ``g: Globals``: Typer sees the command's own options and the global
-    ones; the function gets the global ones as one ``Globals`` (with those given before the command)."""
+    """A command whose first parameter is ``g: Application``: Typer sees the command's own options and the
+    global ones; the function gets the invocation's ``Application`` with the global options given after the
+    command's name applied over those given before it."""
     sig = inspect.signature(fn, eval_str=True)
     own = [p for name, p in sig.parameters.items() if name != "g"]
     params = own + [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a)
@@ -153,8 +125,7 @@ def with_globals(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def command(**kwargs: Any) -> Any:
-        g = Globals(**{n: kwargs.pop(n) for n, _, _ in GLOBAL_OPTIONS})
-        return fn(g, **kwargs)
+        return fn(application().given(**{n: kwargs.pop(n) for n, _, _ in GLOBAL_OPTIONS}), **kwargs)
 
     del command.__wrapped__  # Typer reads the signature below, not the function's
     command.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
@@ -204,8 +175,8 @@ def complete_job_names(ctx: typer.Context, incomplete: str) -> list[str]:
         from ..releases.reader import job_names
 
         p = ctx.params
-        ns, c = cluster_for(Globals(p.get("namespace"), p.get("kubeconfig"), p.get("context"), p.get("helm_binary"),
-                                    False))
+        ns, c = cluster_for(Application(namespace=p.get("namespace"), kubeconfig=p.get("kubeconfig"),
+                                        context=p.get("context"), helm_binary=p.get("helm_binary")))
         return [n for n in job_names(c, ns) if n.startswith(incomplete)]
     except Exception:  # noqa: BLE001 - completion must never fail loudly
         return []
@@ -224,7 +195,7 @@ JobName = Annotated[str, typer.Argument(help="Job name.", metavar="NAME", autoco
                                         show_default=False)]
 
 
-def cluster_for(g: Globals):
+def cluster_for(g: Application):
     """(namespace, Cluster) for a command: resolved namespace, helm and API adapters."""
     from ..adapters.defaults import load_defaults, resolve_namespace
     from ..adapters.kube import KubeReader

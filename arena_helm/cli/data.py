@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ..core.enums import ViewOutput
-from .common import AllNamespaces, Globals, emit, with_globals
+from .common import AllNamespaces, Application, emit, with_globals
 from .groups import FastCommand, new_app
 
 app = new_app(help="Data volumes (PersistentVolumeClaims) jobs can mount.")
@@ -22,7 +22,7 @@ def _data() -> None:
 @app.command("list", cls=FastCommand)
 @with_globals
 def list_cmd(
-    g: Globals,
+    g: Application,
     all_namespaces: AllNamespaces = False,
     output: Annotated[ViewOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = ViewOutput.table,
 ) -> None:

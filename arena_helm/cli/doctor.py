@@ -8,12 +8,12 @@ import typer
 
 from ..core.enums import ViewOutput
 from ..core.jobkinds import names_hint
-from .common import Globals, PrometheusService, PrometheusUrl, with_globals
+from .common import Application, PrometheusService, PrometheusUrl, with_globals
 
 
 @with_globals
 def doctor(
-    g: Globals,
+    g: Application,
     type_: Annotated[list[str] | None, typer.Option(
         "--type", "-T", show_default=False,
         help=f"Only these job kinds (repeatable; default: every one): {names_hint()}.")] = None,

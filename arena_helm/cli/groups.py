@@ -1,23 +1,69 @@
 """Typer's groups and commands as arena-helm uses them: the group that turns every error into one line and an exit
-code (``ArenaGroup``), commands whose plain parameters skip Typer's coercion (``FastCommand``), and groups that
-build a sub-command only when it is invoked (``lazy_app``)."""
+code (``ArenaGroup``), the one object of an invocation handed to every command (``Application``), commands whose
+plain parameters skip Typer's coercion (``FastCommand``), and groups that build a sub-command only when it is invoked
+(``lazy_app``)."""
 
 from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass, field
 
 import typer
 import typer.main
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+from typer._click.globals import get_current_context
 from typer.core import TyperCommand, TyperGroup
 from typer.exceptions import Abort
 
 from ..core.errors import ArenaHelmError
 
-# The running invocation: --debug, the global options given before the command, the command line (what a
-# submit's provenance records); ArenaGroup.main resets it at every invocation.
-STATE: dict = {"debug": False, "globals": {}, "argv": []}
+
+@dataclass
+class Application:
+    """One invocation of arena-helm, as every command sees it (the root context's ``obj``, as hatch's
+    ``Application``): the global options (those given before the command, then the command's own, which win),
+    --debug, and the command line (what a submit's provenance records). ``ArenaGroup.main`` makes a new one for
+    each invocation; nothing of it lives in a module."""
+
+    argv: list[str] = field(default_factory=list)
+    namespace: str | None = None
+    kubeconfig: str | None = None
+    context: str | None = None
+    helm_binary: str | None = None
+    debug: bool = False
+
+    def given(self, *, namespace: str | None = None, kubeconfig: str | None = None, context: str | None = None,
+              helm_binary: str | None = None, debug: bool = False) -> Application:
+        """The options given (on the command line, after the command's name, or before it): each one given
+        replaces what was there; --debug, once given, stays on and sends arena-helm's log to this stderr."""
+        for name, value in (("namespace", namespace), ("kubeconfig", kubeconfig), ("context", context),
+                            ("helm_binary", helm_binary)):
+            if value is not None:
+                setattr(self, name, value)
+        if debug and not self.debug:
+            self.debug = True
+        if self.debug:
+            import logging
+
+            logger = logging.getLogger("arena_helm")
+            handler = logging.StreamHandler(sys.stderr)  # the stderr of this invocation
+            handler.setFormatter(logging.Formatter("debug: %(name)s: %(message)s"))
+            logger.handlers = [handler]
+            logger.setLevel(logging.DEBUG)
+            logger.propagate = False
+        return self
+
+
+def application() -> Application:
+    """The invocation's ``Application`` (a new, empty one where a command runs outside ``ArenaGroup.main``)."""
+    ctx = get_current_context(silent=True)
+    obj = ctx.find_object(Application) if ctx is not None else None
+    if obj is None:
+        obj = Application()
+        if ctx is not None:
+            ctx.find_root().obj = obj
+    return obj
 
 
 class ArenaGroup(TyperGroup):
@@ -27,9 +73,8 @@ class ArenaGroup(TyperGroup):
         return params
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
-        STATE["debug"] = False
-        STATE["globals"] = {}
-        STATE["argv"] = list(sys.argv[1:] if args is None else args)  # what provenance records of a submit
+        invocation = Application(argv=list(sys.argv[1:] if args is None else args))
+        extra["obj"] = invocation
         from ..core.errors import SURFACE
 
         surface = SURFACE.set("cli")  # the messages name flags while a command runs
@@ -49,7 +94,7 @@ class ArenaGroup(TyperGroup):
             typer.echo(f"error: {exc.format_message()}", err=True)
             code = exc.exit_code
         except ArenaHelmError as exc:
-            if STATE["debug"]:
+            if invocation.debug:
                 raise
             typer.echo(f"error: {exc}", err=True)
             code = exc.exit_code
@@ -60,7 +105,7 @@ class ArenaGroup(TyperGroup):
             code = rv if isinstance(rv, int) else 0
         finally:
             SURFACE.reset(surface)
-            if STATE["debug"]:  # --debug's log handler belongs to this invocation only
+            if invocation.debug:  # --debug's log handler belongs to this invocation only
                 import logging
 
                 logger = logging.getLogger("arena_helm")

@@ -11,7 +11,7 @@ import typer
 from ..core.enums import ViewOutput
 from .common import (
     AllNamespaces,
-    Globals,
+    Application,
     JobName,
     Notes,
     OutputFormat,
@@ -84,7 +84,7 @@ def show_view(render, refresh: float | None) -> None:
 
 @with_globals
 def list_cmd(
-    g: Globals,
+    g: Application,
     all_namespaces: AllNamespaces = False,
     type_: TypeO = None,
     output: Annotated[OutputFormat, typer.Option("--output", "-o", help="table, wide, name, json or yaml.")] =
@@ -143,7 +143,7 @@ def list_cmd(
 
 @with_globals
 def get_cmd(
-    g: Globals,
+    g: Application,
     name: JobName,
     type_: TypeO = None,
     events: Annotated[bool, typer.Option("--events", "-e", help="Show the events of the job and its pods.")] = False,
@@ -199,7 +199,7 @@ def get_cmd(
 
 @with_globals
 def logs_cmd(
-    g: Globals,
+    g: Application,
     name: JobName,
     instance: Annotated[str | None, typer.Option("--instance", "-i", help="Pod to read (default: the chief, "
                                                  "master or launcher).", show_default=False)] = None,
@@ -271,7 +271,7 @@ def logs_cmd(
 
 @with_globals
 def delete_cmd(
-    g: Globals,
+    g: Application,
     names: Annotated[list[str], typer.Argument(help="Job names.", autocompletion=complete_job_names,
                                                show_default=False)],
     job_object: Annotated[bool, typer.Option("--object", help="Delete the job object itself, for a job that has "
@@ -307,7 +307,7 @@ def delete_cmd(
 
 @with_globals
 def prune_cmd(
-    g: Globals,
+    g: Application,
     since: Annotated[str, typer.Option("--since", "-s", help="Remove jobs that finished longer ago than this "
                                        "(e.g. 24h, 7d as 168h).", show_default=False)],
     all_namespaces: AllNamespaces = False,
@@ -360,7 +360,7 @@ top_app = new_app(help="GPU (and CPU/memory) use of jobs and nodes.")
 @top_app.command("job", cls=FastCommand)
 @with_globals
 def top_job(
-    g: Globals,
+    g: Application,
     name: Annotated[str | None, typer.Argument(help="One job: a row per instance and per GPU.",
                                                autocompletion=complete_job_names, show_default=False)] = None,
     all_namespaces: AllNamespaces = False,
@@ -425,7 +425,7 @@ def top_job(
 @top_app.command("node", cls=FastCommand)
 @with_globals
 def top_node(
-    g: Globals,
+    g: Application,
     names: Annotated[list[str] | None, typer.Argument(help="Only these nodes.", show_default=False)] = None,
     details: Annotated[bool, typer.Option("--details", "-d", help="List each node's GPU pods and GPUs.")] = False,
     output: Annotated[ViewOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = ViewOutput.table,

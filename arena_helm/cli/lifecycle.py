@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from .common import AttachCommand, AttachTty, Globals, JobName, TypeO, cluster_for, with_globals
+from .common import Application, AttachCommand, AttachTty, JobName, TypeO, cluster_for, with_globals
 
 
-def _set_suspend(name: str, suspend: bool, type_, g: Globals) -> None:
+def _set_suspend(name: str, suspend: bool, type_, g: Application) -> None:
     from ..releases.reader import kind_of_type
     from ..releases.suspension import set_suspend
 
@@ -23,7 +23,7 @@ def _set_suspend(name: str, suspend: bool, type_, g: Globals) -> None:
 
 @with_globals
 def suspend_cmd(
-    g: Globals,
+    g: Application,
     name: JobName,
     type_: TypeO = None,
 ) -> None:
@@ -33,7 +33,7 @@ def suspend_cmd(
 
 @with_globals
 def resume_cmd(
-    g: Globals,
+    g: Application,
     name: JobName,
     type_: TypeO = None,
 ) -> None:
@@ -43,7 +43,7 @@ def resume_cmd(
 
 @with_globals
 def wait_cmd(
-    g: Globals,
+    g: Application,
     name: JobName,
     timeout: Annotated[str, typer.Option("--timeout", help="How long to wait (e.g. 90s, 30m, 2h).")] = "30m",
     notify: Annotated[str | None, typer.Option("--notify", metavar="URL", show_default=False,
@@ -86,7 +86,7 @@ def wait_cmd(
 
 @with_globals
 def attach_cmd(
-    g: Globals,
+    g: Application,
     name: JobName,
     command: AttachCommand = None,
     instance: Annotated[str | None, typer.Option("--instance", "-i", help="Pod to enter (default: the chief, "

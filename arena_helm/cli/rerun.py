@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from ..core.enums import DryRunOutput
-from .common import Globals, JobName, TypeO, cluster_for, wait_seconds, with_globals
+from .common import Application, JobName, TypeO, cluster_for, wait_seconds, with_globals
 
 RERUN_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True,
                   "help_option_names": ["-h", "--help"]}
@@ -53,7 +53,7 @@ def _given_fields(kind_key: str, args: list[str]) -> dict[str, Any]:
 
 @with_globals
 def rerun_cmd(
-    g: Globals,
+    g: Application,
     ctx: typer.Context,
     name: JobName,
     new_name: Annotated[str | None, typer.Option("--name", help="Name of the new job (default: NAME-2, or the "
@@ -78,7 +78,6 @@ def rerun_cmd(
     from ..releases.rerun import new_spec, next_name, read
     from ..workload.provenance import record, rerun_values
     from ..workload.submission import job_values
-    from .groups import STATE
     from .submit import _install, _render
 
     if output is not None and not dry_run:
@@ -106,7 +105,7 @@ def rerun_cmd(
         new_name = next_name(name, {n for (rns, n) in c.index(ns) if rns == ns})
     spec = new_spec(rec, new_name, given)
     old_generated = job_values(rec.old_spec())
-    words = ["arena-helm", *STATE.get("argv", [])]
+    words = ["arena-helm", *g.argv]
 
     def make_values(s, git_commit: str = ""):
         return rerun_values(rec.values, old_generated, job_values(s), record(s, words, git_commit))
@@ -132,7 +131,7 @@ class ExportFormat(str, enum.Enum):
 
 @with_globals
 def export_cmd(
-    g: Globals,
+    g: Application,
     name: JobName,
     type_: TypeO = None,
     output: Annotated[ExportFormat, typer.Option("--output", "-o", help="command: the submit command line; values: "

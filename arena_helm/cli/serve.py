@@ -12,9 +12,9 @@ import typer
 from ..core.enums import ViewOutput
 from ..core.servekinds import SERVE_KINDS
 from .common import (
+    Application,
     AttachCommand,
     AttachTty,
-    Globals,
     PrometheusService,
     PrometheusUrl,
     cluster_for,
@@ -57,7 +57,7 @@ def _kind_command(kind):
     module = kind.module()
     words_type = Annotated[list[str] | None, typer.Argument(help=module.WORDS, metavar="WORDS", show_default=False)]
 
-    def serve(lead: dict[str, Any], fields: dict[str, Any], run: dict[str, Any], g: Globals) -> None:
+    def serve(lead: dict[str, Any], fields: dict[str, Any], run: dict[str, Any], g: Application) -> None:
         words = list(lead["words"] or [])
         check_command_words(lead["ctx"], words)
         _serve(g, kind, {**fields, **module.from_words(words)}, run)
@@ -69,7 +69,7 @@ def _kind_command(kind):
                             f"<name>-<version> (charts/{kind.chart}).\n\n{doc}")
 
 
-def _serve(g: Globals, kind, fields: dict[str, Any], run: dict[str, Any]) -> None:
+def _serve(g: Application, kind, fields: dict[str, Any], run: dict[str, Any]) -> None:
     from ..adapters.defaults import load_defaults, resolve_namespace
     from ..serving.servings import ready_serving, render_serving, serve, serving_values
 
@@ -103,7 +103,7 @@ def _update_command(kind):
     words_type = Annotated[list[str] | None, typer.Argument(help=module.WORDS + " After --; given, they replace "
                                                             "the release's.", metavar="WORDS", show_default=False)]
 
-    def update(lead: dict[str, Any], given: dict[str, Any], run: dict[str, Any], g: Globals) -> None:
+    def update(lead: dict[str, Any], given: dict[str, Any], run: dict[str, Any], g: Application) -> None:
         from ..serving.servings import check_update, ready_serving, update_serving
 
         name, words = lead["name"], list(lead["words"] or [])
@@ -171,7 +171,7 @@ class RouterChoice(str, enum.Enum):
 @app.command("traffic-split", cls=FastCommand)
 @with_globals
 def traffic_split(
-    g: Globals, name: NameArg,
+    g: Application, name: NameArg,
     version_weight: Annotated[list[str], typer.Option("--version-weight", "-v", help="A version and its percent of "
                                                       "the traffic, VERSION:WEIGHT (repeatable; the weights sum to "
                                                       "100).", show_default=False)] = [],  # noqa: B006
@@ -215,7 +215,7 @@ def traffic_split(
 @app.command("list", cls=FastCommand)
 @with_globals
 def list_(
-    g: Globals,
+    g: Application,
     all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="Every namespace.")] = False,
     type_: Annotated[str | None, typer.Option("--type", "-T", help="Only servings of this type (a kind: custom, vllm, ...; or "
                                               "its type: custom-serving, ...).",
@@ -240,7 +240,7 @@ def list_(
 
 @app.command("get", cls=FastCommand)
 @with_globals
-def get(g: Globals, name: NameArg, version: VersionO = None,
+def get(g: Application, name: NameArg, version: VersionO = None,
         output: Annotated[ViewOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = ViewOutput.table,
         prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
         ) -> None:
@@ -315,7 +315,7 @@ def _gpu_cells(gpus: list[dict] | None) -> list[str]:
 
 @app.command("delete", cls=FastCommand)
 @with_globals
-def delete(g: Globals, name: NameArg, version: VersionO = None) -> None:
+def delete(g: Application, name: NameArg, version: VersionO = None) -> None:
     """Delete a serving (every version, or --version): uninstall its releases, with all they made (with every
     version, its traffic split too)."""
     from ..serving.traffic import delete_serving
@@ -331,7 +331,7 @@ InstanceO = Annotated[str | None, typer.Option("--instance", "-i", help="Pod of 
 
 @app.command("logs", cls=FastCommand)
 @with_globals
-def logs(g: Globals, name: NameArg, version: VersionO = None, instance: InstanceO = None,
+def logs(g: Application, name: NameArg, version: VersionO = None, instance: InstanceO = None,
          follow: Annotated[bool, typer.Option("--follow", "-f", help="Stream new lines as they come.")] = False,
          tail: Annotated[int | None, typer.Option("--tail", "-t", help="Only the last N lines.",
                                                   show_default=False)] = None,
@@ -355,7 +355,7 @@ def logs(g: Globals, name: NameArg, version: VersionO = None, instance: Instance
 
 @app.command("attach", cls=FastCommand)
 @with_globals
-def attach(g: Globals, name: NameArg, command: AttachCommand = None, version: VersionO = None,
+def attach(g: Application, name: NameArg, command: AttachCommand = None, version: VersionO = None,
            instance: InstanceO = None, tty: AttachTty = None) -> None:
     """Open a shell (or run one command after --) in a serving's pod; exits with the command's exit code."""
     from ..adapters.kube import open_exec

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from .common import GLOBAL_OPTIONS, Globals, LogLevel, complete_claims
+from .common import GLOBAL_OPTIONS, Application, LogLevel, application, complete_claims
 from .groups import FastCommand
 
 CMD_SETTINGS = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]}
@@ -164,7 +164,7 @@ def keyword(name: str, annotation: Any, default: Any = inspect.Parameter.empty) 
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
 
 
-def spec_command(spec_cls: type, action: Callable[[dict[str, Any], dict[str, Any], dict[str, Any], Globals], None],
+def spec_command(spec_cls: type, action: Callable[[dict[str, Any], dict[str, Any], dict[str, Any], Application], None],
                  *, name: str, doc: str, leading: Sequence[Option] = (), run_options: Sequence[Option] = (),
                  only: Collection[str] | None = None) -> Callable[..., None]:
     """A command whose parameters are ``leading`` (a context, an argument, the words after the flags), the
@@ -185,8 +185,7 @@ def spec_command(spec_cls: type, action: Callable[[dict[str, Any], dict[str, Any
         run = {n: kwargs.pop(n) for n, _, _ in run_options}
         glob = {n: kwargs.pop(n) for n, _, _ in GLOBAL_OPTIONS}
         glob["debug"] = glob["debug"] or run.get("loglevel") is LogLevel.debug
-        g = Globals(**glob)
-        action(given, fields_from(kwargs, options), run, g)
+        action(given, fields_from(kwargs, options), run, application().given(**glob))
 
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in params}

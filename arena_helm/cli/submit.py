@@ -21,7 +21,7 @@ import typer
 
 from ..core.enums import CheckOutput, DryRunOutput, SubmitOutput
 from ..core.jobkinds import KINDS, lookup
-from .common import ArenaConfig, ArenaNamespace, Globals, loglevel_option, offer_dry_run, wait_seconds
+from .common import Application, ArenaConfig, ArenaNamespace, loglevel_option, offer_dry_run, wait_seconds
 from .groups import lazy_app
 from .specflags import CMD_SETTINGS, Opt, WordsCommand, check_command_words, spec_command
 
@@ -65,7 +65,7 @@ FIT_OPTIONS: list[tuple[str, Any, Any]] = [
 
 
 def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None, run: dict[str, Any],
-               g: Globals, ctx: typer.Context | None = None) -> None:
+               g: Application, ctx: typer.Context | None = None) -> None:
     """Validate, then render or install (and maybe wait)."""
     from ..adapters.defaults import load_defaults, resolve_namespace
     from ..adapters.helm import ValueSources
@@ -132,13 +132,12 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
         _install(spec, sources, run, seconds, g)
 
 
-def provenance_of(spec, git_commit: str = "") -> dict[str, Any]:
+def provenance_of(spec, g: Application, git_commit: str = "") -> dict[str, Any]:
     """What the release keeps of this submit: arena-helm's version, the command line, the spec (and the
     commit of its --sync-branch, once resolved)."""
     from ..workload.provenance import record
-    from .groups import STATE
 
-    return record(spec, ["arena-helm", *STATE.get("argv", [])], git_commit)
+    return record(spec, ["arena-helm", *g.argv], git_commit)
 
 
 def sync_commit(spec) -> str:
@@ -156,13 +155,13 @@ def sync_commit(spec) -> str:
     return found.commit
 
 
-def _render(spec, sources, output, g: Globals, values=None) -> None:
+def _render(spec, sources, output, g: Application, values=None) -> None:
     """``--dry-run``: the values (``-o values``, merged by helm with the user's own) or the manifests."""
     from ..adapters.helm import Helm
     from ..workload.submission import job_values, render
 
     if values is None:
-        values = job_values(spec, provenance_of(spec))
+        values = job_values(spec, provenance_of(spec, g))
     if output is not None and output.value == DryRunOutput.values.value:  # helm merges only when there is something to merge
         import yaml  # -o values only: the manifests need no YAML parser here
 
@@ -172,7 +171,7 @@ def _render(spec, sources, output, g: Globals, values=None) -> None:
     typer.echo(render(spec, Helm(g.helm_binary), values=values, sources=sources), nl=False)
 
 
-def _check(spec, sources, output, g: Globals) -> None:
+def _check(spec, sources, output, g: Application) -> None:
     """``--check`` / ``fit``: the job's manifests rendered as submit would install them, their pods checked
     against the cluster (``fit.fit_job``); exit 0 fits now, 4 only once others finish, 5 never."""
     import yaml
@@ -188,7 +187,7 @@ def _check(spec, sources, output, g: Globals) -> None:
     load(g.kubeconfig, g.context).check()  # a missing kubeconfig is one line before helm renders anything
     helm = Helm(g.helm_binary)
     kind = BY_KEY[spec.kind].kind
-    docs = [d for d in yaml.safe_load_all(render(spec, helm, values=job_values(spec, provenance_of(spec)),
+    docs = [d for d in yaml.safe_load_all(render(spec, helm, values=job_values(spec, provenance_of(spec, g)),
                                                  sources=sources)) if d]
     job = next((d for d in docs if d.get("kind") == kind), None)
     if job is None:
@@ -208,7 +207,7 @@ def _check(spec, sources, output, g: Globals) -> None:
         raise typer.Exit(result.exit_code)
 
 
-def _install(spec, sources, run: dict[str, Any], wait_seconds: int, g: Globals, make_values=None) -> None:
+def _install(spec, sources, run: dict[str, Any], wait_seconds: int, g: Application, make_values=None) -> None:
     """Install the job's release (and maybe wait for it to end). ``make_values(spec, git_commit)``: the values
     of the spec once its submitting user and sync commit are known (default: its generated values and
     provenance)."""
@@ -223,7 +222,7 @@ def _install(spec, sources, run: dict[str, Any], wait_seconds: int, g: Globals, 
     spec = spec.model_copy(update={"user": submitting_user(view, kube)})
 
     commit = sync_commit(spec)
-    values = make_values(spec, commit) if make_values is not None else job_values(spec, provenance_of(spec, commit))
+    values = make_values(spec, commit) if make_values is not None else job_values(spec, provenance_of(spec, g, commit))
     helm = Helm(g.helm_binary, KubeTarget(kubeconfig=g.kubeconfig, context=g.context))
     result = submit(spec, helm, kube, values=values, sources=sources,
                     notify=lambda m: typer.echo(f"note: {m}", err=True))
@@ -251,7 +250,7 @@ def make_command(kind_key: str, *, fit: bool = False):
     info = lookup(kind_key)
     doc = inspect.cleandoc(info.spec_class().__doc__ or "").replace("``", "")  # reST literals read as plain text
 
-    def submit(lead: dict[str, Any], fields: dict[str, Any], given: dict[str, Any], g: Globals) -> None:
+    def submit(lead: dict[str, Any], fields: dict[str, Any], given: dict[str, Any], g: Application) -> None:
         run = {n: d for n, _, d in RUN_OPTIONS} | given
         run["check"] = run["check"] or fit
         run_submit(info.key, fields, lead["command"], run, g, lead["ctx"])

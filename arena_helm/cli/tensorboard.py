@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from ..core.enums import ServiceType
-from .common import Globals, cluster_for, offer_dry_run, port_forward_argv, with_globals
+from .common import Application, cluster_for, offer_dry_run, port_forward_argv, with_globals
 from .groups import FastCommand, new_app
 
 app = new_app(help="Standalone TensorBoards (a job's own TensorBoard comes with submit --tensorboard).")
@@ -16,7 +16,7 @@ app = new_app(help="Standalone TensorBoards (a job's own TensorBoard comes with 
 @app.command("start", cls=FastCommand)
 @with_globals
 def start(
-    g: Globals,
+    g: Application,
     name: Annotated[str, typer.Argument(help="Name of the TensorBoard (also its release name).", show_default=False)],
     logdir: Annotated[str | None, typer.Option("--logdir", help="PVC:PATH: the logs at PATH inside that PVC.",
                                                show_default=False)] = None,
@@ -52,7 +52,7 @@ def start(
 @app.command("stop", cls=FastCommand)
 @with_globals
 def stop(
-    g: Globals,
+    g: Application,
     name: Annotated[str, typer.Argument(help="Name of the TensorBoard.", show_default=False)],
 ) -> None:
     """Stop a standalone TensorBoard (helm uninstall of its release)."""
@@ -66,7 +66,7 @@ def stop(
 @app.command("list", cls=FastCommand)
 @with_globals
 def list_(
-    g: Globals,
+    g: Application,
     all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="Every namespace.")] = False,
 ) -> None:
     """List TensorBoards: standalone ones and those of jobs."""
@@ -85,7 +85,7 @@ def list_(
 @app.command("open", cls=FastCommand)
 @with_globals
 def open_(
-    g: Globals,
+    g: Application,
     name: Annotated[str, typer.Argument(help="Job or TensorBoard name.", show_default=False)],
     port: Annotated[int, typer.Option("--port", help="Local port.")] = 6006,
     timeout: Annotated[str, typer.Option("--timeout", help="How long to wait for the TensorBoard pod to run "

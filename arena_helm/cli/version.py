@@ -3,11 +3,11 @@ from __future__ import annotations
 import typer
 
 from ..__about__ import __version__
-from .common import Globals, with_globals
+from .common import Application, with_globals
 
 
 @with_globals
-def version(g: Globals) -> None:
+def version(g: Application) -> None:
     from ..adapters.helm import Helm
 
     typer.echo(f"arena-helm {__version__}")

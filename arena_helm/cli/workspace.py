@@ -9,9 +9,9 @@ import typer
 
 from ..core.enums import ViewOutput
 from .common import (
+    Application,
     AttachCommand,
     AttachTty,
-    Globals,
     PrometheusService,
     PrometheusUrl,
     cluster_for,
@@ -42,7 +42,7 @@ def _start_command():
     """``workspace start NAME [flags]``: the flags are WorkspaceSpec's fields (as submit's are a job spec's)."""
     from ..workspace.workspaces import WorkspaceSpec
 
-    def start(lead: dict[str, Any], fields: dict[str, Any], run: dict[str, Any], g: Globals) -> None:
+    def start(lead: dict[str, Any], fields: dict[str, Any], run: dict[str, Any], g: Application) -> None:
         _start(g, lead["name"], fields, run)
 
     return spec_command(WorkspaceSpec, start, name="start", leading=[("name", Name, inspect.Parameter.empty)],
@@ -52,7 +52,7 @@ def _start_command():
                             "activity.")
 
 
-def _start(g: Globals, name: str, fields: dict[str, Any], run: dict[str, Any]) -> None:
+def _start(g: Application, name: str, fields: dict[str, Any], run: dict[str, Any]) -> None:
     from ..adapters.defaults import load_defaults, resolve_namespace
     from ..workspace.workspaces import WorkspaceSpec, render_workspace, running_workspace, start_in, workspace_values
 
@@ -120,7 +120,7 @@ def _duration(seconds: int) -> str:
 @app.command("list", cls=FastCommand)
 @with_globals
 def list_(
-    g: Globals,
+    g: Application,
     all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="Every namespace.")] = False,
     output: Annotated[ViewOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = ViewOutput.table,
     idle_below: Annotated[str, typer.Option(
@@ -155,7 +155,7 @@ def list_(
 
 @app.command("get", cls=FastCommand)
 @with_globals
-def get(g: Globals, name: Name,
+def get(g: Application, name: Name,
         output: Annotated[ViewOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = ViewOutput.table,
         ) -> None:
     """Show one workspace: its status and why, its pod, its home."""
@@ -177,7 +177,7 @@ def get(g: Globals, name: Name,
 
 @app.command("stop", cls=FastCommand)
 @with_globals
-def stop(g: Globals, name: Name) -> None:
+def stop(g: Application, name: Name) -> None:
     """Stop a workspace: its Job ends (a helm upgrade); its home and release stay for workspace start."""
     from ..workspace.workspaces import stop_workspace
 
@@ -189,7 +189,7 @@ def stop(g: Globals, name: Name) -> None:
 @app.command("delete", cls=FastCommand)
 @with_globals
 def delete(
-    g: Globals,
+    g: Application,
     name: Name,
     keep_home: Annotated[bool, typer.Option("--keep-home", help="Keep the home PVC (<name>-home).")] = False,
 ) -> None:
@@ -204,7 +204,7 @@ def delete(
 @app.command("open", cls=FastCommand)
 @with_globals
 def open_(
-    g: Globals,
+    g: Application,
     name: Name,
     port: Annotated[int | None, typer.Option("--port", help="Local port (default: the server's).",
                                              show_default=False)] = None,
@@ -265,7 +265,7 @@ def open_(
 @app.command("attach", cls=FastCommand)
 @with_globals
 def attach(
-    g: Globals,
+    g: Application,
     name: Name,
     command: AttachCommand = None,
     tty: AttachTty = None,
