@@ -28,7 +28,7 @@ END = "<!-- END VALUES TABLE -->"
 # Keys that helm manages itself: described once in the text, not as a value to set.
 HELM_KEYS = {"global", "arena-common"}
 # Subcharts whose values are documented in their own README: only these of their keys are listed.
-SUBCHART_KEYS = {"tensorboard": ("enabled", "nameOverride", "service")}
+SUBCHART_KEYS = {"tensorboard": ("enabled", "inJobChart", "nameOverride", "service")}
 
 _MISSING = object()
 

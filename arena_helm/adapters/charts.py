@@ -32,7 +32,7 @@ def charts_root() -> Path:
     """The folder holding every chart: inside the installed package, else the repository root."""
     package = Path(__file__).resolve().parents[1]  # arena_helm/
     for candidate in (package / "charts", package.parent / "charts"):
-        if (candidate / "tfjob" / "Chart.yaml").is_file():
+        if (candidate / "arena-common" / "Chart.yaml").is_file():  # the library chart every chart depends on
             return candidate
     raise ArenaHelmError(f"the arena-helm charts are missing (looked in {package / 'charts'}); reinstall arena-helm")
 

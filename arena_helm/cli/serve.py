@@ -217,8 +217,9 @@ def traffic_split(
 def list_(
     g: Application,
     all_namespaces: Annotated[bool, typer.Option("--all-namespaces", "-A", help="Every namespace.")] = False,
-    type_: Annotated[str | None, typer.Option("--type", "-T", help="Only servings of this type (a kind: custom, vllm, ...; or "
-                                              "its type: custom-serving, ...).",
+    type_: Annotated[str | None, typer.Option("--type", "-T", help="Only servings of this type (a kind: "
+                                              f"{SERVE_KINDS[0].key}, {SERVE_KINDS[1].key}, ...; or its type: "
+                                              f"{SERVE_KINDS[0].chart}, ...).",
                                               show_default=False)] = None,
     output: Annotated[ViewOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = ViewOutput.table,
 ) -> None:

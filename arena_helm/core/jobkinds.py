@@ -18,6 +18,19 @@ from .errors import UsageError
 
 
 @dataclass(frozen=True)
+class Controller:
+    """Who serves one API version of a kind whose versions come from different operators (``JobKindInfo
+    .controllers``): its name, what ``doctor`` shows after the API, what to install, and the Lease it always holds
+    (how ``doctor`` tells it runs when it has no webhook; "" for none)."""
+
+    version: str
+    name: str
+    shown: str
+    install: str
+    lease: str = ""
+
+
+@dataclass(frozen=True)
 class JobKindInfo:
     """One job kind.
 
@@ -47,6 +60,9 @@ class JobKindInfo:
                      (``runPolicy.suspend``; a TrainJob's ``suspend``)
     webhook:         the name of the operator's own validating webhook for the kind ("" when it has none):
                      ``doctor`` takes it, registered and answering a dry run, as the operator running
+    version_field:   the spec field that picks the API version, for a kind served by different operators in
+                     different versions (MPIJob's ``mpi_api``)
+    controllers:     who serves each version then (``Controller``)
     """
 
     key: str
@@ -72,6 +88,8 @@ class JobKindInfo:
     runtime_key: str = ""
     suspend_key: str = "runPolicy.suspend"
     webhook: str = ""
+    version_field: str = ""
+    controllers: tuple[Controller, ...] = ()
 
     @property
     def chart(self) -> str:
@@ -113,6 +131,10 @@ class JobKindInfo:
     def api_versions(self) -> tuple[str, ...]:
         return tuple(f"{self.group}/{v}" for v in self.versions)
 
+    def controller(self, version: str) -> Controller | None:
+        """Who serves ``version`` of the kind, when its versions come from different operators."""
+        return next((c for c in self.controllers if c.version == version), None)
+
 
 def _load(ref: str):
     module, _, name = ref.partition(":")
@@ -148,6 +170,11 @@ KINDS: tuple[JobKindInfo, ...] = (
         operator="the Kubeflow mpi-operator (v0.4+, kubeflow.org/v2beta1) or the training operator (kubeflow.org/v1)",
         spec="arena_helm.training.kinds.mpijob:MPIJobSpec", values="arena_helm.training.kinds.mpijob:MPIJobValues",
         summary="an MPIJob (--workers workers and one launcher)",
+        # mpi-operator v0.8.0 has no webhook; it always holds the Lease mpi-operator (cmd/mpi-operator/app/server.go)
+        version_field="mpi_api",
+        controllers=(Controller("v2beta1", "mpi-operator", "mpi-operator", "the Kubeflow mpi-operator",
+                                lease="mpi-operator"),
+                     Controller("v1", "the training operator", "the training operator's MPIJob", TRAINING_OPERATOR)),
     ),
     # training-operator v1.9.3 pkg/apis/kubeflow.org/v1/jax_types.go: jaxReplicaSpecs, one replica type Worker
     JobKindInfo(

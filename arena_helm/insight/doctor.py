@@ -31,7 +31,7 @@ from typing import Any
 
 from ..core.catalog import ROLE_DOC
 from ..core.errors import ArenaHelmError, ForbiddenError, NotFoundError
-from ..core.jobkinds import BY_KEY, KINDS, JobKindInfo
+from ..core.jobkinds import BY_KEY, KINDS, Controller, JobKindInfo
 
 OK, MISSING, SKIP = "OK", "MISSING", "SKIP"
 MIN_KUBERNETES = (1, 20)  # the charts' kubeVersion: >=1.20.0-0
@@ -39,7 +39,9 @@ ALL_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
 READ = ("get", "list", "watch")
 DOCTOR_JOB = "arena-helm-doctor-"  # the dry-run job's generateName
 DOCTOR_IMAGE = "busybox:1.36"
-MPI_OPERATOR_LEASE = "mpi-operator"  # mpi-operator v0.8.0 cmd/mpi-operator/app/server.go: its lock name
+# the job kinds that name a training runtime (their --runtime), and those served by an operator known by its Lease
+RUNTIME_KINDS = tuple(k.key for k in KINDS if k.runtime_key)
+LEASE_KINDS = tuple(k.key for k in KINDS if any(c.lease for c in k.controllers))
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,7 @@ PERMISSIONS: tuple[Permission, ...] = (
     Permission("a traffic split's Istio routes (serve traffic-split --router istio)", "networking.istio.io",
                ("virtualservices", "destinationrules"), ALL_VERBS, needed=False),
     Permission("a TrainJob's --runtime (TrainingRuntime)", "trainer.kubeflow.org", ("trainingruntimes",),
-               ("get", "list"), kinds=("trainjob",)),
+               ("get", "list"), kinds=RUNTIME_KINDS),
     Permission("pods, events and PVCs (list, get, data list)", "", ("pods", "events", "persistentvolumeclaims"),
                READ),
     Permission("logs", "", ("pods/log",), ("get",)),
@@ -106,9 +108,10 @@ PERMISSIONS: tuple[Permission, ...] = (
     Permission("submit --priority checks its PriorityClass", "scheduling.k8s.io", ("priorityclasses",),
                ("get", "list"), cluster=True, needed=False),
     Permission("a TrainJob's --runtime (ClusterTrainingRuntime)", "trainer.kubeflow.org",
-               ("clustertrainingruntimes",), ("get", "list"), cluster=True, needed=False, kinds=("trainjob",)),
-    Permission("doctor: whether mpi-operator runs (its Lease)", "coordination.k8s.io", ("leases",),
-               ("get", "list"), cluster=True, needed=False, kinds=("mpijob",)),
+               ("clustertrainingruntimes",), ("get", "list"), cluster=True, needed=False, kinds=RUNTIME_KINDS),
+    Permission(f"doctor: whether {' or '.join(c.name for k in KINDS for c in k.controllers if c.lease)} runs (its "
+               "Lease)", "coordination.k8s.io", ("leases",), ("get", "list"), cluster=True, needed=False,
+               kinds=LEASE_KINDS),
     Permission("doctor: whether the operators' webhooks are registered", "admissionregistration.k8s.io",
                ("validatingwebhookconfigurations",), ("get", "list"), cluster=True, needed=False),
 )
@@ -169,8 +172,10 @@ def run(kube, helm_factory: Callable[[], Any], namespace: str, kinds: Iterable[s
         else:
             report.add("JobSet", MISSING, "jobset.x-k8s.io is not served: install JobSet (Trainer v2 runs "
                        "TrainJobs as JobSets)")
-    if "mpijob" in {i.key for i in chosen} and "v2beta1" in served.get("MPIJob", []):
-        _check_mpi_operator(report, kube, now or dt.datetime.now(dt.UTC))
+    for info in chosen:
+        for controller in info.controllers:
+            if controller.lease and controller.version in served.get(info.kind, []):
+                _check_lease(report, kube, now or dt.datetime.now(dt.UTC), info, controller)
     _check_gpus(report, kube)
     _check_metrics(report, kube, namespace, groups, metrics_options)
     _check_kueue(report, kube, namespace, groups)
@@ -269,8 +274,9 @@ def _check_kind(report: Report, kube, helm, info: JobKindInfo, versions: list[st
         return
     version = versions[0]
     api = f"{info.group}/{version}"
-    if info.key == "mpijob":
-        api += " (mpi-operator)" if version == "v2beta1" else " (the training operator's MPIJob)"
+    controller = info.controller(version)
+    if controller is not None:
+        api += f" ({controller.shown})"
     if helm is None:
         report.add(name, SKIP, f"{api} served; the dry run needs helm to render the job")
         return
@@ -284,10 +290,11 @@ def _check_kind(report: Report, kube, helm, info: JobKindInfo, versions: list[st
         report.add(name, MISSING, f"{api} served, but a dry-run create of a job failed: {exc}")
         return
     passed = f"{api} served; a dry-run create of a job passed"
-    if not info.webhook or (info.key == "mpijob" and version == "v2beta1"):
-        report.add(name, OK, f"{passed} (mpi-operator has no webhook: its Lease, below)" if info.key == "mpijob"
-                   and version == "v2beta1" else f"{passed} (whether its controller runs cannot be told: it has "
-                   "no webhook)")
+    if controller is not None and controller.lease:
+        report.add(name, OK, f"{passed} ({controller.name} has no webhook: its Lease, below)")
+        return
+    if not info.webhook:
+        report.add(name, OK, f"{passed} (whether its controller runs cannot be told: it has no webhook)")
         return
     if isinstance(webhooks, str):
         report.add(name, SKIP, f"{passed}; whether its operator runs needs its webhook {info.webhook}, and "
@@ -312,8 +319,8 @@ def doctor_job(kube, helm, info: JobKindInfo, version: str, namespace: str) -> d
 
     fields: dict[str, Any] = {"name": "arena-helm-doctor", "namespace": namespace, "image": DOCTOR_IMAGE,
                               "command": "true"}
-    if info.key == "mpijob":
-        fields["mpi_api"] = version
+    if info.version_field:
+        fields[info.version_field] = version
     spec = info.spec_class()(**fields)
     values = _with_runtime(spec, kube, job_values(spec))
     docs = [d for d in yaml.safe_load_all(render(spec, helm, values=values)) if isinstance(d, dict)]
@@ -332,10 +339,11 @@ def _parse_time(text: str | None) -> dt.datetime | None:
     return dt.datetime.fromtimestamp(epoch(text), dt.UTC)
 
 
-def _check_mpi_operator(report: Report, kube, now: dt.datetime) -> None:
-    name = "mpi-operator running"
+def _check_lease(report: Report, kube, now: dt.datetime, info: JobKindInfo, controller: Controller) -> None:
+    """An operator without a webhook runs when the Lease it always holds was renewed lately."""
+    name = f"{controller.name} running"
     try:
-        leases = kube.list_leases(MPI_OPERATOR_LEASE)
+        leases = kube.list_leases(controller.lease)
     except ForbiddenError:
         report.add(name, SKIP, f"cannot list leases (it has no webhook: its Lease tells): ask for the ClusterRole "
                    f"of {ROLE_DOC}")
@@ -357,11 +365,11 @@ def _check_mpi_operator(report: Report, kube, now: dt.datetime) -> None:
         report.add(name, OK, f"Lease {where} renewed {max(age, 0):.0f}s ago")
     elif fresh:
         _, age, where = min(fresh, key=lambda f: f[1])
-        report.add(name, MISSING, f"Lease {where} last renewed {age:.0f}s ago: mpi-operator is not running (MPIJobs "
-                   "would never start): start it")
+        report.add(name, MISSING, f"Lease {where} last renewed {age:.0f}s ago: {controller.name} is not running "
+                   f"({info.kind}s would never start): start it")
     else:
-        report.add(name, MISSING, f"no Lease {MPI_OPERATOR_LEASE}: mpi-operator is not running (it always holds "
-                   "one): install the Kubeflow mpi-operator")
+        report.add(name, MISSING, f"no Lease {controller.lease}: {controller.name} is not running (it always holds "
+                   f"one): install {controller.install}")
 
 
 def _check_gpus(report: Report, kube) -> None:

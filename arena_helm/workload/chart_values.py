@@ -367,6 +367,9 @@ class TensorBoardValues(ValuesModel):
     global_: dict[str, Any] = global_field()
     enabled: bool = Field(True, description="Render TensorBoard. In a job chart this is also the dependency "
                           "condition tensorboard.enabled (off there).")
+    in_job_chart: bool = Field(False, description="Set by an arena-helm job chart whose subchart this is (its "
+                               "values.yaml): the job chart checks these values with its own, in one failure, and "
+                               "the app label is the job chart's name. Alone (or under another chart): false.")
     name_override: Empty | DNS1035Label = Field(
         "", max_length=51, json_schema_extra={"maxLength": 51},
         description="Base name: objects are named <nameOverride or release name>-tensorboard. In a job chart it "
@@ -611,7 +614,8 @@ class JobValues(PodLevelValues):
     run_policy: RunPolicy = Field(default_factory=RunPolicy, description="The job's runPolicy (common to the "
                                   "Kubeflow training operators).")
     tensorboard: TensorBoardValues = Field(
-        default_factory=lambda: TensorBoardValues(enabled=False, service=TensorBoardService(type="NodePort")),
+        default_factory=lambda: TensorBoardValues(enabled=False, in_job_chart=True,
+                                                  service=TensorBoardService(type="NodePort")),
         description="Values of the tensorboard subchart (see charts/tensorboard); enabled turns it on (a "
         "Deployment and a Service named <job name>-tensorboard; the Service is NodePort, as in Arena).")
 

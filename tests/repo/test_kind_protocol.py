@@ -79,3 +79,77 @@ def test_every_chart_is_a_kind_s_and_every_kind_says_its_family():
     assert {k.family for k in KINDS} == {Family.TRAINING} and {k.family for k in SERVE_KINDS} == {Family.SERVING}
     assert {k.family for k in ALL_KINDS} == set(Family)
     assert len({k.chart for k in ALL_KINDS}) == len(ALL_KINDS)
+
+
+# Where a kind's or a family's name may be written: the catalog and the kinds' descriptors (core/), the kind
+# modules, and each family's own modules (a family names itself; never another, never a kind).
+KIND_HOMES = ("core/catalog.py", "core/jobkinds.py", "core/servekinds.py", "training/kinds/", "serving/kinds/")
+FAMILY_HOMES = {"-serving": ("serving/",)}
+
+
+def kind_names() -> set[str]:
+    """Every name of a job or serving kind: its command, aliases, chart, Kubernetes kind and resource."""
+    from arena_helm.core.jobkinds import KINDS
+    from arena_helm.core.servekinds import SERVE_KINDS
+
+    names = {n for k in KINDS for n in (*k.names, k.chart, k.kind, k.kind.lower(), k.plural)}
+    return names | {n for k in SERVE_KINDS for n in (k.key, k.chart)}
+
+
+def family_names() -> set[str]:
+    from arena_helm.core.catalog import FAMILY_CHART
+
+    return {f.value for f in Family} | set(FAMILY_CHART.values())
+
+
+def _strings(tree):
+    """The string constants of a module that are not docstrings (an f-string's literal parts included)."""
+    import ast
+
+    docs = {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body
+            and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs]
+
+
+def name_uses(source: str, rel: str) -> list[str]:
+    """Where a module tells kinds or families apart by name: a string that is a kind's name, a string holding a
+    family's suffix (``-serving``) outside that family, a comparison with a family's name."""
+    import ast
+
+    tree = ast.parse(source)
+    found = []
+    if not rel.startswith(KIND_HOMES):
+        kinds = kind_names()
+        found += [f"{n.lineno}: {n.value!r} names a kind" for n in _strings(tree) if n.value in kinds]
+    for suffix, homes in FAMILY_HOMES.items():
+        if not rel.startswith((*KIND_HOMES, *homes)):
+            found += [f"{n.lineno}: {n.value!r} holds {suffix!r}" for n in _strings(tree) if suffix in n.value]
+    if not rel.startswith("core/catalog.py"):
+        families = family_names()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare):
+                operands = [node.left, *node.comparators]
+                values = [e for o in operands for e in ([o] if isinstance(o, ast.Constant) else
+                                                        getattr(o, "elts", []) if isinstance(o, ast.Tuple | ast.List
+                                                                                              | ast.Set) else [])]
+                found += [f"{node.lineno}: compares with {v.value!r}, a family's name" for v in values
+                          if isinstance(v, ast.Constant) and v.value in families]
+    return sorted(set(found), key=lambda line: (int(line.split(":")[0]), line))
+
+
+def test_no_kind_or_family_is_told_apart_by_its_name_outside_the_catalog_and_the_kind_modules():
+    """Families and kinds are told apart by the catalog's facts (a row's family, a descriptor's fields), never
+    by their names: a kind's name written elsewhere, a ``-serving`` suffix outside the serving family, or a
+    comparison with a family's name is a dispatch that a new kind or family would silently miss."""
+    pkg = REPO / "arena_helm"
+    uses = {p.relative_to(pkg).as_posix(): name_uses(p.read_text(), p.relative_to(pkg).as_posix())
+            for p in sorted(pkg.rglob("*.py"))}
+    assert {rel: found for rel, found in uses.items() if found} == {}
+    planted = ('def f(info, row, release):\n    """tfjob in a docstring is prose"""\n'
+               '    if info.key == "mpijob":\n        return row.chart.endswith("-serving")\n'
+               '    return release["chart"] in ("workspace", "x"), f"{info.kind}: mpijob {row}"\n')
+    assert name_uses(planted, "views/probe.py") == [
+        "3: 'mpijob' names a kind", "4: '-serving' holds '-serving'", "5: compares with 'workspace', a family's name"]
+    assert name_uses(planted, "serving/probe.py") == [
+        "3: 'mpijob' names a kind", "5: compares with 'workspace', a family's name"]

@@ -33,6 +33,23 @@ JSON list.
 {{- end -}}
 
 {{/*
+arena-common.refuseOwnLabels: fails, naming them, when the user's labels (.root.Values.labels) set keys the
+chart sets itself: arena-common's (arena-common.reservedLabels) and the caller's own (.owned, a list). For the
+charts without a problem list of their own (a job chart lists these with its other problems:
+arena-common.validate). Renders nothing.
+*/}}
+{{- define "arena-common.refuseOwnLabels" -}}
+{{- $reserved := concat (include "arena-common.reservedLabels" .root | fromJsonArray) (default list .owned) -}}
+{{- $taken := list -}}
+{{- range $key, $_ := .root.Values.labels -}}
+{{- if has $key $reserved }}{{ $taken = append $taken (quote $key) }}{{ end -}}
+{{- end -}}
+{{- with $taken -}}
+{{- fail (printf "labels: %s %s set by the chart and cannot be overridden" (join ", " .) (ternary "is" "are" (eq (len .) 1))) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
 arena-common.selectorLabels: the stable labels (never helm.sh/chart, never a version) that find the pods
 and the job of one release.
 */}}

@@ -21,6 +21,7 @@ arena-common.servingDeployment and arena-common.servingService take a dict:
 {{- end -}}
 
 {{- define "arena-common.servingLabels" -}}
+{{- include "arena-common.refuseOwnLabels" (dict "root" .root "owned" (list "app.kubernetes.io/component" "servingName" "servingVersion" "servingType" "serviceName")) -}}
 {{ include "arena-common.labels" .root }}
 app.kubernetes.io/component: serving
 servingName: {{ include "arena-common.servingName" .root | quote }}

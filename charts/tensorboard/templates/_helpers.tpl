@@ -30,13 +30,15 @@ app.kubernetes.io/component: tensorboard
 {{- end -}}
 
 {{/*
-tensorboard.jobChart: the name of the arena-helm job chart (tfjob, pytorchjob, mpijob, jaxjob, xgboostjob, paddlejob) this chart is a
-subchart of; "" when it is installed alone (or under another chart).
+tensorboard.jobChart: the name of the arena-helm job chart this chart is a subchart of, which says so in its
+values.yaml (tensorboard.inJobChart); "" when it is installed alone (or under another chart).
 */}}
 {{- define "tensorboard.jobChart" -}}
+{{- if .Values.inJobChart -}}
 {{- $parent := regexReplaceAll "^(.*/)?([^/]+)/charts/[^/]+/templates$" .Template.BasePath "${2}" -}}
-{{- if and (ne $parent .Template.BasePath) (has $parent (list "tfjob" "pytorchjob" "mpijob" "jaxjob" "xgboostjob" "paddlejob")) -}}
+{{- if ne $parent .Template.BasePath -}}
 {{- $parent -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
@@ -124,8 +126,7 @@ context (.Values, .Release): this chart's own, or a parent's .Subcharts.tensorbo
 {{- end -}}
 
 {{/*
-tensorboard.validate: fails once, listing every problem. As a subchart of an arena-helm job chart (tfjob,
-pytorchjob, mpijob) it leaves that to the job chart, whose arena-common.validate reports these problems
+tensorboard.validate: fails once, listing every problem. As a subchart of an arena-helm job chart it leaves that to the job chart, whose arena-common.validate reports these problems
 together with its own in one failure; anywhere else (alone, or under another chart) it fails itself.
 */}}
 {{- define "tensorboard.validate" -}}

@@ -10,9 +10,11 @@ workspace.name: <nameOverride or release name>.
 {{- end -}}
 
 {{/*
-workspace.labels: every object's labels (arena-common's, the component and the workspace type).
+workspace.labels: every object's labels (arena-common's, the component and the workspace type; the Job's
+pod adds the run, job.yaml). A user's labels may set none of these.
 */}}
 {{- define "workspace.labels" -}}
+{{- include "arena-common.refuseOwnLabels" (dict "root" . "owned" (list "app.kubernetes.io/component" "arena-helm.kubeflow.org/workspace-type" "arena-helm.kubeflow.org/workspace-run")) -}}
 {{ include "arena-common.labels" . }}
 app.kubernetes.io/component: workspace
 arena-helm.kubeflow.org/workspace-type: {{ .Values.type | quote }}

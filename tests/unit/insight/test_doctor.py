@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from arena_helm.core.errors import ForbiddenError, UnreachableError
+from arena_helm.core.jobkinds import BY_KEY
 from arena_helm.insight import doctor
 
 NOW = dt.datetime(2026, 12, 2, 12, 0, 0, tzinfo=dt.UTC)
@@ -75,6 +76,9 @@ def lease(renewed_seconds_ago: float, duration: int = 15) -> dict:
             "spec": {"holderIdentity": "mpi-operator-7d9", "renewTime": renewed, "leaseDurationSeconds": duration}}
 
 
+MPIJOB = BY_KEY["mpijob"]
+
+
 def test_mpi_operator_runs_when_its_lease_is_fresh():
     for leases, status, detail in (
         ([lease(3)], "OK", "Lease mpi-operator/mpi-operator renewed 3s ago"),
@@ -84,10 +88,10 @@ def test_mpi_operator_runs_when_its_lease_is_fresh():
                         "Kubeflow mpi-operator"),
     ):
         report = doctor.Report("team-a")
-        doctor._check_mpi_operator(report, FakeKube(leases=leases), NOW)
+        doctor._check_lease(report, FakeKube(leases=leases), NOW, MPIJOB, MPIJOB.controller("v2beta1"))
         assert (report.checks[0].status, report.checks[0].detail) == (status, detail)
     report = doctor.Report("team-a")
-    doctor._check_mpi_operator(report, FakeKube(forbidden={"leases"}), NOW)
+    doctor._check_lease(report, FakeKube(forbidden={"leases"}), NOW, MPIJOB, MPIJOB.controller("v2beta1"))
     assert report.checks[0].status == "SKIP"
 
 
