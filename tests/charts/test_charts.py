@@ -582,7 +582,7 @@ def test_values_contract(chart):
     assert values["securityContext"]["allowPrivilegeEscalation"] is False
     assert "privileged" not in values["securityContext"]
     # a job's TensorBoard Service is NodePort, as Arena's job charts' tensorboardServiceType
-    assert values["tensorboard"] == {"enabled": False, "service": {"type": "NodePort"}}
+    assert values["tensorboard"] == {"enabled": False, "inJobChart": True, "service": {"type": "NodePort"}}
     assert values["codeSync"]["image"] == "registry.k8s.io/git-sync/git-sync:v4.4.0"
     # Arena's defaults
     assert (values["imagePullPolicy"], values["shell"], values["workingDir"], values["shmSize"]) == (
