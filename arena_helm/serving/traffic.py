@@ -25,7 +25,9 @@ from ..core.catalog import FAMILY_CHART, Family, release_chart
 from ..core.errors import NotFoundError, UsageError
 from ..core.grammars import DNS1035Label, DNSLabel
 from ..workload.chart_values import ArenaCommonValues, Empty, ValuesModel, global_field
-from ..workload.spec import PodFlags
+from ..workload.spec import HELM_RELEASE_MAX, PodFlags
+
+NAME_MAX = HELM_RELEASE_MAX - 2  # the shortest version is one character: NAME-V
 
 if TYPE_CHECKING:
     from ..workload.gateway import Cluster
@@ -51,7 +53,7 @@ class TrafficSplitSpec(PodFlags):
     """``serve traffic-split``: the serving, the weights of its versions, the router. Each field is the flag of
     the same name."""
 
-    name: str
+    name: str = Field(json_schema_extra={"flag": {"cli": False, "argument": "NAME"}})  # the serving, the release
     namespace: str = "default"
     version_weight: list[tuple[str, int]] = Field(default_factory=list)  # (version, percent): -v VERSION:WEIGHT
     router: Router | None = None  # None: what the cluster serves (the Gateway API first)
@@ -59,7 +61,11 @@ class TrafficSplitSpec(PodFlags):
     @field_validator("name")
     @classmethod
     def _name(cls, name: str) -> str:
-        return k8s.check_dns1035(name, "serving name")
+        k8s.check_dns1035(name, "serving name")
+        if len(name) > NAME_MAX:
+            raise ValueError(f"serving name {name!r} is {len(name)} characters; a serving's name is at most {NAME_MAX} "
+                             f"(its versions' releases are NAME-VERSION, at most {HELM_RELEASE_MAX})")
+        return name
 
     @field_validator("version_weight", mode="before")
     @classmethod

@@ -9,20 +9,23 @@ from ..core.errors import AlreadyExistsError, NotFoundError, UsageError
 from ..core.grammars import DNS1035_LABEL_RX, DNS1123_SUBDOMAIN_RX, matches
 from ..releases.tensorboard_urls import TB_SELECTOR, first_node_ip, tensorboard_url
 from ..workload.gateway import Cluster
+from ..workload.spec import NAME_MAX as SPEC_NAME_MAX
+from ..workload.spec import TENSORBOARD_SUFFIX
 
 CHART = FAMILY_CHART[Family.TENSORBOARD]
 MOUNT = "/logs"
-NAME_MAX = 63 - len("-tensorboard")  # the Service <name>-tensorboard is a DNS label
+NAME_MAX = SPEC_NAME_MAX - len(TENSORBOARD_SUFFIX)  # the Service <name>-tensorboard is a DNS label
 
 
 def tensorboard_values(name: str, *, logdir: str | None, host_path: str | None, image: str | None,
                        service_type: str) -> dict[str, Any]:
     """Values of the tensorboard chart for ``tensorboard start``. Pure."""
     if not matches(DNS1035_LABEL_RX, name):
-        raise UsageError(f"tensorboard name {name!r} must start with a lowercase letter and hold only a-z, 0-9, '-'")
+        raise UsageError(f"NAME: tensorboard name {name!r} must start with a lowercase letter and hold only a-z, 0-9, "
+                         "'-'")
     if len(name) > NAME_MAX:
-        raise UsageError(f"tensorboard name {name!r} is too long: at most {NAME_MAX} characters "
-                         f"(its service is <name>-tensorboard)")
+        raise UsageError(f"NAME: tensorboard name {name!r} is {len(name)} characters; at most {NAME_MAX} (its Service "
+                         f"is <name>{TENSORBOARD_SUFFIX})")
     if bool(logdir) == bool(host_path):
         raise UsageError("give exactly one of --logdir PVC:PATH (the logs in a PVC) and --host-path DIR")
     values: dict[str, Any] = {"service": {"type": service_type}}

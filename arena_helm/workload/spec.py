@@ -46,6 +46,7 @@ from ..core.grammars import AbsPath, DNSSubdomain, Duration, Image, LabelValue, 
 
 HELM_RELEASE_MAX = 53
 NAME_MAX = 63
+TENSORBOARD_SUFFIX = "-tensorboard"  # a TensorBoard's objects: <name>-tensorboard (charts/tensorboard), a DNS label
 MAX_REPLICAS = 1000
 MAX_GPUS = 128
 # the env that names the ref to sync (Arena's git-sync v3 reads them); arena-helm gives it as --ref
@@ -58,9 +59,14 @@ LOGDIR_URL_RX = r"^[a-z][a-z0-9+.-]*://[^\s]+$"
 
 # ---- flag metadata ----------------------------------------------------------------------------------
 def flag_of_field(name: str, model: type[BaseModel] | None = None) -> str:
-    """The flag a field stands for: ``data_dir`` -> ``--data-dir``; the command is the COMMAND argument."""
+    """The flag a field stands for: ``data_dir`` -> ``--data-dir``; the command is the COMMAND argument, and a
+    field of ``model`` that is an argument of its command (its flag's ``argument``) is that argument (NAME)."""
     if name == "command":
         return "COMMAND"
+    info = model.model_fields.get(name) if model is not None else None
+    argument = (flag_info(info) or {}).get("argument") if info is not None else None
+    if argument:
+        return str(argument)
     if name == "namespace":
         return "-n/--namespace"
     return "--" + name.replace("_", "-")
@@ -337,7 +343,7 @@ class PodFlags(Strict):
         try:
             super().__init__(**fields)
         except ValidationError as exc:
-            raise UsageError("; ".join(spec_errors(exc))) from None
+            raise UsageError("; ".join(spec_errors(exc, type(self)))) from None
 
 
 class JobSpec(PodFlags):
@@ -586,6 +592,12 @@ class JobSpec(PodFlags):
                 f"--name: job name {name!r} is {len(name)} characters; at most {limit} fit this "
                 f"{self.kind} (its pod names and the helm release name have length limits)"
             )
+        if self.tensorboard and len(name) > NAME_MAX - len(TENSORBOARD_SUFFIX):
+            raise ValueError(
+                f"--name: job name {name!r} is {len(name)} characters; at most {NAME_MAX - len(TENSORBOARD_SUFFIX)} "
+                f"fit a job with --tensorboard (its TensorBoard's Service is <name>{TENSORBOARD_SUFFIX}, a DNS label "
+                f"of at most {NAME_MAX})"
+            )
 
     @staticmethod
     def _one_of(a: str, va: Any, b: str, vb: Any) -> Any:
@@ -677,13 +689,13 @@ def _under(path: str, mount: str) -> bool:
 
 
 # ---- errors -----------------------------------------------------------------------------------------
-def spec_errors(exc: ValidationError) -> list[str]:
-    """A pydantic ValidationError as one message per problem, each naming its flag."""
+def spec_errors(exc: ValidationError, model: type[BaseModel] | None = None) -> list[str]:
+    """A pydantic ValidationError (of ``model``) as one message per problem, each naming its flag."""
     lines = []
     for e in exc.errors():
         msg = str(e.get("msg", "")).removeprefix("Value error, ")
         loc = tuple(e.get("loc", ()))
-        flag = flag_of_field(str(loc[0])) if loc else ""
+        flag = flag_of_field(str(loc[0]), model) if loc else ""
         etype = e.get("type", "")
         if etype in ("int_parsing", "int_type"):
             msg = f"{e.get('input')!r} is not a whole number"

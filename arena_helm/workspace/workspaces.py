@@ -61,7 +61,7 @@ class WorkspaceSpec(PodLevelFlags):
         "app.kubernetes.io/component", TYPE_LABEL, RUN_LABEL}  # charts/workspace templates/_helpers.tpl
 
     name: str = Field(description="Workspace name (also its release name): the NAME argument.",
-                      json_schema_extra={"flag": {"cli": False}})
+                      json_schema_extra={"flag": {"cli": False, "argument": "NAME"}})
     namespace: str = _shared(JobSpec, "namespace")
     type: WorkspaceType = opt("What runs: jupyter (JupyterLab), code-server (VS Code in the browser) or shell "
                               "(reached with workspace attach).", WorkspaceType.jupyter)
