@@ -16,7 +16,7 @@ import datetime as dt
 import re
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, WithJsonSchema
+from pydantic import AfterValidator, BeforeValidator, WithJsonSchema
 
 _LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 DNS1123_LABEL_RX = rf"^{_LABEL}$"
@@ -309,6 +309,19 @@ FileName = _type(str, check_file_name, "fileName")
 PositiveIntText = _type(str, check_positive_int_text, "positiveIntText")
 # A duration typed as 30s/10m/1h30m, or seconds: an int of seconds (the values carry seconds).
 Duration = Annotated[int, BeforeValidator(parse_duration), WithJsonSchema({"type": "integer", "minimum": 0})]
+
+
+def check_deadline(seconds: int) -> int:
+    """A deadline (a Job's or a job's activeDeadlineSeconds) is positive: the API server refuses 0 (batch/v1
+    validation, ValidateJobSpec); no deadline is no flag."""
+    if seconds < 1:
+        raise ValueError(f"{seconds}s: give 1s or more, or leave it out for no limit")
+    return seconds
+
+
+# A deadline: a Duration of one second or more.
+Deadline = Annotated[int, BeforeValidator(parse_duration), AfterValidator(check_deadline),
+                     WithJsonSchema({"type": "integer", "minimum": 1})]
 
 
 # apimachinery's quantity grammar (pkg/api/resource/quantity.go): a signed number, then a binary-SI suffix

@@ -35,6 +35,8 @@ def tensorboard_values(name: str, *, logdir: str | None, host_path: str | None, 
             raise UsageError(f"--logdir {logdir!r} is not PVC:PATH (e.g. training-logs:/mnist)")
         if not matches(DNS1123_SUBDOMAIN_RX, claim):
             raise UsageError(f"--logdir: PVC name {claim!r} must be a lowercase DNS subdomain")
+        if ".." in path.split("/") or "\n" in path:
+            raise UsageError(f"--logdir {logdir!r}: PATH is a folder of the PVC: no '..' and no newline")
         sub = path.strip("/")
         values["pvc"] = {"claimName": claim, "mountPath": MOUNT}
         values["logDir"] = f"{MOUNT}/{sub}" if sub else MOUNT

@@ -42,7 +42,7 @@ from ..core.flagtypes import (
     kv_items,
     split_kv,
 )
-from ..core.grammars import AbsPath, DNSSubdomain, Duration, Image, LabelValue, Quantity, QueueName, SyncSource
+from ..core.grammars import AbsPath, Deadline, DNSSubdomain, Duration, Image, LabelValue, Quantity, QueueName, SyncSource
 
 HELM_RELEASE_MAX = 53
 NAME_MAX = 63
@@ -398,7 +398,7 @@ class JobSpec(PodFlags):
                                                              values="runPolicy.backoffLimit")
     ttl_after_finished: Duration | None = opt("Delete the job and its pods this long after it ends (30s, 10m, 1h).",
                                               values="runPolicy.ttlSecondsAfterFinished")
-    running_timeout: Annotated[Duration, Field(ge=1)] | None = opt(
+    running_timeout: Deadline | None = opt(
         "Fail the job if it runs longer than this (e.g. 2h).", values="runPolicy.activeDeadlineSeconds")
     clean_task_policy: CleanPodPolicy = opt("Which pods to delete when the job ends.", CleanPodPolicy.Running,
                                             hidden=("--cleanTaskPolicy",), values="runPolicy.cleanPodPolicy")
@@ -689,6 +689,10 @@ def _under(path: str, mount: str) -> bool:
 
 
 # ---- errors -----------------------------------------------------------------------------------------
+_BOUNDS = {"greater_than_equal": ("ge", "{} or more"), "less_than_equal": ("le", "at most {}"),
+           "greater_than": ("gt", "more than {}"), "less_than": ("lt", "less than {}")}
+
+
 def spec_errors(exc: ValidationError, model: type[BaseModel] | None = None) -> list[str]:
     """A pydantic ValidationError (of ``model``) as one message per problem, each naming its flag."""
     lines = []
@@ -704,6 +708,9 @@ def spec_errors(exc: ValidationError, model: type[BaseModel] | None = None) -> l
             flag = ""
         elif etype in ("enum", "literal_error"):
             msg = f"{e.get('input')!r}: {msg.lower()}"
+        elif etype in _BOUNDS:  # a number out of its range: the value given and what to give
+            bound = (e.get("ctx") or {}).get(_BOUNDS[etype][0])
+            msg = f"{e.get('input')}: give {_BOUNDS[etype][1].format(bound)}"
         if msg.startswith(f"{flag}") or msg.startswith("--"):
             lines.append(msg)
         else:

@@ -29,7 +29,7 @@ from ..core import grammars as k8s
 from ..core.catalog import FAMILY_CHART, Family, release_chart
 from ..core.enums import WorkspaceType
 from ..core.errors import AlreadyExistsError, NotFoundError, UsageError
-from ..core.grammars import DNSSubdomain, Duration, Image, Quantity, QueueName, parse_quantity
+from ..core.grammars import Deadline, DNSSubdomain, Duration, Image, Quantity, QueueName, parse_quantity
 from ..workload.chart_values import Empty, PodChartValues, PodSecurityContext, ValuesModel
 from ..workload.spec import Gpus, JobSpec, PodJobSpec, PodLevelFlags, opt
 
@@ -74,7 +74,7 @@ class WorkspaceSpec(PodLevelFlags):
     storage_class: DNSSubdomain | None = opt("StorageClass of the home PVC (default: the cluster's).")
     idle_stop: Duration = opt("Stop after this long without activity (e.g. 30m, 2h; 0: never).", DEFAULT_IDLE_STOP,
                               validate_default=True)
-    max_lifetime: Duration | None = opt("End the workspace after this long, busy or not (the Job's "
+    max_lifetime: Deadline | None = opt("End the workspace after this long, busy or not (the Job's "
                                         "activeDeadlineSeconds).")
     queue_name: QueueName | None = _shared(JobSpec, "queue_name")
     share_memory: Quantity | None = _shared(JobSpec, "share_memory")
@@ -95,8 +95,6 @@ class WorkspaceSpec(PodLevelFlags):
         if self.type is WorkspaceType.code_server and 0 < self.idle_stop <= 60:
             raise ValueError(f"--idle-stop {self.idle_stop}s: code-server stops itself only after more than 60s "
                              "without activity (its --idle-timeout-seconds): give more, or 0 for never")
-        if self.max_lifetime == 0:  # the Job's activeDeadlineSeconds must be positive (batch/v1 validation)
-            raise ValueError("--max-lifetime 0: give 1s or more, or leave it out for no limit")
         size = parse_quantity(self.home_size)
         if size is not None and size <= 0:  # a claim's storage request must be greater than zero (core/v1 validation)
             raise ValueError(f"--home-size {self.home_size}: give a size greater than zero (e.g. 20Gi)")

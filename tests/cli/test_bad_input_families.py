@@ -123,13 +123,57 @@ CASES = {
         [*WS, "--max-lifetime", "500ms"],
         "error: --max-lifetime: '500ms' is under one second: give 1s or more (or 0)"),
     "max lifetime zero": (
-        [*WS, "--max-lifetime", "0"], "error: --max-lifetime 0: give 1s or more, or leave it out for no limit"),
+        [*WS, "--max-lifetime", "0"], "error: --max-lifetime: 0s: give 1s or more, or leave it out for no limit"),
     "home size zero": (
         [*WS, "--home-size", "0"], "error: --home-size 0: give a size greater than zero (e.g. 20Gi)"),
     "job timeout under a second": (
         ["submit", "tfjob", "--name", "j1", "--image", "busybox", "--running-timeout", "1ns", "--dry-run",
          "python", "a.py"],
         "error: --running-timeout: '1ns' is under one second: give 1s or more (or 0)"),
+    # the longest name of each family follows from every object it makes (tests/cluster/test_server_validation.py)
+    "job name too long for its TensorBoard": (
+        ["submit", "tfjob", "--name", "a" * 52, "--image", "busybox", "--tensorboard", "--logdir", "/logs",
+         "--dry-run", "-o", "values", "python", "a.py"],
+        f"error: --name: job name '{'a' * 52}' is 52 characters; at most 51 fit a job with --tensorboard (its "
+        "TensorBoard's Service is <name>-tensorboard, a DNS label of at most 63)"),
+    "traffic split name no serving has": (
+        ["serve", "traffic-split", "a" * 52, "-v", "a:50", "-v", "b:50", "--port", "http:80", "--dry-run"],
+        f"error: NAME: serving name '{'a' * 52}' is 52 characters; a serving's name is at most 51 (its versions' "
+        "releases are NAME-VERSION, at most 53)"),
+    "traffic split name grammar": (
+        ["serve", "traffic-split", "S1", "-v", "a:50", "-v", "b:50", "--port", "http:80", "--dry-run"],
+        "error: NAME: serving name 'S1' must start with a lowercase letter and hold only a-z, 0-9 and '-' (not "
+        "ending in '-')"),
+    "workspace name too long": (
+        ["workspace", "start", "a" * 41, "--dry-run"],
+        f"error: NAME: workspace name '{'a' * 41}' is 41 characters; at most 40 (its Job is <name>-<run>, its home "
+        "<name>-home)"),
+    "tensorboard name too long": (
+        ["tensorboard", "start", "a" * 52, "--logdir", "logs:/x", "--dry-run"],
+        f"error: NAME: tensorboard name '{'a' * 52}' is 52 characters; at most 51 (its Service is "
+        "<name>-tensorboard)"),
+    "tensorboard logdir out of its PVC": (
+        ["tensorboard", "start", "t1", "--logdir", "logs:/../etc", "--dry-run"],
+        "error: --logdir 'logs:/../etc': PATH is a folder of the PVC: no '..' and no newline"),
+    "job timeout zero": (
+        ["submit", "tfjob", "--name", "j1", "--image", "busybox", "--running-timeout", "0", "--dry-run", "-o",
+         "values", "python", "a.py"],
+        "error: --running-timeout: 0s: give 1s or more, or leave it out for no limit"),
+    "serving port out of range": (
+        [*CUSTOM, "--restful-port", "65536", "--", "python", "s.py"],
+        "error: --restful-port: 65536: give at most 65535"),
+    "kserve canary share over 100": (
+        [*KSERVE, "--canary-traffic-percent", "101"],
+        "error: --canary-traffic-percent: 101: give at most 100"),
+    "serving label on the component": (
+        [*KSERVE, "-l", "app.kubernetes.io/component=x"],
+        "error: --label: app.kubernetes.io/component=x: the chart sets label app.kubernetes.io/component itself: "
+        "give another key"),
+    "distributed serving name too long for its StatefulSets": (
+        ["serve", "distributed", "--name", "a" * 48, "--version", "v1", "--image", "x", "--workers", "1",
+         "--dry-run", "--", "python", "s.py"],
+        f"error: --name/--version: the StatefulSet '{'a' * 48}-v1-0' would be 53 characters; its pods' "
+        "controller-revision-hash label allows 52: shorten the name or the version"),
     # traffic split ports
     "traffic split port name": (
         [*SPLIT, "--port", "Bad Name:80"],
@@ -150,7 +194,7 @@ CASES = {
     # checked before the kubeconfig is read
     "serve update negative replicas": (
         ["serve", "update", "custom", "s1", "--replicas", "-1"],
-        "error: --replicas: Input should be greater than or equal to 0"),
+        "error: --replicas: -1: give 0 or more"),
     "serve update nothing to change": (
         ["serve", "update", "custom", "s1"],
         "error: serve update custom: give what to change (e.g. --image, --replicas, --gpus)"),

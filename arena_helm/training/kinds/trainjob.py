@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from ...core.enums import CleanPodPolicy, ImagePullPolicy, RuntimeKind
-from ...core.grammars import AbsPath, DNSSubdomain, Duration, Image, LabelKey, LabelValue, Quantity, QueueName
+from ...core.grammars import AbsPath, Deadline, DNSSubdomain, Image, LabelKey, LabelValue, Quantity, QueueName
 from ...workload.chart_values import (
     ArenaCommonValues,
     Count,
@@ -59,7 +59,7 @@ class TrainJobSpec(JobSpec):
     suspend: bool = opt("Create the TrainJob suspended (no pods until it is resumed).", False, values="suspend")
     # shared flags whose meaning differs on a TrainJob (or that Trainer v2.3 cannot carry: refused below)
     image: Image | None = opt("Trainer image (default: the runtime's).", values="image")
-    running_timeout: Annotated[Duration, Field(ge=1)] | None = opt(
+    running_timeout: Deadline | None = opt(
         "Fail the job if it runs longer than this (e.g. 2h).", values="activeDeadlineSeconds")
     image_pull_policy: ImagePullPolicy | None = opt("Not available on a TrainJob (the runtime's pull policy "
                                                     "applies).")

@@ -37,8 +37,8 @@ def test_kubernetes_names_with_dots_are_accepted_where_kubernetes_accepts_them()
     ({"cpu": "+2"}, "--cpu: '+2' is not a valid quantity"),
     ({"memory": "1e-3"}, "--memory: '1e-3' is not a valid quantity"),
     ({"queue_name": "Team_A"}, "--queue-name: 'Team_A' must be a LocalQueue name"),
-    ({"running_timeout": 0}, "--running-timeout: Input should be greater than or equal to 1"),
-    ({"running_timeout": "0s"}, "--running-timeout: Input should be greater than or equal to 1"),
+    ({"running_timeout": 0}, "--running-timeout: 0s: give 1s or more, or leave it out for no limit"),
+    ({"running_timeout": "0s"}, "--running-timeout: 0s: give 1s or more, or leave it out for no limit"),
     ({"service_account": "A_b"}, "--service-account: 'A_b' must be a lowercase DNS subdomain"),
     ({"cpu": "1", "worker_cpu": "2"}, "--cpu 1 and --worker-cpu 2 say different things: give one"),
     ({"memory": "1Gi", "worker_memory": "2Gi"}, "--memory 1Gi and --worker-memory 2Gi say different things"),
@@ -69,7 +69,7 @@ def test_bad_fields_are_one_usage_error_naming_the_flag(fields, message):
 def test_several_problems_are_one_line():
     with pytest.raises(UsageError) as err:
         TFJobSpec(name="x", image="i", cpu="1x", gpus=-1)
-    assert str(err.value) == ("--gpus: Input should be greater than or equal to 0; "
+    assert str(err.value) == ("--gpus: -1: give 0 or more; "
                               "--cpu: '1x' is not a valid quantity (e.g. 2, 0.5, 500m, 512Mi, 16Gi)")
 
 

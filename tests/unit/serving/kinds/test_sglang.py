@@ -42,7 +42,7 @@ def test_sglang_flags_and_server_arguments_reach_their_values():
     ({"model": "org/name\n"}, "--model 'org/name\\n': not a Hugging Face id (org/name) nor an absolute path"),
     ({"gpus": 0}, "--gpus 0: the SGLang image runs on NVIDIA GPUs"),
     ({"gpus": 2, "tensor_parallel_size": 4}, "--tensor-parallel-size 4: more than the replica's 2 GPU(s)"),
-    ({"mem_fraction_static": "1.5"}, "--mem-fraction-static: Input should be less than 1"),
+    ({"mem_fraction_static": "1.5"}, "--mem-fraction-static: 1.5: give less than 1"),
     ({"port": 0}, "--port"),
 ])
 def test_bad_sglang_input_is_one_line_naming_the_flag(fields, message):
