@@ -40,7 +40,9 @@ def state_reason(status: str, *, job: dict | None, kind: str, name: str, namespa
     if status == "SUSPENDED":
         c = job_condition(job, "Suspended")
         msg = " ".join(str(c.get("message") or "").split())
-        return f"{msg} (runPolicy.suspend is true)" if msg else "runPolicy.suspend is true"
+        spec = (job or {}).get("spec") or {}  # where the job keeps its switch: a TrainJob's spec.suspend
+        switch = f"spec.{'runPolicy.' if 'suspend' in (spec.get('runPolicy') or {}) else ''}suspend is true"
+        return f"{msg} ({switch})" if msg else switch
     return ""
 
 

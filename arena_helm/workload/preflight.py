@@ -4,6 +4,9 @@ vouch for. Each costs one API request and runs only when its flag is given.
 ``--priority``: the Priority admission plugin refuses every pod naming a PriorityClass that does not
 exist, but the job object itself (a TFJob, ...) is admitted, so without this check the release would be
 installed and the operator's pods refused later, one "FailedCreatePod" event at a time.
+
+``--queue-name``: Kueue holds a job (or a workspace's Job) whose LocalQueue does not exist suspended for ever,
+with no event the user would read; the namespace's LocalQueues are readable with the documented Role.
 """
 
 from __future__ import annotations
@@ -27,3 +30,19 @@ def check_priority_class(kube, name: str | None) -> None:
         return
     except ArenaHelmError:
         return  # an unreachable API server is reported by the install itself
+
+
+def check_local_queue(kube, namespace: str, name: str | None) -> None:
+    """UsageError if ``namespace`` has no Kueue LocalQueue ``name``; a user who may not read LocalQueues is not
+    stopped here (Kueue still decides)."""
+    if not name:
+        return
+    try:
+        found = kube.get_local_queue(namespace, name)
+    except (ForbiddenError, ArenaHelmError):
+        return
+    if found is None:
+        raise UsageError(
+            f"--queue-name {name}: namespace {namespace} has no Kueue LocalQueue named {name}, so Kueue would hold "
+            f"it for ever (kubectl get localqueues -n {namespace} lists them)"
+        )

@@ -102,9 +102,10 @@ def submit(spec: JobSpec, helm: Helm | None = None, kube: KubeReader | None = No
 
         values = job_values(spec, record(spec))
     values = _with_runtime(spec, kube, values)
-    from .preflight import check_priority_class
+    from .preflight import check_local_queue, check_priority_class
 
     check_priority_class(kube, spec.priority)
+    check_local_queue(kube, spec.namespace, spec.queue_name)
     c = gateway.Cluster(helm, kube)
     for attempt in (1, 2):
         try:

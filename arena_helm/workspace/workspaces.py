@@ -340,6 +340,9 @@ def start_in(c: Cluster, namespace: str, spec: WorkspaceSpec, values: dict[str, 
                              f"{', '.join(sorted(given))}), or delete it to start anew")
         _upgrade(c, namespace, name, {"stopped": False, "run": int(old.get("run") or 1) + 1})
         return "restarted"
+    from ..workload.preflight import check_local_queue
+
+    check_local_queue(c.kube, namespace, values.get("queue") or None)
     secret = values.get("tokenSecret")
     made_secret = False
     try:

@@ -351,7 +351,7 @@ def test_suspended_by_the_run_policy(helm_bin, cluster, namespace):
     assert suspended[2:] == ("TFJobSuspended", "TFJob sus is suspended."), conditions(job)
     got = ok(cli("get", "sus", *o))
     assert "Status:      SUSPENDED" in got
-    assert reason_line(got) == "Reason:      TFJob sus is suspended. (runPolicy.suspend is true)"
+    assert reason_line(got) == "Reason:      TFJob sus is suspended. (spec.runPolicy.suspend is true)"
     assert ok(cli("list", *o)).splitlines()[1].split()[:2] == ["sus", "SUSPENDED"]
 
 

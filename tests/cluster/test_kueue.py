@@ -246,3 +246,29 @@ def test_fit_with_a_queue_weighs_the_cluster_queues_free_quota_as_kueue_admits(h
                                                f"admits no job of it (kubectl get localqueues -n {ns})")
     finally:
         kubelet.remove_node(node)
+
+
+@pytest.mark.parametrize("command", [
+    ["submit", "pytorch", "--name", "lost", "--image", "pt:2", "--queue-name", "no-such-queue", "--", "python", "t.py"],
+    ["workspace", "start", "lost", "--queue-name", "no-such-queue"],
+], ids=["submit", "workspace start"])
+def test_a_local_queue_that_does_not_exist_is_refused_before_anything_is_installed(helm_bin, cluster, controllers,
+                                                                                 command):
+    """Kueue would hold a job (or a workspace's Job) of a LocalQueue that does not exist suspended for ever: the
+    LocalQueue is read first, with the documented Role only (alice in her namespace), and nothing is installed."""
+    from kubecluster import LIMITED_NAMESPACE, LIMITED_USER
+
+    controllers.require("kueue")
+    ns = LIMITED_NAMESPACE
+    i = command.index("--") if "--" in command else len(command)
+    base = ["--kubeconfig", str(cluster.users[LIMITED_USER].kubeconfig), "--helm-binary", str(helm_bin), "-n", ns]
+    res = runner.invoke(app, [*command[:i], *base, *command[i:]])
+    assert (res.exit_code, res.stdout) == (2, ""), res.output
+    assert res.stderr == (f"error: --queue-name no-such-queue: namespace {ns} has no Kueue LocalQueue named "
+                          f"no-such-queue, so Kueue would hold it for ever (kubectl get localqueues -n {ns} lists "
+                          "them)\n")
+    core = client.CoreV1Api(cluster.api_client())
+    assert [s.metadata.name for s in core.list_namespaced_secret(ns).items if ".lost." in s.metadata.name
+            or s.metadata.name.startswith("lost")] == []
+    assert [c.metadata.name for c in core.list_namespaced_persistent_volume_claim(ns).items
+            if c.metadata.name.startswith("lost")] == []

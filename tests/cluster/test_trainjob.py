@@ -284,6 +284,9 @@ def test_a_suspended_trainjob_has_no_pods_until_resumed(ctx, cluster, kubelet, g
     assert mask(ok(ctx("list"))) == mask(
         "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE\n"
         "later SUSPENDED TRAINJOB 0s 0 0 N/A\n")
+    # the reason names where a TrainJob keeps its switch (its spec.suspend, not the training operators' runPolicy)
+    (reason,) = [line for line in ok(ctx("get", "later")).splitlines() if line.startswith("Reason:")]
+    assert reason.endswith("(spec.suspend is true)") or reason.endswith(" spec.suspend is true"), reason
 
     # resume through arena-helm (a helm upgrade of the release): the JobSet resumes and its pod runs
     res = ctx("resume", "later")

@@ -129,11 +129,14 @@ def test_state_reasons_before_the_controllers_react():
     operator has not written Suspended yet; a job Kueue's webhook suspended before its Workload exists."""
     asked = operator_job(("Created", "True", "", ""), suspend=True)
     assert job_phase(asked) == "Suspended"
-    assert state_reason("SUSPENDED", job=asked, kind="TFJob", name="j", namespace="n") == "runPolicy.suspend is true"
+    assert state_reason("SUSPENDED", job=asked, kind="TFJob", name="j", namespace="n") == \
+        "spec.runPolicy.suspend is true"
+    trainjob = {"kind": "TrainJob", "spec": {"suspend": True}, "status": {}}  # its switch is spec.suspend
+    assert state_reason("SUSPENDED", job=trainjob, kind="TrainJob", name="j", namespace="n") == "spec.suspend is true"
     done = operator_job(("Created", "True", "", ""), ("Suspended", "True", "TFJobSuspended", "TFJob j is suspended."),
                 suspend=True)
     assert state_reason("SUSPENDED", job=done, kind="TFJob", name="j", namespace="n") == \
-        "TFJob j is suspended. (runPolicy.suspend is true)"
+        "TFJob j is suspended. (spec.runPolicy.suspend is true)"
     queued = operator_job(("Created", "True", "", ""), suspend=True, labels={"kueue.x-k8s.io/queue-name": "team-q"})
     assert state_reason("QUEUED", job=queued, kind="TFJob", name="j", namespace="n", queue=queue_info(queued)) == \
         "held by Kueue: waiting in queue team-q"
