@@ -322,8 +322,11 @@ def delete(g: Application, name: NameArg, version: VersionO = None) -> None:
     from ..serving.traffic import delete_serving
 
     ns, c = cluster_for(g)
-    for v in delete_serving(c, ns, name, version):
+    views, split = delete_serving(c, ns, name, version)
+    for v in views:
         typer.echo(f"serving {v.name} version {v.version} deleted (release {v.release})")
+    if split:
+        typer.echo(f"traffic split of serving {name} deleted (release {name})")
 
 
 InstanceO = Annotated[str | None, typer.Option("--instance", "-i", help="Pod of the serving (default: its first "

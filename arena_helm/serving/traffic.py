@@ -243,15 +243,17 @@ def traffic_of(c: Cluster, namespace: str, name: str, releases: list[dict] | Non
     return c.values(namespace, name)
 
 
-def delete_serving(c: Cluster, namespace: str, name: str, version: str | None = None) -> list[ServingView]:
+def delete_serving(c: Cluster, namespace: str, name: str, version: str | None = None,
+                   ) -> tuple[list[ServingView], bool]:
     """``serve delete``: uninstall serving ``name`` (all its versions, or ``version``) and, with every version,
-    its traffic split too."""
+    its traffic split too. Returns the versions deleted and whether a traffic split was."""
     from .servings import delete_servings
 
     views = delete_servings(c, namespace, name, version)
     if version is None and traffic_of(c, namespace, name) is not None:
         c.uninstall(namespace, name)
-    return views
+        return views, True
+    return views, False
 
 
 def describe(values: dict[str, Any]) -> str:

@@ -570,7 +570,9 @@ def test_traffic_split_weighs_the_versions_with_an_httproute_or_istio(cli, clust
     views = json.loads(cli.ok("serve", "get", "mnist", "-o", "json"))
     assert [(v["version"], v["trafficPercent"]) for v in views] == [("v1", 10), ("v2", 90)]
     assert [v["name"] for v in cli.views()] == ["mnist", "mnist"]  # the split is no serving of its own
-    cli.ok("serve", "delete", "mnist")
+    assert cli.ok("serve", "delete", "mnist").splitlines() == [
+        "serving mnist version v1 deleted (release mnist-v1)", "serving mnist version v2 deleted (release mnist-v2)",
+        "traffic split of serving mnist deleted (release mnist)"]
     assert cli.views() == []
     assert "mnist" not in [s.metadata.name for s in core.list_namespaced_service(namespace).items]
     assert api.list_namespaced_custom_object("networking.istio.io", "v1", namespace, "virtualservices")[
