@@ -23,6 +23,7 @@ from ..core.errors import (
     CredentialsError,
     ForbiddenError,
     KubeconfigError,
+    NamespaceNotFoundError,
     NotFoundError,
     UnreachableError,
     UsageError,
@@ -47,6 +48,8 @@ _REASONS = (
      "its TLS certificate is not trusted (check certificate-authority in the kubeconfig)"),
     (re.compile(r"connection reset", re.I), "connection reset"),
 )
+# the API server's answer to a create in a namespace that does not exist (a NotFound Status of namespaces)
+_NO_NAMESPACE = re.compile(r'namespaces "(?P<ns>[^"]+)" not found')
 _UNAUTHORIZED = re.compile(r"provide credentials|\bunauthorized\b|must be logged in", re.I)
 _KUBECONFIG = re.compile(r'stat (?P<path>\S+): no such file or directory|error loading config file "(?P<file>[^"]+)"'
                          r'(?P<rest>.*)', re.I)
@@ -89,6 +92,13 @@ def forbidden(action: str, message: str) -> ForbiddenError:
     return err
 
 
+def no_namespace(action: str, message: str) -> NamespaceNotFoundError:
+    """The API server's NotFound of the namespace a create names (helm's or the API client's)."""
+    ns = _NO_NAMESPACE.search(message).group("ns")  # type: ignore[union-attr]
+    return NamespaceNotFoundError(f"{action}: namespace {ns} does not exist: create it (kubectl create namespace "
+                                  f"{ns}) or give another with -n NAMESPACE")
+
+
 def from_api(status: int, message: str, action: str, server: str | None) -> ArenaHelmError:
     """An API error response (status code and the Status message) as one classified line."""
     if status == 401:
@@ -96,7 +106,7 @@ def from_api(status: int, message: str, action: str, server: str | None) -> Aren
     if status == 403:
         return forbidden(action, message)
     if status == 404:
-        return NotFoundError(f"{action}: {message}")
+        return no_namespace(action, message) if _NO_NAMESPACE.search(message) else NotFoundError(f"{action}: {message}")
     if status == 409:
         return AlreadyExistsError(f"{action}: {message}")
     return ClusterError(f"{action}: {message or f'HTTP {status}'}")
@@ -115,6 +125,8 @@ def from_helm(msg: str, action: str, kubeconfig: str | None = None, context: str
                                f"{KUBECONFIG_HINT}")
     if "forbidden" in low and _FORBIDDEN.search(msg):
         return forbidden(action, msg)
+    if _NO_NAMESPACE.search(msg):
+        return no_namespace(action, msg)
     url = _URL.search(msg)
     server = url.group("url") if url else None
     if server is None:
@@ -133,10 +145,11 @@ def from_helm(msg: str, action: str, kubeconfig: str | None = None, context: str
 
 def nothing_installed(exc: BaseException) -> bool:
     """True when a failed ``helm install`` cannot have created anything: the cluster was never reached
-    (unreachable, credentials rejected, no kubeconfig), the chart refused the values before any write, or
-    RBAC refused helm a read or its own release storage (Secrets)."""
+    (unreachable, credentials rejected, no kubeconfig), the chart refused the values before any write, the
+    namespace does not exist (helm's release record is its first write there), or RBAC refused helm a read or
+    its own release storage (Secrets)."""
     if isinstance(exc, ForbiddenError) and re.search(r'User "[^"]*" cannot (get|list|watch) | secrets ', str(exc)):
         # helm reads (the release history, the objects it would create) before it writes, and writes its
         # release record (a Secret) before any object: a denied read or a denied Secret means nothing was made
         return True
-    return isinstance(exc, UnreachableError | CredentialsError | KubeconfigError | UsageError)
+    return isinstance(exc, UnreachableError | CredentialsError | KubeconfigError | UsageError | NamespaceNotFoundError)

@@ -82,6 +82,10 @@ class NotFoundError(ArenaHelmError):
     """A job, release or object that the user named does not exist."""
 
 
+class NamespaceNotFoundError(NotFoundError):
+    """The namespace a command writes to does not exist (the API server refused the first create in it)."""
+
+
 class AlreadyExistsError(ArenaHelmError):
     """A job or release of that name already exists."""
 

@@ -188,6 +188,27 @@ def test_forbidden_submit_is_one_line_and_names_the_secrets(helm_bin, cluster):
     assert releases(cluster, "default") == before
 
 
+MISSING_NS = "no-such-ns"
+
+
+@pytest.mark.parametrize(("command", "action"), [
+    (submit("lost"), "installing release lost"),
+    (["serve", "custom", "--name", "lost", "--version", "v1", "--image", "nginx:1.27", "--restful-port", "80"],
+     "installing release lost-v1"),
+    (["workspace", "start", "lost"], "creating secret lost-token"),  # its token, before helm: the API's answer
+    (["tensorboard", "start", "lost", "--logdir", "logs:/x"], "installing release lost"),
+], ids=["submit", "serve", "workspace", "tensorboard"])
+def test_a_namespace_that_does_not_exist_is_named_once(command, action, helm_bin, cluster):
+    """Every family's install into a namespace that does not exist: one line naming it and the fix, alike from
+    helm and from the API client, exit 1, nothing written anywhere (helm's release record is its first write)."""
+    i = command.index("--") if "--" in command else len(command)
+    res = cli(*command[:i], *opts(cluster, MISSING_NS, helm_bin), *command[i:])
+    assert (res.exit_code, res.stdout) == (1, ""), res.output
+    assert res.stderr == (f"error: {action}: namespace {MISSING_NS} does not exist: create it (kubectl create "
+                          f"namespace {MISSING_NS}) or give another with -n NAMESPACE\n")
+    assert MISSING_NS not in [n.metadata.name for n in client.CoreV1Api(cluster.api_client()).list_namespace().items]
+
+
 @pytest.fixture
 def tfjob_quota(cluster, namespace):
     """A ResourceQuota allowing no TFJob: the API server refuses the TFJob after helm wrote its record."""

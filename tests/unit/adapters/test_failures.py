@@ -50,6 +50,19 @@ def test_helm_and_api_say_the_same_for_401_and_403():
         "(RBAC), or stay in one namespace you may use (-n NAMESPACE without -A; top job rather than top node)")
 
 
+@pytest.mark.parametrize("msg", [
+    'INSTALLATION FAILED: create: failed to create: namespaces "nosuch" not found',  # helm 3.17.3
+    'installation failed: create: failed to create: namespaces "nosuch" not found',  # helm 4.1.4
+])
+def test_a_namespace_that_does_not_exist_is_named_and_nothing_was_installed(msg):
+    err = failures.from_helm(msg, "installing release mnist")
+    assert str(err) == ("installing release mnist: namespace nosuch does not exist: create it (kubectl create "
+                        "namespace nosuch) or give another with -n NAMESPACE")
+    assert failures.nothing_installed(err)
+    api = failures.from_api(404, 'namespaces "nosuch" not found', "installing release mnist", None)
+    assert (type(api), str(api)) == (type(err), str(err))  # the API client's answer says the same
+
+
 def test_other_helm_errors_are_left_alone():
     assert failures.from_helm('cannot re-use a name that is still in use', "installing") is None
 
