@@ -389,6 +389,11 @@ def test_flag_reaches_the_api_server(case, helm_bin, cluster, namespace, values_
         sched = client.SchedulingV1Api(cluster.api_client())
         if pc not in {c.metadata.name for c in sched.list_priority_class().items}:
             sched.create_priority_class({"metadata": {"name": pc}, "value": 1000})
+    if "--queue-name" in args:  # and that the LocalQueue exists (Kueue would hold the job for ever)
+        client.CustomObjectsApi(cluster.api_client()).create_namespaced_custom_object(
+            "kueue.x-k8s.io", "v1beta2", namespace, "localqueues", {
+                "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+                "metadata": {"name": args[args.index("--queue-name") + 1]}, "spec": {"clusterQueue": "none"}})
     res = run(*case_args(kind, args, name, values_file, "-n", namespace, "--kubeconfig",
                          str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin)))
     assert res.exit_code == 0, res.output
