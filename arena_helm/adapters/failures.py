@@ -92,9 +92,12 @@ def forbidden(action: str, message: str) -> ForbiddenError:
     return err
 
 
-def no_namespace(action: str, message: str) -> NamespaceNotFoundError:
-    """The API server's NotFound of the namespace a create names (helm's or the API client's)."""
-    ns = _NO_NAMESPACE.search(message).group("ns")  # type: ignore[union-attr]
+def no_namespace(action: str, message: str) -> NamespaceNotFoundError | None:
+    """The API server's NotFound of the namespace a create names (helm's or the API client's), else None."""
+    m = _NO_NAMESPACE.search(message)
+    if m is None:
+        return None
+    ns = m.group("ns")
     return NamespaceNotFoundError(f"{action}: namespace {ns} does not exist: create it (kubectl create namespace "
                                   f"{ns}) or give another with -n NAMESPACE")
 
@@ -106,7 +109,7 @@ def from_api(status: int, message: str, action: str, server: str | None) -> Aren
     if status == 403:
         return forbidden(action, message)
     if status == 404:
-        return no_namespace(action, message) if _NO_NAMESPACE.search(message) else NotFoundError(f"{action}: {message}")
+        return no_namespace(action, message) or NotFoundError(f"{action}: {message}")
     if status == 409:
         return AlreadyExistsError(f"{action}: {message}")
     return ClusterError(f"{action}: {message or f'HTTP {status}'}")
@@ -125,8 +128,9 @@ def from_helm(msg: str, action: str, kubeconfig: str | None = None, context: str
                                f"{KUBECONFIG_HINT}")
     if "forbidden" in low and _FORBIDDEN.search(msg):
         return forbidden(action, msg)
-    if _NO_NAMESPACE.search(msg):
-        return no_namespace(action, msg)
+    missing = no_namespace(action, msg)
+    if missing is not None:
+        return missing
     url = _URL.search(msg)
     server = url.group("url") if url else None
     if server is None:

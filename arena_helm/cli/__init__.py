@@ -14,7 +14,7 @@ import typer
 
 from ..core.jobkinds import KINDS
 from .common import ArenaConfig, ArenaNamespace, Context, Kubeconfig, LogLevel, Namespace, loglevel_option
-from .groups import Application, Entry, FastCommand, LazyGroup, lazy_app, new_app
+from .groups import Entry, FastCommand, LazyGroup, application, lazy_app, new_app
 
 __all__ = ["COMMANDS", "FastCommand", "app", "lazy_app", "main", "new_app"]
 
@@ -86,7 +86,6 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    ctx: typer.Context,
     version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
                                           help="Print the arena-helm version and exit (helm's too: arena-helm "
                                           "version).")] = False,
@@ -99,10 +98,8 @@ def _root(
 ) -> None:
     """Submit and follow distributed training jobs on Kubernetes, as Helm charts. The global flags here (as
     Arena's) apply to the command that follows; a command's own win."""
-    if not isinstance(ctx.obj, Application):
-        ctx.obj = Application()
-    ctx.obj.namespace, ctx.obj.kubeconfig, ctx.obj.context = namespace, kubeconfig, context
-    ctx.obj.debug = loglevel is LogLevel.debug
+    application().given(namespace=namespace, kubeconfig=kubeconfig, context=context,
+                        debug=loglevel is LogLevel.debug)
 
 
 def main() -> None:

@@ -41,8 +41,7 @@ class Application:
                             ("helm_binary", helm_binary)):
             if value is not None:
                 setattr(self, name, value)
-        if debug and not self.debug:
-            self.debug = True
+        self.debug = self.debug or debug
         if self.debug:
             import logging
 

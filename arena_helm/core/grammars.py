@@ -320,8 +320,7 @@ def check_deadline(seconds: int) -> int:
 
 
 # A deadline: a Duration of one second or more.
-Deadline = Annotated[int, BeforeValidator(parse_duration), AfterValidator(check_deadline),
-                     WithJsonSchema({"type": "integer", "minimum": 1})]
+Deadline = Annotated[Duration, AfterValidator(check_deadline), WithJsonSchema({"type": "integer", "minimum": 1})]
 
 
 # apimachinery's quantity grammar (pkg/api/resource/quantity.go): a signed number, then a binary-SI suffix

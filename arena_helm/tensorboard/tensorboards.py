@@ -9,12 +9,11 @@ from ..core.errors import AlreadyExistsError, NotFoundError, UsageError
 from ..core.grammars import DNS1035_LABEL_RX, DNS1123_SUBDOMAIN_RX, matches
 from ..releases.tensorboard_urls import TB_SELECTOR, first_node_ip, tensorboard_url
 from ..workload.gateway import Cluster
-from ..workload.spec import NAME_MAX as SPEC_NAME_MAX
+from ..workload.spec import TENSORBOARD_NAME_MAX as NAME_MAX
 from ..workload.spec import TENSORBOARD_SUFFIX
 
 CHART = FAMILY_CHART[Family.TENSORBOARD]
 MOUNT = "/logs"
-NAME_MAX = SPEC_NAME_MAX - len(TENSORBOARD_SUFFIX)  # the Service <name>-tensorboard is a DNS label
 
 
 def tensorboard_values(name: str, *, logdir: str | None, host_path: str | None, image: str | None,

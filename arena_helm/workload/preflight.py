@@ -11,37 +11,36 @@ with no event the user would read; the namespace's LocalQueues are readable with
 
 from __future__ import annotations
 
-from ..core.errors import ArenaHelmError, ForbiddenError, NotFoundError, UsageError
+from collections.abc import Callable
+
+from ..core.errors import ArenaHelmError, NotFoundError, UsageError
+
+
+def _missing(read: Callable[[], object]) -> bool:
+    """Whether the object ``read()`` reads is known not to exist (None, or the API's NotFound); a read that
+    fails otherwise (forbidden: the object is cluster-wide or the Role lacks it; unreachable: the install says
+    so) tells nothing, and the admission (or the controller) still decides."""
+    try:
+        return read() is None
+    except NotFoundError:
+        return True
+    except ArenaHelmError:
+        return False
 
 
 def check_priority_class(kube, name: str | None) -> None:
     """UsageError if the cluster has no PriorityClass ``name``; a user who may not read PriorityClasses
     (they are cluster-wide) is not stopped here: the admission still decides."""
-    if not name:
-        return
-    try:
-        kube.get_json(f"/apis/scheduling.k8s.io/v1/priorityclasses/{name}", f"reading PriorityClass {name}")
-    except NotFoundError:
-        raise UsageError(
-            f"--priority {name}: the cluster has no PriorityClass named {name} "
-            "(kubectl get priorityclasses lists them)"
-        ) from None
-    except ForbiddenError:
-        return
-    except ArenaHelmError:
-        return  # an unreachable API server is reported by the install itself
+    if name and _missing(lambda: kube.get_json(f"/apis/scheduling.k8s.io/v1/priorityclasses/{name}",
+                                               f"reading PriorityClass {name}")):
+        raise UsageError(f"--priority {name}: the cluster has no PriorityClass named {name} (kubectl get "
+                         "priorityclasses lists them)")
 
 
 def check_local_queue(kube, namespace: str, name: str | None) -> None:
     """UsageError if ``namespace`` has no Kueue LocalQueue ``name``; a user who may not read LocalQueues is not
     stopped here (Kueue still decides)."""
-    if not name:
-        return
-    try:
-        found = kube.get_local_queue(namespace, name)
-    except (ForbiddenError, ArenaHelmError):
-        return
-    if found is None:
+    if name and _missing(lambda: kube.get_local_queue(namespace, name)):
         raise UsageError(
             f"--queue-name {name}: namespace {namespace} has no Kueue LocalQueue named {name}, so Kueue would hold "
             f"it for ever (kubectl get localqueues -n {namespace} lists them)"

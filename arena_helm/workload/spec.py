@@ -47,6 +47,7 @@ from ..core.grammars import AbsPath, Deadline, DNSSubdomain, Duration, Image, La
 HELM_RELEASE_MAX = 53
 NAME_MAX = 63
 TENSORBOARD_SUFFIX = "-tensorboard"  # a TensorBoard's objects: <name>-tensorboard (charts/tensorboard), a DNS label
+TENSORBOARD_NAME_MAX = NAME_MAX - len(TENSORBOARD_SUFFIX)  # the name of a job with one, or of a standalone one
 MAX_REPLICAS = 1000
 MAX_GPUS = 128
 # the env that names the ref to sync (Arena's git-sync v3 reads them); arena-helm gives it as --ref
@@ -592,9 +593,9 @@ class JobSpec(PodFlags):
                 f"--name: job name {name!r} is {len(name)} characters; at most {limit} fit this "
                 f"{self.kind} (its pod names and the helm release name have length limits)"
             )
-        if self.tensorboard and len(name) > NAME_MAX - len(TENSORBOARD_SUFFIX):
+        if self.tensorboard and len(name) > TENSORBOARD_NAME_MAX:
             raise ValueError(
-                f"--name: job name {name!r} is {len(name)} characters; at most {NAME_MAX - len(TENSORBOARD_SUFFIX)} "
+                f"--name: job name {name!r} is {len(name)} characters; at most {TENSORBOARD_NAME_MAX} "
                 f"fit a job with --tensorboard (its TensorBoard's Service is <name>{TENSORBOARD_SUFFIX}, a DNS label "
                 f"of at most {NAME_MAX})"
             )

@@ -31,6 +31,7 @@ from ..core.enums import WorkspaceType
 from ..core.errors import AlreadyExistsError, NotFoundError, UsageError
 from ..core.grammars import Deadline, DNSSubdomain, Duration, Image, Quantity, QueueName, parse_quantity
 from ..workload.chart_values import Empty, PodChartValues, PodSecurityContext, ValuesModel
+from ..workload.preflight import check_local_queue
 from ..workload.spec import Gpus, JobSpec, PodJobSpec, PodLevelFlags, opt
 
 if TYPE_CHECKING:
@@ -340,9 +341,7 @@ def start_in(c: Cluster, namespace: str, spec: WorkspaceSpec, values: dict[str, 
                              f"{', '.join(sorted(given))}), or delete it to start anew")
         _upgrade(c, namespace, name, {"stopped": False, "run": int(old.get("run") or 1) + 1})
         return "restarted"
-    from ..workload.preflight import check_local_queue
-
-    check_local_queue(c.kube, namespace, values.get("queue") or None)
+    check_local_queue(c.kube, namespace, spec.queue_name)
     secret = values.get("tokenSecret")
     made_secret = False
     try:
