@@ -16,7 +16,6 @@ imported lazily, by the cluster commands.
 from __future__ import annotations
 
 import json
-import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -24,10 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from ..core import stats
+from ..core.debuglog import debug
 from ..core.errors import AlreadyExistsError, ClusterError, ForbiddenError, HelmError, NotFoundError, UsageError
 from .helmbin import find_helm
-
-log = logging.getLogger(__name__)
 
 MIN_HELM = (3, 8)
 NAME_IN_USE = re.compile(r"cannot re-?use a name")  # helm 3 says re-use, helm 4 reuse
@@ -82,7 +80,7 @@ class KubeTarget:
 def _counted(argv: list[str]) -> list[str]:
     """Count and (--debug) log one helm process about to start."""
     stats.count("helm_calls")
-    log.debug("helm: %s", " ".join(a if "\n" not in a else "<multi-line>" for a in argv))
+    debug(__name__, "helm: %s", " ".join(a if "\n" not in a else "<multi-line>" for a in argv))
     return argv
 
 

@@ -3,7 +3,7 @@
 Everything else (the submit commands and their aliases, ``-T/--type``, the API discovery, the replica-spec key
 the read side looks into, the chart a release must come from, the operator named when a CRD is missing, the
 defaults file's ``images`` keys, where a job keeps ``suspend``) is derived from ``KINDS``. Adding a kind is one
-entry here, its module ``arena_helm/kinds/<key>.py`` (its spec, its chart's values model and ``kind_values``:
+entry here, its module ``arena_helm/training/kinds/<key>.py`` (its spec, its chart's values model and ``kind_values``:
 see ``arena_helm.workload.job_values.kind_module``) and its chart. Pure: no pydantic, no kubernetes (the CLI imports this
 at start-up; a kind's module is imported on first use).
 """
@@ -107,7 +107,7 @@ class JobKindInfo:
         return _load(self.spec)
 
     def module(self):
-        """The kind's module (``arena_helm.core.jobkinds.<key>``): its spec, values model and spec-to-values hooks."""
+        """The kind's module (``arena_helm.training.kinds.<key>``): its spec, values model and spec-to-values hooks."""
         return importlib.import_module(self.spec.partition(":")[0])
 
     def values_class(self) -> type:

@@ -8,7 +8,6 @@ for the call. No module but this one runs helm's release commands (a repo test c
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..adapters.helm import NO_SOURCES, SCHEMA_REJECTED, Helm, ValueSources
 from ..core.catalog import release_chart
+from ..core.debuglog import debug
 from ..core.errors import AlreadyExistsError, ArenaHelmError, UsageError
 from ..views.release_index import (
     INSTALL_LABEL,
@@ -32,8 +32,6 @@ from ..views.release_index import (
 
 if TYPE_CHECKING:
     from ..adapters.kube import KubeReader
-
-log = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
@@ -127,7 +125,7 @@ class Cluster:
         try:
             item = release_item(decode_payload((record.get("data") or {}).get("release", ""), resource))
         except (ValueError, OSError, EOFError, TypeError) as exc:  # not helm's format: say so, keep the labels' view
-            log.debug("release %s/%s: cannot decode its record: %s", namespace, name, exc)
+            debug(__name__, "release %s/%s: cannot decode its record: %s", namespace, name, exc)
             item = meta.item()
         item.setdefault("namespace", namespace)
         return item

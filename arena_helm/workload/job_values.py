@@ -5,7 +5,7 @@ to helm after these generated values, so helm's own merge and type rules apply (
 """
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..core.enums import AffinityPolicy, SyncMode
@@ -64,10 +64,24 @@ def block_values(spec: JobSpec, name: str) -> dict[str, Any]:
     return replica_values(reps[name], spec) if name in reps else {"replicas": 0}
 
 
-def restart_default(model: Any) -> str:
-    """The restartPolicy of a replica block of values model ``model`` (a class): its field's default, the one
-    place each kind's rule is written (the chart's values.yaml and schema description say the same)."""
-    return model.model_fields["restart_policy"].default
+def values_models(build: Callable[[], Iterable[type]], *names: str) -> Callable[[str], type]:
+    """The module ``__getattr__`` (PEP 562) of a job kind's module, which holds its chart's values model:
+    ``build`` defines the model's classes (named ``names``), run once, when one of them is first asked for
+    (``JobKindInfo.values_class``: schema generation, the tests, --rdma's default security context). A submit
+    renders values without validating them (helm checks them against the chart's values.schema.json), so it
+    does not pay for defining the values classes of every shared block."""
+    built: dict[str, type] = {}
+
+    def __getattr__(name: str) -> type:
+        if name not in names:
+            raise AttributeError(name)
+        if not built:
+            built.update((c.__name__, c) for c in build())
+            if set(built) != set(names):
+                raise RuntimeError(f"the values models built are {sorted(built)}, not {sorted(names)}")
+        return built[name]
+
+    return __getattr__
 
 
 def kind_module(spec: JobSpec):

@@ -9,6 +9,7 @@ import yaml
 from edgetools import cli, one_error, write_kubeconfig
 
 from arena_helm.__about__ import __version__
+from arena_helm.core.jobkinds import KINDS
 
 HINT = "give the right one with --kubeconfig FILE (or KUBECONFIG)"
 DRY_RUN = ", or use --dry-run to render without a cluster"  # said only by the commands that have --dry-run
@@ -168,11 +169,12 @@ def test_tensorboard_start_dry_run_prints_the_manifests_without_a_cluster(tmp_pa
     one_error(cli("tensorboard", "start", "tb1", "--dry-run", "--helm-binary", str(helm_bin)), 2, "--logdir")
 
 
-@pytest.mark.parametrize("kind", ["tfjob", "pytorchjob", "mpijob", "trainjob"])
+@pytest.mark.parametrize("kind", [k.key for k in KINDS])
 def test_dry_run_never_imports_the_kubernetes_client(kind, helm_bin, tmp_path):
     """``submit --dry-run`` renders with helm and the pure core: ``python -X importtime`` of the real console
     entry point lists no ``kubernetes`` module (its client is about 870 modules and seconds of start-up),
-    nor pyhelm3 or asyncio (helm template is one child process)."""
+    nor pyhelm3 or asyncio (helm template is one child process); no values model is defined (the shared
+    blocks' module, ``job_values.values_models``) and ``logging`` waits for ``--debug``."""
     import subprocess
     import sys
 
@@ -185,5 +187,5 @@ def test_dry_run_never_imports_the_kubernetes_client(kind, helm_bin, tmp_path):
     assert "kind: " in proc.stdout
     imported = [ln.rsplit("|", 1)[-1].strip() for ln in proc.stderr.splitlines() if ln.startswith("import time:")]
     assert "arena_helm.cli" in imported  # the measurement is real
-    for heavy in ("kubernetes", "pyhelm3", "asyncio"):
+    for heavy in ("kubernetes", "pyhelm3", "asyncio", "arena_helm.workload.chart_values", "logging"):
         assert not [m for m in imported if m == heavy or m.startswith(f"{heavy}.")], heavy

@@ -11,9 +11,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
-from ...workload.chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
-from ...workload.chart_values import Replica as ReplicaValues
-from ...workload.job_values import block_values, restart_default
+from ...workload.job_values import block_values, values_models
 from ...workload.spec import MAX_REPLICAS, PodJobSpec, Replica, opt
 
 
@@ -29,27 +27,39 @@ class JAXJobSpec(PodJobSpec):
         return {"worker": self.pod(self.workers)}
 
 
-class JAXWorkerReplica(ReplicaValues):
-    """The JAXJob worker block: worker 0 is the coordinator."""
-
-    replicas: int = Field(1, ge=1, description="Number of worker pods (JAX processes), 1 or more.")
-    port: int = Field(6666, ge=1, le=65535, description="Container port (COORDINATOR_PORT; the operator wires it "
-                      "up).")
-    restart_policy: RestartPolicy = _restart_policy(
-        "OnFailure", "the workers", "OnFailure, as the training operator's JAXJob example.")
+# ---- the chart's values model -------------------------------------------------------------------------
+WORKER_RESTART = "OnFailure"  # the training operator's JAXJob example
 
 
-class JAXJobValues(JobValues):
-    """Values of the jaxjob chart: one Kubeflow JAXJob (kubeflow.org/v1)."""
+def _values_models() -> tuple[type, ...]:
+    from ...workload.chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
+    from ...workload.chart_values import Replica as ReplicaValues
 
-    run_policy: RunPolicy = Field(default_factory=lambda: RunPolicy(backoff_limit=0),
-                                  description="The job's runPolicy; backoffLimit 0 (--retry).")
-    worker: JAXWorkerReplica = Field(default_factory=JAXWorkerReplica, description="The worker replicas.")
+    class JAXWorkerReplica(ReplicaValues):
+        """The JAXJob worker block: worker 0 is the coordinator."""
+
+        replicas: int = Field(1, ge=1, description="Number of worker pods (JAX processes), 1 or more.")
+        port: int = Field(6666, ge=1, le=65535, description="Container port (COORDINATOR_PORT; the operator wires it "
+                          "up).")
+        restart_policy: RestartPolicy = _restart_policy(
+            WORKER_RESTART, "the workers", "OnFailure, as the training operator's JAXJob example.")
+
+    class JAXJobValues(JobValues):
+        """Values of the jaxjob chart: one Kubeflow JAXJob (kubeflow.org/v1)."""
+
+        run_policy: RunPolicy = Field(default_factory=lambda: RunPolicy(backoff_limit=0),
+                                      description="The job's runPolicy; backoffLimit 0 (--retry).")
+        worker: JAXWorkerReplica = Field(default_factory=JAXWorkerReplica, description="The worker replicas.")
+
+    return JAXWorkerReplica, JAXJobValues
+
+
+__getattr__ = values_models(_values_models, "JAXWorkerReplica", "JAXJobValues")
 
 
 # ---- spec -> values ---------------------------------------------------------------------------------
 def kind_values(spec: JAXJobSpec) -> dict[str, Any]:
     """The workers, OnFailure (the operator's example)."""
     worker = block_values(spec, "worker")
-    worker["restartPolicy"] = restart_default(JAXWorkerReplica)
+    worker["restartPolicy"] = WORKER_RESTART
     return {"worker": worker}

@@ -8,9 +8,7 @@ from pydantic import Field, field_validator
 from ...core.enums import CleanPodPolicy, MpiApi
 from ...core.grammars import AbsPath, Quantity
 from ...core.jobkinds import BY_KEY
-from ...workload.chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
-from ...workload.chart_values import Replica as ReplicaValues
-from ...workload.job_values import block_values, restart_default
+from ...workload.job_values import block_values, values_models
 from ...workload.spec import MAX_REPLICAS, Gpus, JobSpec, Replica, opt
 
 
@@ -57,40 +55,52 @@ class MPIJobSpec(JobSpec):
         }
 
 
-class MPILauncherReplica(ReplicaValues):
-    """The MPIJob launcher block: always one pod."""
-
-    replicas: int = Field(1, ge=1, le=1, description="Number of pods: always 1.")
-    restart_policy: RestartPolicy = _restart_policy(
-        "Never", "the launcher", "Never, as Arena's launcher Job (its retries are runPolicy.backoffLimit).")
+# ---- the chart's values model -------------------------------------------------------------------------
+LAUNCHER_RESTART, WORKER_RESTART = "Never", "Never"  # Arena's mpijob chart
 
 
-class MPIWorkerReplica(ReplicaValues):
-    """The MPIJob worker block."""
+def _values_models() -> tuple[type, ...]:
+    from ...workload.chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
+    from ...workload.chart_values import Replica as ReplicaValues
 
-    replicas: int = Field(1, ge=1, description="Number of worker pods (at least 1).")
-    restart_policy: RestartPolicy = _restart_policy("Never", "the workers", "Never, as Arena.")
-    command: str = Field("", description="Command of the workers (run with <shell> -c); \"\" runs the default "
-                         "keep-alive: /usr/sbin/sshd -De for v2beta1, sleep infinity for v1.")
+    class MPILauncherReplica(ReplicaValues):
+        """The MPIJob launcher block: always one pod."""
+
+        replicas: int = Field(1, ge=1, le=1, description="Number of pods: always 1.")
+        restart_policy: RestartPolicy = _restart_policy(
+            LAUNCHER_RESTART, "the launcher",
+            "Never, as Arena's launcher Job (its retries are runPolicy.backoffLimit).")
+
+    class MPIWorkerReplica(ReplicaValues):
+        """The MPIJob worker block."""
+
+        replicas: int = Field(1, ge=1, description="Number of worker pods (at least 1).")
+        restart_policy: RestartPolicy = _restart_policy(WORKER_RESTART, "the workers", "Never, as Arena.")
+        command: str = Field("", description="Command of the workers (run with <shell> -c); \"\" runs the default "
+                             "keep-alive: /usr/sbin/sshd -De for v2beta1, sleep infinity for v1.")
+
+    class MPIJobValues(JobValues):
+        """Values of the mpijob chart: one Kubeflow MPIJob (kubeflow.org/v2beta1 or v1)."""
+
+        mpi_api_version: Literal["v2beta1", "v1", "auto"] = Field(
+            "v2beta1", description="MPIJob API: v2beta1 (mpi-operator), v1 (the training-operator's MPIJob), or auto "
+            "(what the cluster serves, v2beta1 first; v2beta1 when rendered offline with helm template).")
+        run_policy: RunPolicy = Field(default_factory=lambda: RunPolicy(clean_pod_policy="All", backoff_limit=0),
+                                      description="The job's runPolicy; cleanPodPolicy All and backoffLimit 0 as "
+                                      "Arena.")
+        slots_per_worker: int | None = Field(None, ge=1, description="MPI slots (processes) per worker; null = the "
+                                             "workers' GPUs (at least 1), as Arena's hostfile.")
+        mpi_implementation: Literal["OpenMPI", "Intel", "MPICH"] = Field(
+            "OpenMPI", description="MPI implementation (v2beta1 only): OpenMPI, Intel or MPICH.")
+        ssh_auth_mount_path: AbsPath = Field("/root/.ssh", description="Where mpi-operator mounts the SSH keys "
+                                             "(v2beta1 only).")
+        launcher: MPILauncherReplica = Field(default_factory=MPILauncherReplica, description="The launcher replicas.")
+        worker: MPIWorkerReplica = Field(default_factory=MPIWorkerReplica, description="The worker replicas.")
+
+    return MPILauncherReplica, MPIWorkerReplica, MPIJobValues
 
 
-class MPIJobValues(JobValues):
-    """Values of the mpijob chart: one Kubeflow MPIJob (kubeflow.org/v2beta1 or v1)."""
-
-    mpi_api_version: Literal["v2beta1", "v1", "auto"] = Field(
-        "v2beta1", description="MPIJob API: v2beta1 (mpi-operator), v1 (the training-operator's MPIJob), or auto "
-        "(what the cluster serves, v2beta1 first; v2beta1 when rendered offline with helm template).")
-    run_policy: RunPolicy = Field(default_factory=lambda: RunPolicy(clean_pod_policy="All", backoff_limit=0),
-                                  description="The job's runPolicy; cleanPodPolicy All and backoffLimit 0 as Arena.")
-    slots_per_worker: int | None = Field(None, ge=1, description="MPI slots (processes) per worker; null = the "
-                                         "workers' GPUs (at least 1), as Arena's hostfile.")
-    mpi_implementation: Literal["OpenMPI", "Intel", "MPICH"] = Field(
-        "OpenMPI", description="MPI implementation (v2beta1 only): OpenMPI, Intel or MPICH.")
-    ssh_auth_mount_path: AbsPath = Field("/root/.ssh", description="Where mpi-operator mounts the SSH keys "
-                                         "(v2beta1 only).")
-    launcher: MPILauncherReplica = Field(default_factory=MPILauncherReplica, description="The launcher replicas.")
-    worker: MPIWorkerReplica = Field(default_factory=MPIWorkerReplica, description="The worker replicas.")
-
+__getattr__ = values_models(_values_models, "MPILauncherReplica", "MPIWorkerReplica", "MPIJobValues")
 
 
 # ---- spec -> values ---------------------------------------------------------------------------------
@@ -98,8 +108,8 @@ def kind_values(spec: MPIJobSpec) -> dict[str, Any]:
     """mpiApiVersion auto: the chart picks what the cluster serves at install (v2beta1 rendered offline); the
     launcher is not restarted (Arena's: a Job with backoffLimit --retry), the workers Never."""
     launcher, worker = block_values(spec, "launcher"), block_values(spec, "worker")
-    launcher["restartPolicy"] = restart_default(MPILauncherReplica)
-    worker["restartPolicy"] = restart_default(MPIWorkerReplica)
+    launcher["restartPolicy"] = LAUNCHER_RESTART
+    worker["restartPolicy"] = WORKER_RESTART
     out = {"launcher": launcher, "worker": worker}
     if spec.slots_per_worker is None:
         out["slotsPerWorker"] = max(1, spec.gpus)  # Arena's hostfile: slots = GPUs per worker

@@ -17,9 +17,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
-from ...workload.chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
-from ...workload.chart_values import Replica as ReplicaValues
-from ...workload.job_values import block_values, restart_default
+from ...workload.job_values import block_values, values_models
 from ...workload.spec import MAX_REPLICAS, Count, PodJobSpec, Replica, opt
 
 
@@ -39,36 +37,47 @@ class PaddleJobSpec(PodJobSpec):
         return out
 
 
-class PaddleReplica(ReplicaValues):
-    """A PaddleJob replica block."""
-
-    port: int = Field(36543, ge=1, le=65535, description="Container port named master (PADDLE_MASTER's port; the "
-                      "operator wires it up).")
-    restart_policy: RestartPolicy = _restart_policy("OnFailure", "these replicas", "OnFailure, the operator's "
-                                                    "default and its examples'.")
+# ---- the chart's values model -------------------------------------------------------------------------
+RESTART = "OnFailure"  # the servers' and workers': the operator's default and examples'
 
 
-class PaddleWorkerReplica(PaddleReplica):
-    """The PaddleJob worker block: the trainers (worker 0 is the rendezvous in collective mode)."""
+def _values_models() -> tuple[type, ...]:
+    from ...workload.chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
+    from ...workload.chart_values import Replica as ReplicaValues
 
-    replicas: int = Field(1, ge=1, description="Number of worker pods (trainers), 1 or more.")
+    class PaddleReplica(ReplicaValues):
+        """A PaddleJob replica block."""
+
+        port: int = Field(36543, ge=1, le=65535, description="Container port named master (PADDLE_MASTER's port; the "
+                          "operator wires it up).")
+        restart_policy: RestartPolicy = _restart_policy(RESTART, "these replicas", "OnFailure, the operator's "
+                                                        "default and its examples'.")
+
+    class PaddleWorkerReplica(PaddleReplica):
+        """The PaddleJob worker block: the trainers (worker 0 is the rendezvous in collective mode)."""
+
+        replicas: int = Field(1, ge=1, description="Number of worker pods (trainers), 1 or more.")
+
+    class PaddleJobValues(JobValues):
+        """Values of the paddlejob chart: one Kubeflow PaddleJob (kubeflow.org/v1)."""
+
+        run_policy: RunPolicy = Field(default_factory=lambda: RunPolicy(backoff_limit=0),
+                                      description="The job's runPolicy; backoffLimit 0 (--retry).")
+        master: PaddleReplica = Field(default_factory=PaddleReplica, description="The parameter servers (Master "
+                                      "replicas); 0 runs the job in collective mode.")
+        worker: PaddleWorkerReplica = Field(default_factory=PaddleWorkerReplica, description="The worker replicas.")
+
+    return PaddleReplica, PaddleWorkerReplica, PaddleJobValues
 
 
-class PaddleJobValues(JobValues):
-    """Values of the paddlejob chart: one Kubeflow PaddleJob (kubeflow.org/v1)."""
-
-    run_policy: RunPolicy = Field(default_factory=lambda: RunPolicy(backoff_limit=0),
-                                  description="The job's runPolicy; backoffLimit 0 (--retry).")
-    master: PaddleReplica = Field(default_factory=PaddleReplica, description="The parameter servers (Master "
-                                  "replicas); 0 runs the job in collective mode.")
-    worker: PaddleWorkerReplica = Field(default_factory=PaddleWorkerReplica, description="The worker replicas.")
+__getattr__ = values_models(_values_models, "PaddleReplica", "PaddleWorkerReplica", "PaddleJobValues")
 
 
 # ---- spec -> values ---------------------------------------------------------------------------------
 def kind_values(spec: PaddleJobSpec) -> dict[str, Any]:
     """The servers and workers, OnFailure (the operator's default and examples')."""
     master, worker = block_values(spec, "master"), block_values(spec, "worker")
-    for block, model in ((master, PaddleReplica), (worker, PaddleWorkerReplica)):
+    for block in (master, worker):
         if block["replicas"]:
-            block["restartPolicy"] = restart_default(model)
+            block["restartPolicy"] = RESTART
     return {"master": master, "worker": worker}

@@ -6,9 +6,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, field_validator
 
 from ...core.grammars import PositiveIntText
-from ...workload.chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
-from ...workload.chart_values import Replica as ReplicaValues
-from ...workload.job_values import block_values, restart_default
+from ...workload.job_values import block_values, values_models
 from ...workload.spec import MAX_REPLICAS, PodJobSpec, Replica, opt
 
 
@@ -38,41 +36,53 @@ class PyTorchJobSpec(PodJobSpec):
         return out
 
 
-class PyTorchReplica(ReplicaValues):
-    """A PyTorchJob worker block."""
-
-    port: int = Field(23456, ge=1, le=65535, description="Container port (MASTER_PORT; the operator wires it up).")
-    restart_policy: RestartPolicy = _restart_policy("OnFailure", "the workers", "OnFailure, as Arena.")
+# ---- the chart's values model -------------------------------------------------------------------------
+MASTER_RESTART, WORKER_RESTART = "Never", "OnFailure"  # Arena's pytorchjob chart
 
 
-class PyTorchMasterReplica(PyTorchReplica):
-    """The PyTorchJob master block: always one pod."""
+def _values_models() -> tuple[type, ...]:
+    from ...workload.chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
+    from ...workload.chart_values import Replica as ReplicaValues
 
-    replicas: int = Field(1, ge=1, le=1, description="Number of pods: always 1.")
-    restart_policy: RestartPolicy = _restart_policy(
-        "Never", "the master", "Never, as Arena: a failed master fails the job after runPolicy.backoffLimit retries.")
+    class PyTorchReplica(ReplicaValues):
+        """A PyTorchJob worker block."""
 
+        port: int = Field(23456, ge=1, le=65535,
+                          description="Container port (MASTER_PORT; the operator wires it up).")
+        restart_policy: RestartPolicy = _restart_policy(WORKER_RESTART, "the workers", "OnFailure, as Arena.")
 
-class PyTorchJobValues(JobValues):
-    """Values of the pytorchjob chart: one Kubeflow PyTorchJob (kubeflow.org/v1)."""
+    class PyTorchMasterReplica(PyTorchReplica):
+        """The PyTorchJob master block: always one pod."""
 
-    run_policy: RunPolicy = Field(default_factory=lambda: RunPolicy(backoff_limit=0),
-                                  description="The job's runPolicy; backoffLimit 0 as Arena (its --retry).")
-    nproc_per_node: Literal["", "auto", "cpu", "gpu"] | PositiveIntText = Field(
-        "", description="Processes per pod (torchrun --nproc-per-node): \"\" (the operator decides), a number, "
-        "auto, cpu or gpu.")
-    master: PyTorchMasterReplica = Field(default_factory=PyTorchMasterReplica, description="The master replicas.")
-    worker: PyTorchReplica = Field(default_factory=PyTorchReplica, description="The worker replicas.")
+        replicas: int = Field(1, ge=1, le=1, description="Number of pods: always 1.")
+        restart_policy: RestartPolicy = _restart_policy(
+            MASTER_RESTART, "the master",
+            "Never, as Arena: a failed master fails the job after runPolicy.backoffLimit retries.")
 
+    class PyTorchJobValues(JobValues):
+        """Values of the pytorchjob chart: one Kubeflow PyTorchJob (kubeflow.org/v1)."""
+
+        run_policy: RunPolicy = Field(default_factory=lambda: RunPolicy(backoff_limit=0),
+                                      description="The job's runPolicy; backoffLimit 0 as Arena (its --retry).")
+        nproc_per_node: Literal["", "auto", "cpu", "gpu"] | PositiveIntText = Field(
+            "", description="Processes per pod (torchrun --nproc-per-node): \"\" (the operator decides), a number, "
+            "auto, cpu or gpu.")
+        master: PyTorchMasterReplica = Field(default_factory=PyTorchMasterReplica,
+                                             description="The master replicas.")
+        worker: PyTorchReplica = Field(default_factory=PyTorchReplica, description="The worker replicas.")
+
+    return PyTorchReplica, PyTorchMasterReplica, PyTorchJobValues
+
+__getattr__ = values_models(_values_models, "PyTorchReplica", "PyTorchMasterReplica", "PyTorchJobValues")
 
 
 # ---- spec -> values ---------------------------------------------------------------------------------
 def kind_values(spec: PyTorchJobSpec) -> dict[str, Any]:
     """Arena's pytorchjob chart: the master Never (with backoffLimit = --retry), the workers OnFailure."""
     master, worker = block_values(spec, "master"), block_values(spec, "worker")
-    master["restartPolicy"] = restart_default(PyTorchMasterReplica)
+    master["restartPolicy"] = MASTER_RESTART
     if worker["replicas"]:
-        worker["restartPolicy"] = restart_default(PyTorchReplica)
+        worker["restartPolicy"] = WORKER_RESTART
     return {"master": master, "worker": worker}
 
 

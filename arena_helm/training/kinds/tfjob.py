@@ -7,9 +7,7 @@ from pydantic import Field, field_validator, model_validator
 from ...core.enums import AffinityConstraint, AffinityPolicy, SuccessPolicy
 from ...core.flagtypes import check_labels, kv_items
 from ...core.grammars import Duration, Image, Quantity
-from ...workload.chart_values import JobValues, RestartPolicy, _restart_policy
-from ...workload.chart_values import Replica as ReplicaValues
-from ...workload.job_values import DISABLE_TF_CONFIG, block_values, restart_default, role_affinity
+from ...workload.job_values import DISABLE_TF_CONFIG, block_values, role_affinity, values_models
 from ...workload.spec import Count, Gpus, JobSpec, Port, Replica, opt, opt_map
 
 
@@ -166,38 +164,47 @@ class TFJobSpec(JobSpec):
         return self
 
 
-class TFReplica(ReplicaValues):
-    """A TFJob replica block (chief, worker, ps, evaluator)."""
-
-    port: int = Field(2222, ge=1, le=65535, description="Container port (the operator wires it into the cluster "
-                      "spec).")
-    restart_policy: RestartPolicy = _restart_policy("Never", "these replicas", "Never, as Arena.")
+# ---- the chart's values model -------------------------------------------------------------------------
+RESTART = "Never"  # every role's, as Arena's tfjob chart (the workers': see kind_values)
 
 
-class TFWorkerReplica(TFReplica):
-    """The TFJob worker block."""
+def _values_models() -> tuple[type, ...]:
+    from ...workload.chart_values import JobValues, RestartPolicy, _restart_policy
+    from ...workload.chart_values import Replica as ReplicaValues
 
-    restart_policy: RestartPolicy = _restart_policy(
-        "", "the workers", "\"\" = Arena's: OnFailure when the job has a chief, else Never.")
+    class TFReplica(ReplicaValues):
+        """A TFJob replica block (chief, worker, ps, evaluator)."""
+
+        port: int = Field(2222, ge=1, le=65535, description="Container port (the operator wires it into the cluster "
+                          "spec).")
+        restart_policy: RestartPolicy = _restart_policy(RESTART, "these replicas", "Never, as Arena.")
+
+    class TFWorkerReplica(TFReplica):
+        """The TFJob worker block."""
+
+        restart_policy: RestartPolicy = _restart_policy(
+            "", "the workers", "\"\" = Arena's: OnFailure when the job has a chief, else Never.")
+
+    class TFSingleReplica(TFReplica):
+        """A TFJob replica type that has at most one pod (chief, evaluator)."""
+
+        replicas: int = Field(0, ge=0, le=1, description="Number of pods: 0 or 1.")
+
+    class TFJobValues(JobValues):
+        """Values of the tfjob chart: one Kubeflow TFJob (kubeflow.org/v1)."""
+
+        success_policy: Literal["", "AllWorkers"] = Field(
+            "", description="\"\" (the job succeeds when the chief, or else worker 0, succeeds) or AllWorkers.")
+        chief: TFSingleReplica = Field(default_factory=TFSingleReplica, description="The chief replicas.")
+        worker: TFWorkerReplica = Field(default_factory=lambda: TFWorkerReplica(replicas=1),
+                                        description="The worker replicas.")
+        ps: TFReplica = Field(default_factory=TFReplica, description="The parameter server replicas.")
+        evaluator: TFSingleReplica = Field(default_factory=TFSingleReplica, description="The evaluator replicas.")
+
+    return TFReplica, TFWorkerReplica, TFSingleReplica, TFJobValues
 
 
-class TFSingleReplica(TFReplica):
-    """A TFJob replica type that has at most one pod (chief, evaluator)."""
-
-    replicas: int = Field(0, ge=0, le=1, description="Number of pods: 0 or 1.")
-
-
-class TFJobValues(JobValues):
-    """Values of the tfjob chart: one Kubeflow TFJob (kubeflow.org/v1)."""
-
-    success_policy: Literal["", "AllWorkers"] = Field(
-        "", description="\"\" (the job succeeds when the chief, or else worker 0, succeeds) or AllWorkers.")
-    chief: TFSingleReplica = Field(default_factory=TFSingleReplica, description="The chief replicas.")
-    worker: TFWorkerReplica = Field(default_factory=lambda: TFWorkerReplica(replicas=1),
-                                    description="The worker replicas.")
-    ps: TFReplica = Field(default_factory=TFReplica, description="The parameter server replicas.")
-    evaluator: TFSingleReplica = Field(default_factory=TFSingleReplica, description="The evaluator replicas.")
-
+__getattr__ = values_models(_values_models, "TFReplica", "TFWorkerReplica", "TFSingleReplica", "TFJobValues")
 
 
 # ---- spec -> values ---------------------------------------------------------------------------------
@@ -208,7 +215,7 @@ def kind_values(spec: TFJobSpec) -> dict[str, Any]:
     for name, b in out.items():
         if b["replicas"]:
             # the worker's model default is "" (the template's rule, for plain helm users): the same rule here
-            b["restartPolicy"] = "OnFailure" if name == "worker" and spec.has_chief else restart_default(TFReplica)
+            b["restartPolicy"] = "OnFailure" if name == "worker" and spec.has_chief else RESTART
     for role in ("worker", "ps"):
         policy = getattr(spec, f"{role}_affinity_policy")
         if out[role]["replicas"] and policy is not AffinityPolicy.none:

@@ -13,23 +13,7 @@ from pydantic import Field, model_validator
 
 from ...core.enums import CleanPodPolicy, ImagePullPolicy, RuntimeKind
 from ...core.grammars import AbsPath, Deadline, DNSSubdomain, Image, LabelKey, LabelValue, Quantity, QueueName
-from ...workload.chart_values import (
-    ArenaCommonValues,
-    Count,
-    DataVolume,
-    Empty,
-    EnvVar,
-    HostPathVolume,
-    PodLevelValues,
-    Provenance,
-    Resources,
-    SecretNames,
-    SecretVolume,
-    ValuesModel,
-    global_field,
-    provenance_field,
-)
-from ...workload.job_values import resources
+from ...workload.job_values import resources, values_models
 from ...workload.spec import HELM_RELEASE_MAX, MAX_REPLICAS, NAME_MAX, Gpus, JobSpec, Replica, flag_of_field, opt
 
 
@@ -116,69 +100,91 @@ class TrainJobSpec(JobSpec):
             raise ValueError(f"--name: job name {self.name!r} is {len(self.name)} characters; at most {limit} fit "
                              "a TrainJob (its JobSet's pod host names and the helm release name have length limits)")
 
-# ---- the chart's values --------------------------------------------------------------------------
+# ---- the chart's values model -------------------------------------------------------------------------
 MAX_NODES = 1000
 
 
-class RuntimeRef(ValuesModel):
-    name: DNSSubdomain = Field("torch-distributed", description="Name of the ClusterTrainingRuntime or "
-                               "TrainingRuntime (e.g. torch-distributed, deepspeed-distributed).")
-    kind: Literal["ClusterTrainingRuntime", "TrainingRuntime"] = Field(
-        "ClusterTrainingRuntime", description="ClusterTrainingRuntime (cluster-wide) or TrainingRuntime (in the "
-        "job's namespace).")
+def _values_models() -> tuple[type, ...]:
+    from ...workload.chart_values import (
+        ArenaCommonValues,
+        Count,
+        DataVolume,
+        Empty,
+        EnvVar,
+        HostPathVolume,
+        PodLevelValues,
+        Provenance,
+        Resources,
+        SecretNames,
+        SecretVolume,
+        ValuesModel,
+        global_field,
+        provenance_field,
+    )
+
+    class RuntimeRef(ValuesModel):
+        name: DNSSubdomain = Field("torch-distributed", description="Name of the ClusterTrainingRuntime or "
+                                   "TrainingRuntime (e.g. torch-distributed, deepspeed-distributed).")
+        kind: Literal["ClusterTrainingRuntime", "TrainingRuntime"] = Field(
+            "ClusterTrainingRuntime", description="ClusterTrainingRuntime (cluster-wide) or TrainingRuntime (in the "
+            "job's namespace).")
+
+    class TrainJobValues(PodLevelValues):
+        """Values of the trainjob chart: one Kubeflow Trainer v2 TrainJob (trainer.kubeflow.org/v1alpha1)."""
+
+        global_: dict[str, Any] = global_field()
+        arena_common: ArenaCommonValues = Field(
+            None, alias="arena-common", description="Values of the arena-common library chart: it has none; helm adds "
+            "this key (holding global) itself. Leave it unset.")
+        name_override: Empty | DNSSubdomain = Field("", description="Name of the TrainJob (and of its JobSet); \"\" = "
+                                                    "the release name.")
+        runtime: RuntimeRef = Field(default_factory=RuntimeRef, description="The training runtime the TrainJob runs "
+                                    "on (spec.runtimeRef).")
+        image: Empty | Image = Field("", description="Image of the trainer nodes (spec.trainer.image); \"\" = the "
+                                     "runtime's image.")
+        command: str = Field("", description="The training command, run as [<shell>, \"-c\", <command>] byte for "
+                             "byte; \"\" = the runtime's command.")
+        shell: str = Field("sh", min_length=1, description="Shell that runs the command.")
+        env: list[EnvVar] = Field([], description="Environment of the trainer container (spec.trainer.env).")
+        num_nodes: int = Field(1, ge=1, le=MAX_NODES, description="Number of training nodes (spec.trainer.numNodes).")
+        num_proc_per_node: int | None = Field(None, ge=1, description="Processes per node (spec.trainer."
+                                              "numProcPerNode); null = the runtime's (torch: auto).")
+        gpus: Count = Field(0, description="nvidia.com/gpu per node, in requests and limits; with 0, "
+                            "NVIDIA_VISIBLE_DEVICES=void.")
+        devices: dict[LabelKey, Count] = Field({}, description="Other extended resources per node, name to count "
+                                               "(e.g. amd.com/gpu: 1), in requests and limits.")
+        resources: Resources = Field(default_factory=Resources, description="CPU/memory requests and limits per node "
+                                     "(spec.trainer.resourcesPerNode; GPUs and devices are added).")
+        shm_size: Empty | Quantity = Field("", description="Size of a memory-backed /dev/shm (e.g. \"8Gi\"); \"\" = "
+                                           "the runtime's.")
+        data: list[DataVolume] = Field([], description="PersistentVolumeClaims mounted into the trainer container.")
+        host_paths: list[HostPathVolume] = Field([], description="Node directories mounted into the trainer "
+                                                 "container.")
+        secret_volumes: list[SecretVolume] = Field([], description="Secrets mounted read-only into the trainer "
+                                                   "container (volumes secret-0, secret-1, ...).")
+        service_account_name: Empty | DNSSubdomain = Field("", description="ServiceAccount of the pods; \"\" = the "
+                                                           "runtime's.")
+        image_pull_secrets: SecretNames = Field([], description="Names of image pull Secrets in the job's namespace.")
+        labels: dict[LabelKey, LabelValue] = Field({}, description="Extra labels on the TrainJob and on every pod.")
+        annotations: dict[LabelKey, str] = Field({}, description="Extra annotations on the TrainJob and on every "
+                                                 "pod.")
+        queue: Empty | QueueName = Field("", description="Kueue LocalQueue; \"\" = none. Sets the label "
+                                         "kueue.x-k8s.io/queue-name on the TrainJob.")
+        provenance: Provenance = provenance_field()
+        suspend: bool = Field(False, description="Create the TrainJob suspended (spec.suspend): no pods until it is "
+                              "resumed.")
+        active_deadline_seconds: int | None = Field(None, ge=1, description="Fail the TrainJob after this many "
+                                                    "seconds (spec.activeDeadlineSeconds); null = no deadline.")
+        replicated_jobs: Annotated[list[DNSSubdomain], Field(min_length=1)] = Field(
+            ["node"], description="The runtime's replicated jobs whose pods get the volumes, placement, labels and "
+            "pull secrets.")
+        container: DNSSubdomain = Field("node", description="The trainer container of those pods (Trainer v2's "
+                                        "\"node\"); it gets the volume mounts.")
+
+    return RuntimeRef, TrainJobValues
 
 
-class TrainJobValues(PodLevelValues):
-    """Values of the trainjob chart: one Kubeflow Trainer v2 TrainJob (trainer.kubeflow.org/v1alpha1)."""
-
-    global_: dict[str, Any] = global_field()
-    arena_common: ArenaCommonValues = Field(
-        None, alias="arena-common", description="Values of the arena-common library chart: it has none; helm adds "
-        "this key (holding global) itself. Leave it unset.")
-    name_override: Empty | DNSSubdomain = Field("", description="Name of the TrainJob (and of its JobSet); \"\" = "
-                                                "the release name.")
-    runtime: RuntimeRef = Field(default_factory=RuntimeRef, description="The training runtime the TrainJob runs "
-                                "on (spec.runtimeRef).")
-    image: Empty | Image = Field("", description="Image of the trainer nodes (spec.trainer.image); \"\" = the "
-                                 "runtime's image.")
-    command: str = Field("", description="The training command, run as [<shell>, \"-c\", <command>] byte for "
-                         "byte; \"\" = the runtime's command.")
-    shell: str = Field("sh", min_length=1, description="Shell that runs the command.")
-    env: list[EnvVar] = Field([], description="Environment of the trainer container (spec.trainer.env).")
-    num_nodes: int = Field(1, ge=1, le=MAX_NODES, description="Number of training nodes (spec.trainer.numNodes).")
-    num_proc_per_node: int | None = Field(None, ge=1, description="Processes per node (spec.trainer."
-                                          "numProcPerNode); null = the runtime's (torch: auto).")
-    gpus: Count = Field(0, description="nvidia.com/gpu per node, in requests and limits; with 0, "
-                        "NVIDIA_VISIBLE_DEVICES=void.")
-    devices: dict[LabelKey, Count] = Field({}, description="Other extended resources per node, name to count "
-                                           "(e.g. amd.com/gpu: 1), in requests and limits.")
-    resources: Resources = Field(default_factory=Resources, description="CPU/memory requests and limits per node "
-                                 "(spec.trainer.resourcesPerNode; GPUs and devices are added).")
-    shm_size: Empty | Quantity = Field("", description="Size of a memory-backed /dev/shm (e.g. \"8Gi\"); \"\" = "
-                                       "the runtime's.")
-    data: list[DataVolume] = Field([], description="PersistentVolumeClaims mounted into the trainer container.")
-    host_paths: list[HostPathVolume] = Field([], description="Node directories mounted into the trainer "
-                                             "container.")
-    secret_volumes: list[SecretVolume] = Field([], description="Secrets mounted read-only into the trainer "
-                                               "container (volumes secret-0, secret-1, ...).")
-    service_account_name: Empty | DNSSubdomain = Field("", description="ServiceAccount of the pods; \"\" = the "
-                                                       "runtime's.")
-    image_pull_secrets: SecretNames = Field([], description="Names of image pull Secrets in the job's namespace.")
-    labels: dict[LabelKey, LabelValue] = Field({}, description="Extra labels on the TrainJob and on every pod.")
-    annotations: dict[LabelKey, str] = Field({}, description="Extra annotations on the TrainJob and on every "
-                                             "pod.")
-    queue: Empty | QueueName = Field("", description="Kueue LocalQueue; \"\" = none. Sets the label "
-                                     "kueue.x-k8s.io/queue-name on the TrainJob.")
-    provenance: Provenance = provenance_field()
-    suspend: bool = Field(False, description="Create the TrainJob suspended (spec.suspend): no pods until it is "
-                          "resumed.")
-    active_deadline_seconds: int | None = Field(None, ge=1, description="Fail the TrainJob after this many "
-                                                "seconds (spec.activeDeadlineSeconds); null = no deadline.")
-    replicated_jobs: Annotated[list[DNSSubdomain], Field(min_length=1)] = Field(
-        ["node"], description="The runtime's replicated jobs whose pods get the volumes, placement, labels and "
-        "pull secrets.")
-    container: DNSSubdomain = Field("node", description="The trainer container of those pods (Trainer v2's "
-                                    "\"node\"); it gets the volume mounts.")
+__getattr__ = values_models(_values_models, "RuntimeRef", "TrainJobValues")
 
 
 # ---- spec -> values ---------------------------------------------------------------------------------

@@ -11,9 +11,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
-from ...workload.chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
-from ...workload.chart_values import Replica as ReplicaValues
-from ...workload.job_values import block_values, restart_default
+from ...workload.job_values import block_values, values_models
 from ...workload.spec import MAX_REPLICAS, PodJobSpec, Replica, opt
 
 
@@ -33,37 +31,49 @@ class XGBoostJobSpec(PodJobSpec):
         return out
 
 
-class XGBoostReplica(ReplicaValues):
-    """An XGBoostJob worker block."""
-
-    port: int = Field(9999, ge=1, le=65535, description="Container port (MASTER_PORT, WORKER_PORT; the operator "
-                      "wires it up).")
-    restart_policy: RestartPolicy = _restart_policy("ExitCode", "the workers", "ExitCode, as the operator's example.")
+# ---- the chart's values model -------------------------------------------------------------------------
+MASTER_RESTART, WORKER_RESTART = "Never", "ExitCode"  # the training operator's XGBoostJob example
 
 
-class XGBoostMasterReplica(XGBoostReplica):
-    """The XGBoostJob master block: always one pod."""
+def _values_models() -> tuple[type, ...]:
+    from ...workload.chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
+    from ...workload.chart_values import Replica as ReplicaValues
 
-    replicas: int = Field(1, ge=1, le=1, description="Number of pods: always 1.")
-    restart_policy: RestartPolicy = _restart_policy(
-        "Never", "the master", "Never, as the operator's example: a failed master fails the job after "
-        "runPolicy.backoffLimit retries.")
+    class XGBoostReplica(ReplicaValues):
+        """An XGBoostJob worker block."""
+
+        port: int = Field(9999, ge=1, le=65535, description="Container port (MASTER_PORT, WORKER_PORT; the operator "
+                          "wires it up).")
+        restart_policy: RestartPolicy = _restart_policy(WORKER_RESTART, "the workers",
+                                                        "ExitCode, as the operator's example.")
+
+    class XGBoostMasterReplica(XGBoostReplica):
+        """The XGBoostJob master block: always one pod."""
+
+        replicas: int = Field(1, ge=1, le=1, description="Number of pods: always 1.")
+        restart_policy: RestartPolicy = _restart_policy(
+            MASTER_RESTART, "the master", "Never, as the operator's example: a failed master fails the job after "
+            "runPolicy.backoffLimit retries.")
+
+    class XGBoostJobValues(JobValues):
+        """Values of the xgboostjob chart: one Kubeflow XGBoostJob (kubeflow.org/v1)."""
+
+        run_policy: RunPolicy = Field(default_factory=lambda: RunPolicy(backoff_limit=0),
+                                      description="The job's runPolicy; backoffLimit 0 (--retry).")
+        master: XGBoostMasterReplica = Field(default_factory=XGBoostMasterReplica, description="The master replicas.")
+        worker: XGBoostReplica = Field(default_factory=XGBoostReplica, description="The worker replicas.")
+
+    return XGBoostReplica, XGBoostMasterReplica, XGBoostJobValues
 
 
-class XGBoostJobValues(JobValues):
-    """Values of the xgboostjob chart: one Kubeflow XGBoostJob (kubeflow.org/v1)."""
-
-    run_policy: RunPolicy = Field(default_factory=lambda: RunPolicy(backoff_limit=0),
-                                  description="The job's runPolicy; backoffLimit 0 (--retry).")
-    master: XGBoostMasterReplica = Field(default_factory=XGBoostMasterReplica, description="The master replicas.")
-    worker: XGBoostReplica = Field(default_factory=XGBoostReplica, description="The worker replicas.")
+__getattr__ = values_models(_values_models, "XGBoostReplica", "XGBoostMasterReplica", "XGBoostJobValues")
 
 
 # ---- spec -> values ---------------------------------------------------------------------------------
 def kind_values(spec: XGBoostJobSpec) -> dict[str, Any]:
     """The master Never, the workers ExitCode (the operator's example)."""
     master, worker = block_values(spec, "master"), block_values(spec, "worker")
-    master["restartPolicy"] = restart_default(XGBoostMasterReplica)
+    master["restartPolicy"] = MASTER_RESTART
     if worker["replicas"]:
-        worker["restartPolicy"] = restart_default(XGBoostReplica)
+        worker["restartPolicy"] = WORKER_RESTART
     return {"master": master, "worker": worker}
