@@ -99,7 +99,7 @@ def list_cmd(
 ) -> None:
     """List the training jobs (newest first); --idle: only those holding idle GPUs."""
     from ..core.errors import ArenaHelmError, UsageError
-    from ..releases.reader import kind_of_type, list_jobs
+    from ..releases.reader import check_namespace_of_nothing, kind_of_type, list_jobs
     from ..views.output import job_document, job_name, jobs_table
 
     kind = kind_of_type(type_)
@@ -114,6 +114,8 @@ def list_cmd(
     ns, c = cluster_for(g)
     coll = collector_for(c, ns, opts) if spec else None
     views = list_jobs(c, ns, all_namespaces, kind)
+    if not views and not all_namespaces:
+        check_namespace_of_nothing(c, ns)
     metrics = None
     if coll is not None:
         from ..views.usage import job_idle_gpus
@@ -221,7 +223,7 @@ def logs_cmd(
 
     from ..core.errors import UsageError
     from ..core.grammars import parse_duration, parse_time
-    from ..releases.reader import find_job, kind_of_type
+    from ..releases.reader import find_job, kind_of_type, no_pods
     from ..views.jobs import pod_job_selector
     from ..views.pods import log_container, pick_pod
 
@@ -244,8 +246,10 @@ def logs_cmd(
         raise UsageError("--all and -i/--instance: give only one of them")
     kind = kind_of_type(type_)
     ns, c = cluster_for(g)
-    job_kind, *_ = find_job(c, ns, name, kind)
+    job_kind, _, job, release = find_job(c, ns, name, kind)
     pods = c.kube.list_pods(ns, selector=pod_job_selector(job_kind, name))
+    if not pods and not instance:
+        raise no_pods(c, ns, name, job_kind, job, release)
     if all_instances:
         import os
 

@@ -83,7 +83,7 @@ class NotFoundError(ArenaHelmError):
 
 
 class NamespaceNotFoundError(NotFoundError):
-    """The namespace a command writes to does not exist (the API server refused the first create in it)."""
+    """The namespace a command writes to (the API server refused the first create in it) or lists does not exist."""
 
 
 class AlreadyExistsError(ArenaHelmError):

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..core.errors import ForbiddenError, NotAJobError, NotFoundError, UsageError
 from ..core.jobkinds import BY_KIND, KINDS, lookup
-from ..views.jobs import JobView, chart_kind, job_view, pod_job_name, pod_job_selector
+from ..views.jobs import JobView, chart_kind, job_view, no_instances, pod_job_name, pod_job_selector
 from ..views.nodes import NodeView, node_view
 from ..views.queueing import owned_workload, pending_positions, place, queue_info
 from ..views.reasons import Failure, pending_reason, state_reason
@@ -264,6 +264,31 @@ def get_job(c: Cluster, namespace: str, name: str, kind: str | None = None, even
         log_tail = _log_tail(c, namespace, failure, tail)
     return JobDetail(view, k, version, job, pods, evs if events else [], pending, log_tail,
                      record_digests(c, k, version, job, pods))
+
+
+def check_namespace_of_nothing(c: Cluster, namespace: str) -> None:
+    """A list that found nothing in ``namespace``: a namespace that does not exist is said (a mistyped ``-n``
+    reads as an empty namespace otherwise); one GET of it, made only then. A user who may not read namespaces
+    gets the empty answer."""
+    from ..core.errors import NamespaceNotFoundError
+
+    try:
+        found = c.kube.get_namespace(namespace)
+    except ForbiddenError:
+        return
+    if found is None:
+        raise NamespaceNotFoundError(f"namespace {namespace} does not exist (kubectl get namespaces lists them): "
+                                     "give another with -n NAMESPACE, or -A for every namespace")
+
+
+def no_pods(c: Cluster, namespace: str, name: str, kind: str, job: dict | None,
+            release: dict | None) -> NotFoundError:
+    """The error of a command that reads a job's pods (``logs``) when it has none: the job's state and its
+    reason, and why it has no pods, as ``get`` tells them."""
+    view = job_view(release=release, job=job, pods=[], now=now_utc(), kind=kind)
+    explain_state(c, view, job, kind, release)
+    reason = f": {view.reason}" if view.reason else ""
+    return NotFoundError(f"job {name} is {view.status}{reason}; its pods: {no_instances(view)}")
 
 
 def record_digests(c: Cluster, kind: str, version: str, job: dict | None, pods: list[dict]) -> dict[str, str]:

@@ -448,6 +448,20 @@ def chart_kind(release: dict) -> str | None:
     return info.kind if info else None
 
 
+def no_instances(v: JobView) -> str:
+    """Why a job has no pods, as ``get``'s Instances line and ``logs`` say it: ``none (why)`` or ``none yet
+    (why)``."""
+    if v.status in ("JOB-MISSING", "RELEASE-FAILED"):
+        return "none (there is no job object)"
+    if v.status == "SUSPENDED":
+        return f"none (the job is suspended; arena-helm resume {v.name} recreates them)"
+    if v.status == "QUEUED":
+        return "none yet (Kueue creates them when it admits the job)"
+    if v.finished:
+        return "none (the job's pods are gone)"
+    return "none yet (the operator has not created the pods)"
+
+
 def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: dt.datetime,
              kind: str | None = None, tensorboard: str = "") -> JobView:
     """Join a release, its job object and its pods. Either of release and job may be missing."""

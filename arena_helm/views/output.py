@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..core.catalog import Family
-from .jobs import JobView, arena_yaml_form, fmt_cpu, fmt_mem
+from .jobs import JobView, arena_yaml_form, fmt_cpu, fmt_mem, no_instances
 from .nodes import NodeView
 
 if TYPE_CHECKING:
@@ -159,16 +159,8 @@ def job_detail(v: JobView, *, pending: str, events: list[dict], show_events: boo
         lines.append(instances)
     elif rows:
         lines.append(table(headers, rows))
-    elif v.status in ("JOB-MISSING", "RELEASE-FAILED"):
-        lines.append("Instances:   none (there is no job object)")
-    elif v.status == "SUSPENDED":
-        lines.append(f"Instances:   none (the job is suspended; arena-helm resume {v.name} recreates them)")
-    elif v.status == "QUEUED":
-        lines.append("Instances:   none yet (Kueue creates them when it admits the job)")
-    elif v.finished:
-        lines.append("Instances:   none (the job's pods are gone)")
     else:
-        lines.append("Instances:   none yet (the operator has not created the pods)")
+        lines.append(f"Instances:   {no_instances(v)}")
     if failure is not None and log_tail is not None:
         run = "before its last restart" if failure.previous else "its last lines"
         lines += ["", f"Log of pod {failure.pod} container {failure.container} ({run}):"]
@@ -264,7 +256,7 @@ def job_gpus_detail(v: JobView, metrics: Metrics | None, *, pending: str, events
     rows = instance_gpu_rows(m, v, lambda i: [i.name, i.status, str(i.gpus), i.node])
     gpus = (table(["INSTANCE", "STATUS", "GPU(Requested)", "NODE", "GPU(DeviceIndex)", "GPU(DutyCycle)",
                    "GPU_MEMORY(Used/Total)"], rows)
-            if rows else "Instances:   none yet (the operator has not created the pods)")
+            if rows else f"Instances:   {no_instances(v)}")
     text = job_detail(v, pending=pending, events=events, instances=gpus)
     return f"{text}\n\nAllocated/Requested GPUs of Job: {v.allocated_gpus or 0}/{v.requested_gpus}"
 

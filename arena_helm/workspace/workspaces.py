@@ -333,12 +333,15 @@ def start_in(c: Cluster, namespace: str, spec: WorkspaceSpec, values: dict[str, 
     if release is not None:
         old = c.values(namespace, name)
         view = workspace_view(release, old, *_objects(c, namespace, name, old))
-        if view.status not in ("STOPPED", "FAILED"):
+        running = view.status not in ("STOPPED", "FAILED")
+        if given:  # the same advice whether it runs or not: a workspace starts again only as it was
+            flags = ", ".join(f"--{f.replace('_', '-')}" for f in sorted(given))
+            raise UsageError(f"workspace {name} {f'is {view.status} already' if running else 'exists'}: it starts "
+                             f"again only with its own values (no {flags}); to start it with these, delete it "
+                             f"first (arena-helm workspace delete {name} -n {namespace}; --keep-home keeps its home)")
+        if running:
             raise AlreadyExistsError(f"workspace {name} is {view.status} already (arena-helm workspace stop {name} "
                                      "first to start it anew)")
-        if given:
-            raise UsageError(f"workspace {name} exists: start it again with its own values (no "
-                             f"{', '.join(sorted(given))}), or delete it to start anew")
         _upgrade(c, namespace, name, {"stopped": False, "run": int(old.get("run") or 1) + 1})
         return "restarted"
     check_local_queue(c.kube, namespace, spec.queue_name)

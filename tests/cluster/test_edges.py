@@ -209,6 +209,18 @@ def test_a_namespace_that_does_not_exist_is_named_once(command, action, helm_bin
     assert MISSING_NS not in [n.metadata.name for n in client.CoreV1Api(cluster.api_client()).list_namespace().items]
 
 
+def test_list_in_a_namespace_that_does_not_exist_says_so(helm_bin, cluster, namespace):
+    """list -n of a namespace that does not exist (a mistyped -n): one line naming it, exit 1, where an
+    existing namespace with no job lists none, exit 0."""
+    res = cli("list", *opts(cluster, MISSING_NS, helm_bin))
+    assert (res.exit_code, res.stdout, res.stderr) == (1, "", (
+        f"error: namespace {MISSING_NS} does not exist (kubectl get namespaces lists them): give another with -n "
+        "NAMESPACE, or -A for every namespace\n")), res.output
+    res = cli("list", *opts(cluster, namespace, helm_bin))
+    assert (res.exit_code, res.stdout, res.stderr) == (
+        0, "NAME  STATUS  TRAINER  DURATION  GPU(Requested)  GPU(Allocated)  NODE\n", ""), res.output
+
+
 @pytest.fixture
 def tfjob_quota(cluster, namespace):
     """A ResourceQuota allowing no TFJob: the API server refuses the TFJob after helm wrote its record."""

@@ -232,6 +232,12 @@ def test_suspend_and_resume_go_through_the_release(ctx, cluster, kubelet, node, 
     assert "Status:      SUSPENDED\n" in got
     assert f"Release:     train revision 2 ({kind.lower()}-0.1.0, deployed)\n" in got
     assert got.endswith("Instances:   none (the job is suspended; arena-helm resume train recreates them)\n")
+    # logs has no pod to read: it says why, as get does (the operator's condition, the switch, what recreates them)
+    said = next(c["message"] for c in job_of(cluster, ns, alias)["status"]["conditions"] if c["type"] == "Suspended")
+    why = (f"job train is SUSPENDED: {' '.join(said.split())} (spec.runPolicy.suspend is true); its pods: none (the "
+           "job is suspended; arena-helm resume train recreates them)")
+    fails(ctx("logs", "train"), 1, why)
+    fails(ctx("logs", "train", "--all"), 1, why)
     assert mask(ok(ctx("list"))) == mask(
         "NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE\n"
         f"train SUSPENDED {trainer} 0s 2 0 N/A\n")

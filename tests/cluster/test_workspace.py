@@ -113,6 +113,12 @@ def test_a_workspace_runs_stops_itself_starts_again_on_its_home_and_is_deleted(c
     res = cli("workspace", "start", "nb")
     assert res.exit_code == 1 and res.stderr.strip().splitlines() == [
         "error: workspace nb is RUNNING already (arena-helm workspace stop nb first to start it anew)"]
+    # with other values: the advice that holds once it is stopped too (it starts again only as it was)
+    res = cli("workspace", "start", "nb", "--gpus", "1", "--idle-stop", "1h")
+    assert (res.exit_code, res.stderr) == (2, (
+        "error: workspace nb is RUNNING already: it starts again only with its own values (no --gpus, --idle-stop); "
+        f"to start it with these, delete it first (arena-helm workspace delete nb -n {namespace}; --keep-home keeps "
+        "its home)\n")), res.output
 
     # idle: the server ends itself (exit 0): the Job completes, the GPUs are free, the home stays
     kubelet.finish_pod(namespace, pod, 0)
@@ -123,7 +129,9 @@ def test_a_workspace_runs_stops_itself_starts_again_on_its_home_and_is_deleted(c
 
     # start again: a new Job with the same values, on the same home
     res = cli("workspace", "start", "nb", "--gpus", "1")
-    assert res.exit_code == 2 and "start it again with its own values (no gpus)" in res.stderr, res.output
+    assert (res.exit_code, res.stderr) == (2, (
+        "error: workspace nb exists: it starts again only with its own values (no --gpus); to start it with these, "
+        f"delete it first (arena-helm workspace delete nb -n {namespace}; --keep-home keeps its home)\n")), res.output
     assert cli.ok("workspace", "start", "nb").splitlines()[0] == f"workspace/nb restarted in namespace {namespace}"
     wait_for(lambda: [j.metadata.name for j in batch.list_namespaced_job(namespace).items] == ["nb-2"],
              "helm replaced Job nb-1 by nb-2")
@@ -326,8 +334,12 @@ def test_the_python_api_starts_a_workspace_and_starts_it_again(helm_bin, cli, cl
     assert (cli.views()["py"]["type"], cli.views()["py"]["gpus"], cli.views()["py"]["idleStopSeconds"]) == (
         "shell", 1, 600)
     cli.ok("workspace", "stop", "py")
-    with pytest.raises(UsageError, match="start it again with its own values"):
+    with pytest.raises(UsageError) as err:
         start_workspace(spec, helm, kube)
+    assert str(err.value) == (  # the message names the Python API's parameters
+        "workspace py exists: it starts again only with its own values (no gpus=, home=, idle_stop=, type=); to "
+        f"start it with these, delete it first (arena-helm workspace delete py -n {namespace}; --keep-home keeps "
+        "its home)")
     assert start_workspace(WorkspaceSpec(name="py", namespace=namespace), helm, kube) == "restarted"
     assert cli.views()["py"]["run"] == 2
     cli.ok("workspace", "delete", "py")

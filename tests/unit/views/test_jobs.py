@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 from apiobjects import operator_job
 
-from arena_helm.views.jobs import job_phase, job_suspended, job_view
+from arena_helm.views.jobs import job_phase, job_suspended, job_view, no_instances
 
 NOW = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
 
@@ -66,3 +66,15 @@ def test_a_trainjob_is_suspended_through_its_own_spec_suspend():
     assert job_suspended({"kind": "TrainJob", "spec": {"suspend": False},
                           "status": {"conditions": [{"type": "Suspended", "status": "True"}]}}) is False
     assert job_suspended({"kind": "TFJob", "spec": {"suspend": True}}) is False  # not a TFJob's field
+
+
+@pytest.mark.parametrize(("job", "release", "said"), [
+    (tfjob(True, [("Running", "True")]), None, "none (the job is suspended; arena-helm resume j recreates them)"),
+    (tfjob(None, [("Failed", "True")]), None, "none (the job's pods are gone)"),
+    (tfjob(None, [("Succeeded", "True")]), None, "none (the job's pods are gone)"),
+    (tfjob(None, [("Created", "True")]), None, "none yet (the operator has not created the pods)"),
+    (None, {"name": "j", "namespace": "n", "chart": "tfjob-0.1.0", "status": "deployed"},
+     "none (there is no job object)"),
+])
+def test_why_a_job_has_no_pods_is_said_by_its_state(job, release, said):
+    assert no_instances(job_view(release=release, job=job, pods=[], now=NOW, kind="TFJob")) == said
