@@ -99,7 +99,7 @@ def list_cmd(
 ) -> None:
     """List the training jobs (newest first); --idle: only those holding idle GPUs."""
     from ..core.errors import ArenaHelmError, UsageError
-    from ..releases.reader import check_namespace_of_nothing, kind_of_type, list_jobs
+    from ..releases.reader import check_listed_namespace, kind_of_type, list_jobs
     from ..views.output import job_document, job_name, jobs_table
 
     kind = kind_of_type(type_)
@@ -115,7 +115,7 @@ def list_cmd(
     coll = collector_for(c, ns, opts) if spec else None
     views = list_jobs(c, ns, all_namespaces, kind)
     if not views and not all_namespaces:
-        check_namespace_of_nothing(c, ns)
+        check_listed_namespace(c, ns)
     metrics = None
     if coll is not None:
         from ..views.usage import job_idle_gpus

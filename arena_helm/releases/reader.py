@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.errors import ForbiddenError, NotAJobError, NotFoundError, UsageError
+from ..core.errors import ForbiddenError, NamespaceNotFoundError, NotAJobError, NotFoundError, UsageError
 from ..core.jobkinds import BY_KIND, KINDS, lookup
 from ..views.jobs import JobView, chart_kind, job_view, no_instances, pod_job_name, pod_job_selector
 from ..views.nodes import NodeView, node_view
@@ -266,12 +266,10 @@ def get_job(c: Cluster, namespace: str, name: str, kind: str | None = None, even
                      record_digests(c, k, version, job, pods))
 
 
-def check_namespace_of_nothing(c: Cluster, namespace: str) -> None:
-    """A list that found nothing in ``namespace``: a namespace that does not exist is said (a mistyped ``-n``
-    reads as an empty namespace otherwise); one GET of it, made only then. A user who may not read namespaces
-    gets the empty answer."""
-    from ..core.errors import NamespaceNotFoundError
-
+def check_listed_namespace(c: Cluster, namespace: str) -> None:
+    """For a list that found nothing in ``namespace``: a namespace that does not exist is said (a mistyped
+    ``-n`` reads as an empty namespace otherwise); one GET of it, made only then. A user who may not read
+    namespaces gets the empty answer."""
     try:
         found = c.kube.get_namespace(namespace)
     except ForbiddenError:
