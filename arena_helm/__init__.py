@@ -21,7 +21,7 @@ A spec's fields are the flags of ``arena-helm submit`` (``data_dir`` is ``--data
 Heavy modules load on first use, so ``import arena_helm`` stays cheap.
 """
 
-from .__about__ import __version__
+from .__about__ import __version__ as __version__
 
 _LAZY = {
     "JobSpec": "workload.spec", "render": "workload.submission", "submit": "workload.submission",
@@ -47,12 +47,11 @@ def _spec_classes() -> dict[str, str]:
             **{k.spec_name: f"{__name__}.serving.kinds.{k.module_name}" for k in SERVE_KINDS}}
 
 
-__all__ = ["__version__", *_LAZY, *_spec_classes()]
-
-
 def __getattr__(name: str):
     import importlib
 
+    if name == "__all__":  # built when asked for (``from arena_helm import *``, help()): the CLI never pays for it
+        return ["__version__", *_LAZY, *_spec_classes()]
     if name in _LAZY:
         return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     module = _spec_classes().get(name)
@@ -62,4 +61,4 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return sorted({*globals(), *__getattr__("__all__")})

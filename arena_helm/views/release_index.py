@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import gzip
 import json
 import os
 from dataclasses import dataclass, field
@@ -165,6 +164,8 @@ def decode_payload(data_release: str, resource: str) -> dict:
     if resource == "secrets":  # Secret data is base64 on the wire, around helm's own base64
         raw = base64.b64decode(raw)
     if raw[:3] == b"\x1f\x8b\x08":
+        import gzip  # only a full read decodes a payload (a dry run or a list never does)
+
         raw = gzip.decompress(raw)
     return json.loads(raw)
 

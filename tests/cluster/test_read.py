@@ -32,6 +32,7 @@ class Ctx:
     def __init__(self, helm_bin, cluster, namespace, user="admin"):
         self.base = ["--kubeconfig", str(cluster.users[user].kubeconfig), "--helm-binary", str(helm_bin)]
         self.ns = namespace
+        self.cluster = cluster
 
     def __call__(self, *args, ns=True):
         cmd = list(args)
@@ -66,7 +67,7 @@ def core_api(cluster):
     return client.CoreV1Api(cluster.api_client())
 
 
-def wait_status(ctx, name: str, status: str, timeout: float = 90.0) -> dict:
+def wait_status(ctx, name: str, status: str, timeout: float = 90.0, note: str = "") -> dict:
     """Until arena-helm reads the job as ``status`` (what it makes of the real operator's status and the pods);
     a timeout names every status read meanwhile and the last view (a busy CI machine's operator may be slow)."""
     seen: list[str] = []
@@ -82,7 +83,28 @@ def wait_status(ctx, name: str, status: str, timeout: float = 90.0) -> dict:
     try:
         return wait_for(got, f"job {name} {status}", timeout)
     except AssertionError as e:
-        raise AssertionError(f"{e}; statuses read {seen}; last view {json.dumps(last)[:2000]}") from None
+        raise AssertionError(f"{e}; statuses read {seen}; last view {json.dumps(last)[:2000]}\n"
+                             f"{note}{cluster_state(ctx, name)}") from None
+
+
+def cluster_state(ctx, name: str) -> str:
+    """What the API server holds for a job that did not reach a status: the operator's status of the job
+    object (any kubeflow.org kind) and its pods, each with uid, phase, container states and deletion."""
+    api = ctx.cluster.api_client()
+    found = []
+    for plural in ("tfjobs", "pytorchjobs", "mpijobs", "xgboostjobs", "paddlejobs", "jaxjobs"):
+        try:
+            obj = client.CustomObjectsApi(api).get_namespaced_custom_object(
+                "kubeflow.org", "v2beta1" if plural == "mpijobs" else "v1", ctx.ns, plural, name)
+        except client.ApiException:
+            continue
+        found.append(f"{plural}/{name} status: {json.dumps(obj.get('status'))[:1500]}")
+    for pod in core_api(ctx.cluster).list_namespaced_pod(ctx.ns).items:
+        states = [(s.name, api.sanitize_for_serialization(s.state), s.restart_count)
+                  for s in pod.status.container_statuses or []]
+        found.append(f"pod {pod.metadata.name} uid {pod.metadata.uid} created {pod.metadata.creation_timestamp} "
+                     f"deleted {pod.metadata.deletion_timestamp} phase {pod.status.phase} containers {states}")
+    return "\n".join(found)
 
 
 def scheduling_verdict(core, ns: str, pod: str) -> str:
@@ -211,8 +233,9 @@ def test_list_shows_failed_and_missing_jobs_and_filters_by_type(ctx, kubelet, gp
            "torchrun", "x.py"))
     for pod in wait_job_pods(core, namespace, "bert", ["bert-master-0", "bert-worker-0"]):
         kubelet.run_pod(namespace, pod, gpu_node)
-    kubelet.finish_pod(namespace, "bert-master-0", 1)  # restartPolicy Never: the operator fails the job
-    wait_status(ctx, "bert", "FAILED")
+    failed = kubelet.finish_pod(namespace, "bert-master-0", 1)  # restartPolicy Never: the operator fails the job
+    wait_status(ctx, "bert", "FAILED", note=f"finish_pod saw pod {failed.metadata.uid} {failed.status.phase} at "
+                f"resourceVersion {failed.metadata.resource_version}\n")
     # backoffLimit 0 (Arena's) exceeded: training-operator deletes all the job's pods, the failed one too
     wait_gone(core, namespace, "training.kubeflow.org/job-name=bert")
     core.patch_node(gpu_node, {"spec": {"unschedulable": True}})  # the jobs below stay Pending
