@@ -5,6 +5,11 @@ The API server is asked for each container's log with ``timestamps=true``: the k
 with its RFC 3339 time (nanoseconds, trailing zeros dropped: ``2026-01-02T15:04:05.5Z``), which orders the
 lines of all instances; the time is taken off again unless ``--timestamps`` asked for it. The prefix is
 kubectl's ``logs --prefix`` one, ``[pod/NAME/CONTAINER]``, coloured on a terminal.
+
+``--follow`` first writes what each log holds already, interleaved by time as without it, then each new line as
+it comes: each container's stream opens at the second of the last line read (``sinceTime``, which the API
+takes in whole seconds) and the lines of that second already written are skipped (``Resume``), so a line
+written between the two reads is neither lost nor written twice.
 """
 
 from __future__ import annotations
@@ -66,6 +71,39 @@ def render(line: Line, head: bytes, timestamps: bool) -> bytes:
     return head + (line.stamp if timestamps else b"") + text
 
 
+@dataclass(frozen=True)
+class Resume:
+    """Where a log read whole ended, for the stream that follows it: ``since_time`` (that line's second, UTC)
+    and the ``count`` lines already written whose time is ``key``; None when the log had no timed line."""
+    since_time: str
+    key: str
+    count: int
+
+    @classmethod
+    def after(cls, lines: list[Line]) -> Resume | None:
+        timed = [line.key for line in lines if line.stamp]
+        if not timed:
+            return None
+        last = timed[-1]
+        return cls(last.split(".")[0] + "Z", last, timed.count(last))
+
+    def skip(self) -> Callable[[Line], bool]:
+        """A filter for the followed stream's lines: True for one already written (timed before ``key``, or
+        one of the ``count`` lines timed ``key``). A line without a time of its own is never skipped."""
+        left = self.count
+
+        def skipped(line: Line) -> bool:
+            nonlocal left
+            if not line.stamp or line.key > self.key:
+                return False
+            if line.key < self.key:
+                return True
+            left -= 1
+            return left >= 0
+
+        return skipped
+
+
 def interleave(logs: Iterable[tuple[bytes, list[Line]]], timestamps: bool) -> bytes:
     """``logs``: (prefix, lines) an instance, in the order ties go (the chief first) -> one log, every line in
     time order (a stable order: an instance's own lines never swap)."""
@@ -89,7 +127,7 @@ def all_logs(kube, namespace: str, job: str, pods: list[dict], kind: str | None,
              follow: bool, tail: int | None, since_seconds: int | None, since_time: str | None, timestamps: bool,
              out, note: Callable[[str], None], colour: bool) -> None:
     """Write every instance's log of ``job`` to ``out`` (a binary stream): read whole and interleaved by time,
-    or with ``follow`` each line as it arrives (as ``kubectl logs -f --prefix`` does with several pods). An
+    then with ``follow`` each new line as it arrives (as ``kubectl logs -f --prefix`` does with several pods). An
     instance that has not started yet is named in a note and left out; one whose log cannot be read too,
     unless none can be read."""
     from ..core.errors import ArenaHelmError, NotFoundError
@@ -110,26 +148,29 @@ def all_logs(kube, namespace: str, job: str, pods: list[dict], kind: str | None,
         what = "no pods yet" if not pods else "no instance that has started yet"
         raise NotFoundError(f"job {job} has {what} (see arena-helm get {job} -n {namespace})")
     options = {"tail": tail, "since_seconds": since_seconds, "since_time": since_time, "timestamps": True}
-    if not follow:
-        logs, failed = [], []
-        for pod, name, head in targets:
-            try:
-                logs.append((head, split_stamped(b"".join(kube.stream_log(namespace, pod, container=name, **options)))))
-            except ArenaHelmError as exc:
-                note(f"{exc}; left out")
-                failed.append(exc)
-        if not logs:
-            raise failed[0]
-        out.write(interleave(logs, timestamps))
-        out.flush()
-        return
-    _follow(kube, namespace, targets, options, timestamps, out, note)
+    logs, read, failed = [], [], []
+    for pod, name, head in targets:
+        try:
+            lines = split_stamped(b"".join(kube.stream_log(namespace, pod, container=name, **options)))
+        except ArenaHelmError as exc:
+            note(f"{exc}; left out")
+            failed.append(exc)
+            continue
+        logs.append((head, lines))
+        read.append((pod, name, head, Resume.after(lines)))
+    if not logs:
+        raise failed[0]
+    out.write(interleave(logs, timestamps))
+    out.flush()
+    if follow:
+        _follow(kube, namespace, read, options, timestamps, out, note)
 
 
-def _follow(kube, namespace: str, targets: list[tuple[str, str, bytes]], options: dict, timestamps: bool, out,
-            note: Callable[[str], None]) -> None:
-    """One thread a container streams its log; this one writes each complete line as it comes, until every
-    stream has ended."""
+def _follow(kube, namespace: str, read: list[tuple[str, str, bytes, Resume | None]], options: dict,
+            timestamps: bool, out, note: Callable[[str], None]) -> None:
+    """One thread a container streams its log from where its read ended (its ``Resume``; from ``options``
+    when it had no timed line); this one writes each complete line as it comes, until every stream has
+    ended."""
     import queue
     import threading
 
@@ -138,25 +179,29 @@ def _follow(kube, namespace: str, targets: list[tuple[str, str, bytes]], options
     lines: queue.Queue = queue.Queue()
     done = object()
 
-    def pump(pod: str, container: str, head: bytes) -> None:
+    def pump(pod: str, container: str, head: bytes, resume: Resume | None) -> None:
+        since = options if resume is None else {**options, "tail": None, "since_seconds": None,
+                                                "since_time": resume.since_time}
+        skipped = resume.skip() if resume is not None else (lambda line: False)
         key, rest = "", b""
         try:
-            for chunk in kube.stream_log(namespace, pod, container=container, follow=True, **options):
+            for chunk in kube.stream_log(namespace, pod, container=container, follow=True, **since):
                 *complete, rest = (rest + chunk).split(b"\n")
                 for raw in complete:
                     line = parse_line(raw + b"\n", key)
                     key = line.key
-                    lines.put(render(line, head, timestamps))
-            if rest:
-                lines.put(render(parse_line(rest, key), head, timestamps))
+                    if not skipped(line):
+                        lines.put(render(line, head, timestamps))
+            if rest and not skipped(line := parse_line(rest, key)):
+                lines.put(render(line, head, timestamps))
         except ArenaHelmError as exc:
             lines.put(exc)
         finally:
             lines.put(done)
 
-    for target in targets:
+    for target in read:
         threading.Thread(target=pump, args=target, daemon=True, name=f"arena-helm-logs-{target[0]}").start()
-    running = len(targets)
+    running = len(read)
     while running:
         item = lines.get()
         if item is done:

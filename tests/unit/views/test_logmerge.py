@@ -107,13 +107,70 @@ def test_all_logs_reads_each_started_instance_with_timestamps_and_interleaves_th
         ("lm-master-0", "pytorch", True, 5), ("lm-worker-0", "pytorch", True, 5)]  # the master first
 
 
-def test_all_logs_follow_writes_whole_lines_per_instance_and_names_a_stream_that_failed():
-    kube = FakeKube({"lm-master-0": b"2026-01-02T15:04:05Z first line\n2026-01-02T15:04:09Z no newline"})
-    out, notes = run_all(kube, follow=True)
-    assert out == b"[pod/lm-master-0/pytorch] first line\n[pod/lm-master-0/pytorch] no newline\n"
-    assert notes[1:] == ["reading the log of pod lm-worker-0: container pytorch is terminated and gone; that "
-                         "instance's stream ended"]
-    assert all(o["follow"] for _, _, o in kube.asked)
+class FollowKube(FakeKube):
+    """``logs``: what a read whole returns; ``streams``: what a follow returns (a pod not in it fails)."""
+
+    def __init__(self, logs: dict[str, bytes], streams: dict[str, bytes]):
+        super().__init__(logs)
+        self.streams = streams
+
+    def stream_log(self, namespace, pod, *, container=None, **options):
+        if not options.get("follow"):
+            yield from super().stream_log(namespace, pod, container=container, **options)
+            return
+        from arena_helm.core.errors import ClusterError
+
+        self.asked.append((pod, container, options))
+        if pod not in self.streams:
+            raise ClusterError(f"reading the log of pod {pod}: the stream broke")
+        data = self.streams[pod]
+        yield from (data[i:i + 5] for i in range(0, len(data), 5))
+
+
+def test_all_logs_follow_writes_what_is_there_in_time_order_then_each_new_line_once():
+    kube = FollowKube(
+        {"lm-master-0": b"2026-01-02T15:04:05.1Z m1\n2026-01-02T15:04:07.5Z m2\n2026-01-02T15:04:07.5Z m2b\n",
+         "lm-worker-0": b"2026-01-02T15:04:06Z w1\n"},
+        # the streams open at the second of the last line read: what that second holds comes again
+        {"lm-master-0": b"2026-01-02T15:04:07.2Z m1x\n2026-01-02T15:04:07.5Z m2\n2026-01-02T15:04:07.5Z m2b\n"
+                        b"2026-01-02T15:04:07.5Z m3 same time\n2026-01-02T15:04:08Z m4\nno newline, no time",
+         "lm-worker-0": b"2026-01-02T15:04:06Z w1\n2026-01-02T15:04:09Z w2\n"})
+    out, notes = run_all(kube, follow=True, tail=3)
+    text = out.decode().splitlines()
+    assert text[:4] == ["[pod/lm-master-0/pytorch] m1", "[pod/lm-worker-0/pytorch] w1", "[pod/lm-master-0/pytorch] m2",
+                        "[pod/lm-master-0/pytorch] m2b"]  # what was there, in time order
+    new = text[4:]  # then each stream's new lines, as they come (no order between the instances)
+    assert [line for line in new if line.startswith("[pod/lm-master-0")] == [
+        "[pod/lm-master-0/pytorch] m3 same time", "[pod/lm-master-0/pytorch] m4",
+        "[pod/lm-master-0/pytorch] no newline, no time"]
+    assert [line for line in new if line.startswith("[pod/lm-worker-0")] == ["[pod/lm-worker-0/pytorch] w2"]
+    follows = [(p, o["since_time"], o["tail"], o["timestamps"]) for p, _, o in kube.asked if o.get("follow")]
+    assert sorted(follows) == [("lm-master-0", "2026-01-02T15:04:07Z", None, True),
+                               ("lm-worker-0", "2026-01-02T15:04:06Z", None, True)]
+    assert notes == ["pod lm-worker-1 has not started its container pytorch yet: no log"]
+
+
+def test_all_logs_follow_of_an_empty_log_keeps_the_options_and_names_a_stream_that_broke():
+    kube = FollowKube({"lm-master-0": b"", "lm-worker-0": b"2026-01-02T15:04:06Z w1\n"},
+                      {"lm-master-0": b"2026-01-02T15:04:09Z first line\n"})
+    out, notes = run_all(kube, follow=True, tail=2, since_seconds=60)
+    assert out.decode().splitlines() == ["[pod/lm-worker-0/pytorch] w1", "[pod/lm-master-0/pytorch] first line"]
+    assert notes[1:] == ["reading the log of pod lm-worker-0: the stream broke; that instance's stream ended"]
+    master = [o for p, _, o in kube.asked if p == "lm-master-0" and o.get("follow")]
+    assert [(o["tail"], o["since_seconds"], o["since_time"]) for o in master] == [(2, 60, None)]
+
+
+def test_resume_skips_the_lines_already_written_and_never_an_untimed_one():
+    from arena_helm.views.logmerge import Resume, parse_line, split_stamped
+
+    assert Resume.after(split_stamped(b"no time\n")) is None
+    resume = Resume.after(split_stamped(b"2026-01-02T15:04:05.25Z a\n2026-01-02T15:04:05.25Z b\n"))
+    assert resume == Resume("2026-01-02T15:04:05Z", "2026-01-02T15:04:05.250000000", 2)
+    skipped = resume.skip()
+    seen = [parse_line(raw) for raw in (b"2026-01-02T15:04:05.1Z x\n", b"2026-01-02T15:04:05.25Z a\n",
+                                        b"2026-01-02T15:04:05.25Z b\n", b"2026-01-02T15:04:05.25Z c\n",
+                                        b"2026-01-02T15:04:06Z d\n", b"untimed\n")]
+    assert [skipped(line) for line in seen] == [True, True, True, False, False, False]
 
 
 def test_all_logs_leaves_out_a_log_it_cannot_read_unless_it_can_read_none():
