@@ -555,7 +555,8 @@ def deployment_shape(deployment: dict) -> tuple[int, list[list[dict]], dict]:
 
 def serving_job_view(workload: dict, shape: tuple[int, list[list[dict]], dict], pods: list[dict],
                      now: dt.datetime) -> JobView:
-    """One serving version as a row of ``top job``: TRAINER its type, its pods the instances, GPUs requested =
+    """One serving version as a row of ``top job``: NAME the serving's name and version (``qwen/v1``: two versions
+    are two rows), TRAINER its type, its pods the instances, GPUs requested =
     replicas x a replica's GPUs (the GPUs of each pod of a replica: one pod of a Deployment, a leader and its
     workers of a LeaderWorkerSet), allocated = those of its running pods. ``shape``: the workload's desired
     replicas, the containers of each pod of a replica and a pod spec (deployment_shape, or the kind module's
@@ -575,7 +576,8 @@ def serving_job_view(workload: dict, shape: tuple[int, list[list[dict]], dict], 
     created = k8s.parse_time(meta.get("creationTimestamp"))
     seconds = (now - created).total_seconds() if created else None
     allocated = sum(container_requests((p.get("spec") or {}).get("containers") or [], "nvidia.com/gpu") for p in running)
-    return JobView(name=labels.get(NAME_LABEL) or meta.get("name", ""), namespace=meta.get("namespace", ""),
+    name, version = labels.get(NAME_LABEL) or meta.get("name", ""), labels.get(VERSION_LABEL)
+    return JobView(name=f"{name}/{version}" if version else name, namespace=meta.get("namespace", ""),
                    trainer=labels.get(TYPE_LABEL, "serving"), status=status, duration=short_duration(seconds),
                    created=meta.get("creationTimestamp", ""), ended="",
                    requested_gpus=int(per_replica["nvidia.com/gpu"]) * desired, allocated_gpus=int(allocated),

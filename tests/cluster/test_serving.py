@@ -185,7 +185,7 @@ def test_serve_vllm_runs_the_openai_server_as_a_deployment(cli, cluster, namespa
     res = cli("top", "job")
     assert res.exit_code == 0, res.output
     rows = norm(res.stdout)
-    assert rows[1].split()[:5] == ["qwen", "RUNNING", "VLLM-SERVING", "1", "1"], rows
+    assert rows[1].split()[:5] == ["qwen/v1", "RUNNING", "VLLM-SERVING", "1", "1"], rows
     assert rows[-2:] == ["Total Allocated/Requested GPUs of Training Jobs: 0/0",
                          "Total Allocated/Requested GPUs of Servings: 1/1"]
     cli.ok("serve", "custom", "--name", "web", "--version", "v1", "--image", "nginx:1.27", "--restful-port", "80")
@@ -226,7 +226,7 @@ def test_serve_sglang_runs_the_launch_server_as_a_deployment(cli, cluster, names
     assert rows[1].split()[:5] == ["qwen", "sglang-serving", "v1", "1", "1"], rows
     assert rows[1].split()[6:] == ["HTTP:30000", "1"], rows
     rows = norm(cli.ok("top", "job"))
-    assert rows[1].split()[:5] == ["qwen", "RUNNING", "SGLANG-SERVING", "1", "1"], rows
+    assert rows[1].split()[:5] == ["qwen/v1", "RUNNING", "SGLANG-SERVING", "1", "1"], rows
     assert rows[-2:] == ["Total Allocated/Requested GPUs of Training Jobs: 0/0",
                          "Total Allocated/Requested GPUs of Servings: 1/1"], rows
     res = cli("serve", "update", "sglang", "qwen", "--version", "v1", "--context-length", "8192", "--wait",
@@ -405,12 +405,12 @@ def test_serve_kserve_runs_an_inferenceservice_through_kserve(cli, cluster, name
     assert (view["name"], view["version"], view["type"], view["desiredReplicas"], view["availableReplicas"],
             view["gpusPerReplica"], view["url"]) == ("iris", "v1", "kserve", 2, 2, 1, url)
     assert norm(cli.ok("serve", "list"))[1].split() == ["iris", "kserve", "v1", "2", "2", url,
-                                                       "IRIS-V1-PREDICTOR:80", "2"]
+                                                       "HTTP:80", "2"]  # KServe's port, named by its protocol
     text = norm(cli.ok("serve", "get", "iris"))
     assert f"URL: {url}" in text and "Available: 2" in text
     assert len([line for line in text if line.startswith("iris-v1-predictor-") and " Running 1/1 " in line]) == 2
     rows = norm(cli.ok("top", "job"))  # KServe's Deployment carries the serving's labels: top job finds it
-    assert rows[1].split()[:5] == ["iris", "RUNNING", "KSERVE", "2", "2"], rows
+    assert rows[1].split()[:5] == ["iris/v1", "RUNNING", "KSERVE", "2", "2"], rows
     assert rows[-2:] == ["Total Allocated/Requested GPUs of Training Jobs: 0/0",  # a serving, whatever its chart
                          "Total Allocated/Requested GPUs of Servings: 2/2"], rows
     # a version no node can take (8 GPUs): KServe makes it, the scheduler cannot place it
@@ -421,6 +421,14 @@ def test_serve_kserve_runs_an_inferenceservice_through_kserve(cli, cluster, name
     c = apps.read_namespaced_deployment("iris-v2-predictor", namespace).spec.template.spec.containers[0]
     assert (c.name, c.command, [(p.name, p.container_port) for p in c.ports]) == (
         "kserve-container", ["sh", "-c", "python -m server"], [("http1", 8081)])
+    # two versions, two rows of top job named apart (v2 waits: no GPU for it, not counted in the total)
+    rows = norm(cli.ok("top", "job"))
+    assert [row.split()[:5] for row in rows[1:3]] == [["iris/v2", "PENDING", "KSERVE", "8", "0"],
+                                                      ["iris/v1", "RUNNING", "KSERVE", "2", "2"]], rows
+    assert rows[-1] == "Total Allocated/Requested GPUs of Servings: 2/2", rows
+    # its Service's port (KServe names it after the container's, http1): HTTP too
+    wait_for(lambda: any(row.split()[:3] == ["iris", "kserve", "v2"] and row.split()[-2] == "HTTP:80"
+                         for row in norm(cli.ok("serve", "list"))[1:]) or None, "iris v2's Service", 30.0)
     res = cli("serve", "update", "kserve", "iris", "--version", "v1", "--canary-traffic-percent", "50",
               "--storage-uri", "s3://models/iris2")
     assert res.exit_code == 0, res.output
@@ -509,7 +517,7 @@ def test_serve_distributed_runs_groups_through_the_leaderworkerset_controller(cl
         assert sorted(line.split()[0] for line in text if line.startswith("llama-v1-")) == sorted(pods)
         # top job: the serving's groups among the jobs (requested and allocated GPUs of its 8 pods)
         rows = norm(cli.ok("top", "job"))
-        assert rows[1].split()[:5] == ["llama", "RUNNING", "DISTRIBUTED-SERVING", "20", "20"], rows
+        assert rows[1].split()[:5] == ["llama/v1", "RUNNING", "DISTRIBUTED-SERVING", "20", "20"], rows
         res = cli("serve", "update", "distributed", "llama", "--workers", "1", "--worker-gpus", "4")
         assert res.exit_code == 0, res.output
         def regrouped():

@@ -189,6 +189,16 @@ def from_words(words: list[str]) -> dict[str, Any]:
     return {"command": " ".join(words)}
 
 
+def port_protocol(name: str) -> str:
+    """The PORTS name of a port of the predictor's Service: the protocol a client speaks. KServe names that port
+    after the container's first port (http1 for HTTP, h2c for gRPC) or, when the container declares none, after
+    the component (``iris-v1-predictor``, served over HTTP): kserve/kserve v0.20.0
+    pkg/controller/v1beta1/inferenceservice/reconcilers/service/service_reconciler.go, createDefaultSvc."""
+    if name == "h2c":
+        return "grpc"
+    return "http" if name == "http1" or name.endswith("-predictor") else name
+
+
 def workload_view(isvc: dict, view) -> dict[str, Any]:
     """What the InferenceService adds to the view of its predictor's Deployment (KServe's, found by the serving's
     labels): its URL; ready only once KServe says so too; before KServe made a Deployment, the replicas and GPUs
@@ -196,6 +206,7 @@ def workload_view(isvc: dict, view) -> dict[str, Any]:
     status = isvc.get("status") or {}
     ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
     out: dict[str, Any] = {"url": status.get("url") or (status.get("address") or {}).get("url") or "",
+                           "ports": [(port_protocol(name), port) for name, port in view.ports],
                            "rolled_out": view.rolled_out and ready,
                            "created": view.created or (isvc.get("metadata") or {}).get("creationTimestamp", "")}
     if not view.created:  # no Deployment (yet)

@@ -235,10 +235,10 @@ def test_a_serving_version_is_a_row_of_top_job_with_its_own_total():
     v = serving_job_view(dep, deployment_shape(dep), [pod("qwen-v1-b", "Pending", None),
                                                       pod("qwen-v1-a", "Running", "n1")], now)
     assert (v.name, v.trainer, v.status, v.requested_gpus, v.allocated_gpus, v.requested_cpu, v.node, v.duration) == (
-        "qwen", "vllm-serving", "PENDING", 2, 1, 8.0, "n1", "60m")
+        "qwen/v1", "vllm-serving", "PENDING", 2, 1, 8.0, "n1", "60m")
     assert [i.name for i in v.instances] == ["qwen-v1-a", "qwen-v1-b"]
     lines = top_jobs_table([v], all_namespaces=False).splitlines()
-    assert lines[1].split()[:5] == ["qwen", "PENDING", "VLLM-SERVING", "2", "1"]
+    assert lines[1].split()[:5] == ["qwen/v1", "PENDING", "VLLM-SERVING", "2", "1"]
     assert lines[-2:] == ["Total Allocated/Requested GPUs of Training Jobs: 0/0",
                           "Total Allocated/Requested GPUs of Servings: 0/0"]  # Arena counts RUNNING rows only
     ready = serving_job_view(dep, deployment_shape(dep), [pod("qwen-v1-a", "Running", "n1"),
@@ -246,6 +246,26 @@ def test_a_serving_version_is_a_row_of_top_job_with_its_own_total():
     assert (ready.status, ready.allocated_gpus, ready.node) == ("RUNNING", 2, "n1,n2")
     assert top_jobs_table([ready], all_namespaces=False).splitlines()[-1] == (
         "Total Allocated/Requested GPUs of Servings: 2/2")
+
+
+def test_two_versions_of_a_serving_are_two_rows_named_apart():
+    from arena_helm.serving.servings import deployment_shape, serving_job_view
+    from arena_helm.views.output import top_jobs_table
+
+    now = dt.datetime(2026, 12, 4, 12, 0, tzinfo=dt.UTC)
+
+    def deployment(version):
+        labels = {"servingName": "qwen", "servingVersion": version, "servingType": "vllm-serving"}
+        return {"metadata": {"name": f"qwen-{version}", "namespace": "team", "labels": labels,
+                             "creationTimestamp": "2026-12-04T11:00:00Z"},
+                "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "c"}]}}}}
+
+    views = [serving_job_view(d, deployment_shape(d), [], now) for d in (deployment("v1"), deployment("v2"))]
+    assert [line.split()[:3] for line in top_jobs_table(views, all_namespaces=False).splitlines()[1:3]] == [
+        ["qwen/v1", "PENDING", "VLLM-SERVING"], ["qwen/v2", "PENDING", "VLLM-SERVING"]]
+    unversioned = deployment("v1")
+    del unversioned["metadata"]["labels"]["servingVersion"]
+    assert serving_job_view(unversioned, deployment_shape(unversioned), [], now).name == "qwen"
 
 
 def test_top_jobs_totals_count_each_row_in_its_own_family_whatever_its_chart_is_called():
@@ -288,7 +308,7 @@ def test_top_jobs_totals_count_each_row_in_its_own_family_whatever_its_chart_is_
                  "training.kubeflow.org/replica-index": "0"})], now=now),
              workspace_job_view(ws, [pod("nb-1-abcde", 8)], now)]
     assert [(v.name, v.trainer, v.status) for v in views] == [
-        ("iris", "kserve", "RUNNING"), ("qwen", "vllm-serving", "RUNNING"), ("train", "tfjob", "RUNNING"),
+        ("iris/v1", "kserve", "RUNNING"), ("qwen/v1", "vllm-serving", "RUNNING"), ("train", "tfjob", "RUNNING"),
         ("nb", "workspace", "RUNNING")]
     lines = top_jobs_table(views, all_namespaces=False).splitlines()
     assert lines[-3:] == ["Total Allocated/Requested GPUs of Training Jobs: 4/4",
@@ -324,7 +344,7 @@ def test_a_distributed_serving_is_a_row_of_top_job_of_its_groups():
     group1 = [pod("llama-v1-1", "Running", 4), pod("llama-v1-1-1", "Running", 2), pod("llama-v1-1-2", "Pending", 2)]
     v = serving_job_view(lws, workload_shape(lws), group0 + group1, now)
     assert (v.name, v.trainer, v.status, v.requested_gpus, v.allocated_gpus, v.requested_cpu, v.priority,
-            v.duration, len(v.instances)) == ("llama", "distributed-serving", "PENDING", 16, 14, 32.0, "high", "30m", 6)
+            v.duration, len(v.instances)) == ("llama/v1", "distributed-serving", "PENDING", 16, 14, 32.0, "high", "30m", 6)
     group1[-1]["status"]["phase"] = "Running"
     assert serving_job_view(lws, workload_shape(lws), group0 + group1, now).status == "RUNNING"
 
