@@ -13,26 +13,35 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..core.errors import ArenaHelmError, NotFoundError, UsageError
+from ..core.errors import ArenaHelmError, ForbiddenError, NotFoundError, UsageError
 
 
-def _missing(read: Callable[[], object]) -> bool:
+def _missing(read: Callable[[], object], forbidden: Callable[[], None] = lambda: None) -> bool:
     """Whether the object ``read()`` reads is known not to exist (None, or the API's NotFound); a read that
-    fails otherwise (forbidden: the object is cluster-wide or the Role lacks it; unreachable: the install says
-    so) tells nothing, and the admission (or the controller) still decides."""
+    fails otherwise (forbidden: the object is cluster-wide or the Role lacks it, and ``forbidden()`` is called;
+    unreachable: the install says so) tells nothing, and the admission (or the controller) still decides."""
     try:
         return read() is None
     except NotFoundError:
         return True
+    except ForbiddenError:
+        forbidden()
+        return False
     except ArenaHelmError:
         return False
 
 
-def check_priority_class(kube, name: str | None) -> None:
-    """UsageError if the cluster has no PriorityClass ``name``; a user who may not read PriorityClasses
-    (they are cluster-wide) is not stopped here: the admission still decides."""
+def check_priority_class(kube, name: str | None, notify: Callable[[str], None] = lambda message: None) -> None:
+    """UsageError if the cluster has no PriorityClass ``name``. A user who may not read PriorityClasses (they
+    are cluster-wide: the documented Role cannot) is not stopped, the admission still decides; ``notify`` says
+    that the name went unchecked and where a wrong one would show."""
+    def unchecked() -> None:
+        notify(f"--priority {name} is not checked: you may not read PriorityClasses (cluster-wide; the ClusterRole "
+               "of docs/rbac/arena-helm-user.yaml can); if the cluster has none of that name, the job's pods are "
+               "refused (arena-helm get says why)")
+
     if name and _missing(lambda: kube.get_json(f"/apis/scheduling.k8s.io/v1/priorityclasses/{name}",
-                                               f"reading PriorityClass {name}")):
+                                               f"reading PriorityClass {name}"), unchecked):
         raise UsageError(f"--priority {name}: the cluster has no PriorityClass named {name} (kubectl get "
                          "priorityclasses lists them)")
 

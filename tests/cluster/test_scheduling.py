@@ -220,6 +220,28 @@ def test_a_missing_priority_class_is_refused_before_anything_is_installed(cli, c
     assert custom.list_namespaced_custom_object("kubeflow.org", "v1", namespace, "tfjobs")["items"] == []
 
 
+def test_a_priority_class_the_documented_role_cannot_read_is_not_checked_and_says_so(helm_bin, cluster):
+    """PriorityClasses are cluster-wide: with the documented Role only (alice in her namespace) the check cannot
+    be made; the submit goes on (the Priority admission still decides) and a note says so."""
+    from kubecluster import LIMITED_NAMESPACE, LIMITED_USER
+
+    ns = LIMITED_NAMESPACE
+    base = ["--kubeconfig", str(cluster.users[LIMITED_USER].kubeconfig), "--helm-binary", str(helm_bin), "-n", ns]
+    res = runner.invoke(app, ["submit", "tf", "--name", "unchecked", "--image", "tf:2", "-p", "no-such-class",
+                              *base, "--", "python", "x.py"])
+    try:
+        assert res.exit_code == 0, res.output
+        assert res.stderr == ("note: --priority no-such-class is not checked: you may not read PriorityClasses "
+                              "(cluster-wide; the ClusterRole of docs/rbac/arena-helm-user.yaml can); if the cluster "
+                              "has none of that name, the job's pods are refused (arena-helm get says why)\n")
+        tfjob = client.CustomObjectsApi(cluster.api_client()).get_namespaced_custom_object(
+            "kubeflow.org", "v1", ns, "tfjobs", "unchecked")
+        assert {t["template"]["spec"]["priorityClassName"] for t in tfjob["spec"]["tfReplicaSpecs"].values()} == {
+            "no-such-class"}
+    finally:
+        runner.invoke(app, ["delete", "unchecked", *base])
+
+
 def test_the_priority_admission_refuses_the_pods_of_a_job_made_elsewhere(cli, cluster, namespace):
     """A job not submitted by arena-helm (here: created through the API) names a missing PriorityClass: the
     API server's Priority admission refuses its pods, and `get` says so from the operator's event."""
