@@ -24,7 +24,7 @@ from ..core import grammars as k8s
 from ..core.catalog import FAMILY_CHART, Family, release_chart
 from ..core.errors import NotFoundError, UsageError
 from ..core.grammars import DNS1035Label, DNSLabel
-from ..workload.chart_values import ArenaCommonValues, Empty, ValuesModel, global_field
+from ..workload.chart_values import ArenaCommonValues, Empty, ValuesModel, arena_common_field, global_field
 from ..workload.spec import HELM_RELEASE_MAX, PodFlags
 
 NAME_MAX = HELM_RELEASE_MAX - 2  # the shortest version is one character: NAME-V
@@ -124,9 +124,7 @@ class TrafficSplitValues(ValuesModel):
     """The values of the traffic-split chart."""
 
     global_: dict[str, Any] = global_field()
-    arena_common: ArenaCommonValues = Field(
-        None, alias="arena-common", description="Values of the arena-common library chart: it has none; helm adds "
-        "this key (holding global) itself. Leave it unset.")
+    arena_common: ArenaCommonValues = arena_common_field()
     serving_name: Empty | DNS1035Label = Field("", description="The serving: the Service and routing objects' name, "
                                                "the servingName label of its versions' pods (required).")
     router: str = Field("gateway", pattern="^(gateway|istio)$", description="gateway: an HTTPRoute per port (Gateway "

@@ -48,7 +48,8 @@ __all__ = [
     "Count", "DataVolume", "Empty", "EnvFromSource", "EnvVar", "HostPathVolume", "JobValues", "PodSecurityContext",
     "ConfigFile", "Replica", "ResourceList", "Resources", "RunPolicy", "SELinuxOptions", "SchedulingPolicy", "SeccompProfile",
     "SecretNames", "SecretVolume", "Sparse", "Sysctl", "TensorBoardHostPath", "TensorBoardPvc",
-    "TensorBoardService", "TensorBoardValues", "Toleration", "ValuesModel", "WindowsOptions", "global_field",
+    "TensorBoardService", "TensorBoardValues", "Toleration", "ValuesModel", "WindowsOptions", "arena_common_field",
+    "global_field",
 ]
 
 Empty = Literal[""]
@@ -78,6 +79,12 @@ GLOBAL_DESCRIPTION = ("Helm's global values, shared with every subchart. Unused 
 def global_field() -> Any:
     """The ``global`` field every chart's values take (helm passes it to every chart)."""
     return Field(None, alias="global", description=GLOBAL_DESCRIPTION)
+
+
+def arena_common_field() -> Any:
+    """The ``arena-common`` field of every chart that uses the arena-common library chart (helm adds that key)."""
+    return Field(None, alias="arena-common", description="Values of the arena-common library chart: it has none; "
+                 "helm adds this key (holding global) itself. Leave it unset.")
 
 
 class ValuesModel(BaseModel):
@@ -548,9 +555,7 @@ class JobValues(PodLevelValues):
     """The values every job chart (tfjob, pytorchjob, mpijob) shares."""
 
     global_: dict[str, Any] = global_field()
-    arena_common: ArenaCommonValues = Field(
-        None, alias="arena-common", description="Values of the arena-common library chart: it has none; helm adds "
-        "this key (holding global) itself. Leave it unset.")
+    arena_common: ArenaCommonValues = arena_common_field()
     name_override: Empty | DNS1035Label = Field(
         "", description="Name of the job; \"\" = the release name. Lower-case letters, digits and '-', starting "
         "with a letter (its pods' Services are named <name>-<type>-<index>).")
@@ -626,9 +631,7 @@ class PodChartValues(PodLevelValues):
     scheduling, security and metadata. Each chart's model adds its own keys after these."""
 
     global_: dict[str, Any] = global_field()
-    arena_common: ArenaCommonValues = Field(
-        None, alias="arena-common", description="Values of the arena-common library chart: it has none; helm adds "
-        "this key (holding global) itself. Leave it unset.")
+    arena_common: ArenaCommonValues = arena_common_field()
     name_override: Empty | DNS1035Label = Field("", description="Name of the chart's objects; \"\" = the release "
                                                 "name.")
     image_pull_policy: PullPolicy = Field("IfNotPresent", description="Pull policy of the main container.")

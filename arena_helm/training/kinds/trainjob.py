@@ -118,6 +118,7 @@ def _values_models() -> tuple[type, ...]:
         SecretNames,
         SecretVolume,
         ValuesModel,
+        arena_common_field,
         global_field,
         provenance_field,
     )
@@ -133,9 +134,7 @@ def _values_models() -> tuple[type, ...]:
         """Values of the trainjob chart: one Kubeflow Trainer v2 TrainJob (trainer.kubeflow.org/v1alpha1)."""
 
         global_: dict[str, Any] = global_field()
-        arena_common: ArenaCommonValues = Field(
-            None, alias="arena-common", description="Values of the arena-common library chart: it has none; helm adds "
-            "this key (holding global) itself. Leave it unset.")
+        arena_common: ArenaCommonValues = arena_common_field()
         name_override: Empty | DNSSubdomain = Field("", description="Name of the TrainJob (and of its JobSet); \"\" = "
                                                     "the release name.")
         runtime: RuntimeRef = Field(default_factory=RuntimeRef, description="The training runtime the TrainJob runs "
