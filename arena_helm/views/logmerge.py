@@ -73,19 +73,20 @@ def render(line: Line, head: bytes, timestamps: bool) -> bytes:
 
 @dataclass(frozen=True)
 class Resume:
-    """Where a log read whole ended, for the stream that follows it: ``since_time`` (that line's second, UTC)
-    and the ``count`` lines already written whose time is ``key``; None when the log had no timed line."""
-    since_time: str
+    """Where a log read whole ended, for the stream that follows it: the time ``key`` of its last timed line
+    and the ``count`` lines already written with that time (``after``: None when the log had no timed line)."""
     key: str
     count: int
 
     @classmethod
     def after(cls, lines: list[Line]) -> Resume | None:
         timed = [line.key for line in lines if line.stamp]
-        if not timed:
-            return None
-        last = timed[-1]
-        return cls(last.split(".")[0] + "Z", last, timed.count(last))
+        return cls(timed[-1], timed.count(timed[-1])) if timed else None
+
+    @property
+    def since_time(self) -> str:
+        """The stream's ``sinceTime``: the second of ``key`` (the API takes whole seconds), UTC."""
+        return self.key.split(".")[0] + "Z"
 
     def skip(self) -> Callable[[Line], bool]:
         """A filter for the followed stream's lines: True for one already written (timed before ``key``, or

@@ -31,14 +31,15 @@ def _missing(read: Callable[[], object], forbidden: Callable[[], None] = lambda:
         return False
 
 
-def check_priority_class(kube, name: str | None, notify: Callable[[str], None] = lambda message: None) -> None:
+def check_priority_class(kube, name: str | None, notify: Callable[[str], None] | None = None) -> None:
     """UsageError if the cluster has no PriorityClass ``name``. A user who may not read PriorityClasses (they
-    are cluster-wide: the documented Role cannot) is not stopped, the admission still decides; ``notify`` says
-    that the name went unchecked and where a wrong one would show."""
+    are cluster-wide: the documented Role cannot) is not stopped, the admission still decides; ``notify`` (when
+    given) says that the name went unchecked and where a wrong one would show."""
     def unchecked() -> None:
-        notify(f"--priority {name} is not checked: you may not read PriorityClasses (cluster-wide; the ClusterRole "
-               "of docs/rbac/arena-helm-user.yaml can); if the cluster has none of that name, the job's pods are "
-               "refused (arena-helm get says why)")
+        if notify:
+            notify(f"--priority {name} is not checked: you may not read PriorityClasses (cluster-wide; the "
+                   "ClusterRole of docs/rbac/arena-helm-user.yaml can); if the cluster has none of that name, the "
+                   "job's pods are refused (arena-helm get says why)")
 
     if name and _missing(lambda: kube.get_json(f"/apis/scheduling.k8s.io/v1/priorityclasses/{name}",
                                                f"reading PriorityClass {name}"), unchecked):

@@ -104,7 +104,7 @@ def submit(spec: JobSpec, helm: Helm | None = None, kube: KubeReader | None = No
     values = _with_runtime(spec, kube, values)
     from .preflight import check_local_queue, check_priority_class
 
-    check_priority_class(kube, spec.priority, notify or (lambda message: None))
+    check_priority_class(kube, spec.priority, notify)
     check_local_queue(kube, spec.namespace, spec.queue_name)
     c = gateway.Cluster(helm, kube)
     for attempt in (1, 2):

@@ -165,7 +165,8 @@ def test_resume_skips_the_lines_already_written_and_never_an_untimed_one():
 
     assert Resume.after(split_stamped(b"no time\n")) is None
     resume = Resume.after(split_stamped(b"2026-01-02T15:04:05.25Z a\n2026-01-02T15:04:05.25Z b\n"))
-    assert resume == Resume("2026-01-02T15:04:05Z", "2026-01-02T15:04:05.250000000", 2)
+    assert resume == Resume("2026-01-02T15:04:05.250000000", 2)
+    assert resume.since_time == "2026-01-02T15:04:05Z"
     skipped = resume.skip()
     seen = [parse_line(raw) for raw in (b"2026-01-02T15:04:05.1Z x\n", b"2026-01-02T15:04:05.25Z a\n",
                                         b"2026-01-02T15:04:05.25Z b\n", b"2026-01-02T15:04:05.25Z c\n",
