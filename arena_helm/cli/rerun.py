@@ -14,24 +14,31 @@ RERUN_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True,
                   "help_option_names": ["-h", "--help"]}
 
 
-def _given_fields(kind_key: str, args: list[str]) -> dict[str, Any]:
+def _kind_command(kind_key: str):
+    """The kind's own submit command, on its own (its flags, its checks)."""
+    from .groups import new_app
+    from .specflags import CMD_SETTINGS, WordsCommand
+    from .submit import make_command
+
+    single = new_app()
+    single.command(kind_key, cls=WordsCommand, context_settings=CMD_SETTINGS)(make_command(kind_key))
+    return typer.main.get_command(single)
+
+
+def _given_fields(kind_key: str, args: list[str]) -> tuple[dict[str, Any], set[str]]:
     """The spec fields the words ``args`` give, parsed by the kind's own submit command (its flags, its
-    checks); the training command after ``--`` is the field ``command``."""
+    checks); the training command after ``--`` is the field ``command``. Also the names of the command's
+    parameters the words give."""
     from typer._click.core import ParameterSource
 
     from ..core.errors import UsageError
     from ..core.jobkinds import BY_KEY
-    from .groups import new_app
-    from .specflags import CMD_SETTINGS, WordsCommand, fields_from, spec_options
-    from .submit import make_command
+    from .specflags import fields_from, spec_options
 
     if not args:
-        return {}
-    single = new_app()
-    single.command(kind_key, cls=WordsCommand, context_settings=CMD_SETTINGS)(make_command(kind_key))
-    cmd = typer.main.get_command(single)
+        return {}, set()
     try:
-        ctx = cmd.make_context(f"arena-helm rerun ({kind_key} flags)", list(args))
+        ctx = _kind_command(kind_key).make_context(f"arena-helm rerun ({kind_key} flags)", list(args))
     except typer._click.exceptions.UsageError as exc:  # noqa: SLF001 - Typer's click
         raise UsageError(exc.format_message()) from None
     _, options = spec_options(BY_KEY[kind_key].spec_class())
@@ -48,7 +55,42 @@ def _given_fields(kind_key: str, args: list[str]) -> dict[str, Any]:
             fields[o.field] = bool(ctx.params[o.param])
     if "command" in given and ctx.params["command"]:
         fields["command"] = " ".join(ctx.params["command"])
-    return fields
+    return fields, given
+
+
+def _submit_line(kind_key: str, base: list[str], args: list[str], new_name: str, given: set[str]) -> list[str]:
+    """The submit command line a rerun is equivalent to: the words of the submit ``base`` (the original's),
+    without the options the rerun's words ``args`` give again (``given``: their parameters) and its --name,
+    then ``--name NEW_NAME``, the rerun's options and the training command (the rerun's if it gives one).
+    ``[]`` when ``base`` is no submit line (a job submitted through the Python API records none)."""
+    at = next((i for i, w in enumerate(base[:-1]) if w == "submit"), None)
+    if at is None:
+        return []
+    params: dict[str, tuple[str, bool]] = {}  # option word -> (its parameter, whether it takes no value)
+    for p in _kind_command(kind_key).params:
+        for opt in (*p.opts, *p.secondary_opts):
+            if opt.startswith("-"):
+                params[opt] = (p.name, bool(getattr(p, "is_flag", False) or getattr(p, "count", False)))
+    drop = given | {"name"}
+    kept: list[str] = []
+    words = base[at + 2:]
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--" or not word.startswith("-") or word == "-":
+            break
+        opt, eq, _ = word.partition("=")
+        param, no_value = params.get(opt) or params.get(word[:2]) or ("", True)
+        attached = bool(eq) or (opt not in params and word[:2] in params)
+        n = 1 if no_value or attached else 2
+        if param not in drop:
+            kept += words[i:i + n]
+        i += n
+    command = words[i + 1:] if i < len(words) and words[i] == "--" else words[i:]
+    own = args[:args.index("--")] if "--" in args else args
+    if "--" in args and args[args.index("--") + 1:]:
+        command = args[args.index("--") + 1:]
+    return [*base[:at + 2], *kept, "--name", new_name, *own, "--", *command]
 
 
 @with_globals
@@ -100,15 +142,17 @@ def rerun_cmd(
     ns, c = cluster_for(g)
     rec = read(c, ns, name, kind)
     key = BY_KIND[rec.kind].key
-    given = _given_fields(key, list(ctx.args))
+    given, given_params = _given_fields(key, list(ctx.args))
     if new_name is None:
         new_name = next_name(name, {n for (rns, n) in c.index(ns) if rns == ns})
     spec = new_spec(rec, new_name, given)
     old_generated = job_values(rec.old_spec())
     words = ["arena-helm", *g.argv]
+    submit_line = _submit_line(key, rec.submit_line, list(ctx.args), new_name, given_params)
 
     def make_values(s, git_commit: str = ""):
-        return rerun_values(rec.values, old_generated, job_values(s), record(s, words, git_commit))
+        return rerun_values(rec.values, old_generated, job_values(s),
+                            record(s, words, git_commit, submit_line=submit_line))
 
     if dry_run:
         from ..adapters.identity import submitting_user
@@ -158,10 +202,11 @@ def export_cmd(
 
             raise UsageError(f"release {name} in namespace {ns} recorded no command line (submitted through the "
                              "Python API): use -o values or -o yaml")
-        typer.echo(f"# {rec.kind} {name} in namespace {ns}, submitted with arena-helm "
-                   f"{rec.provenance.get('version', '?')}:")
+        how = "made by arena-helm rerun" if rec.provenance.get("submitLine") else "submitted with arena-helm"
+        typer.echo(f"# {rec.kind} {name} in namespace {ns}, {how} {rec.provenance.get('version', '?')}:")
         typer.echo(line)
         return
     doc = {"kind": rec.kind, "name": name, "namespace": ns, "version": rec.provenance.get("version", ""),
-           "commandLine": rec.provenance.get("commandLine") or [], "spec": rec.spec_fields, "values": values}
+           "commandLine": rec.provenance.get("commandLine") or [], "submitLine": rec.submit_line,
+           "spec": rec.spec_fields, "values": values}
     typer.echo(as_json(doc) if output is ExportFormat.json else as_yaml(doc), nl=output is ExportFormat.json)

@@ -20,7 +20,7 @@ from ..core.errors import ArenaHelmError, ClusterError
 from ..views.jobs import job_phase, job_suspended, pod_job_selector
 from ..views.pods import pick_container, pick_pod
 from ..workload.gateway import Cluster
-from .reader import find_job
+from .reader import find_job, no_pods
 
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
 
@@ -35,7 +35,7 @@ class Target:
 def pick_target(c: Cluster, namespace: str, name: str, instance: str | None, container: str | None,
                 kind: str | None = None) -> Target:
     """The pod and container to run in: ``instance`` or the chief/master/launcher; its first container."""
-    k, _, job, _ = find_job(c, namespace, name, kind)
+    k, _, job, release = find_job(c, namespace, name, kind)
     ref = f"{k.lower()}/{name}"
     if job is not None:
         phase = job_phase(job)
@@ -45,6 +45,8 @@ def pick_target(c: Cluster, namespace: str, name: str, instance: str | None, con
         if job_suspended(job):
             raise ArenaHelmError(f"{ref} is suspended: it has no running pods (arena-helm resume {name} first)")
     pods = c.kube.list_pods(namespace, selector=pod_job_selector(k, name))
+    if not pods and instance is None:  # why it has none, as logs and get say it
+        raise no_pods(c, namespace, name, k, job, release)
     pod = pick_pod(pods, name, namespace, instance, dt.datetime.now(dt.UTC), k)
     pod_name = pod["metadata"]["name"]
     chosen = pick_container(pod, container)

@@ -30,6 +30,12 @@ class Recorded:
     provenance: dict[str, Any]  # its provenance block ({} when it has none)
 
     @property
+    def submit_line(self) -> list[str]:
+        """The submit command line that makes the job: a rerun's equivalent one (``submitLine``), else the
+        command line itself; [] when none was recorded (the Python API)."""
+        return [str(w) for w in self.provenance.get("submitLine") or self.provenance.get("commandLine") or []]
+
+    @property
     def spec_fields(self) -> dict[str, Any]:
         return dict(self.provenance.get("spec") or {})
 
@@ -86,9 +92,9 @@ def next_name(name: str, taken: set[str]) -> str:
 
 
 def command_line(rec: Recorded) -> str:
-    """The recorded command line, as a shell would take it (shlex-quoted words); "" when none was recorded."""
-    words = rec.provenance.get("commandLine") or []
-    return shlex.join(str(w) for w in words)
+    """The submit command line that makes the job (a rerun's equivalent one), as a shell would take it
+    (shlex-quoted words); "" when none was recorded."""
+    return shlex.join(rec.submit_line)
 
 
 __all__ = ["Recorded", "command_line", "new_spec", "next_name", "read"]

@@ -260,6 +260,25 @@ def job_phase(job: dict) -> str:
     return "Pending"
 
 
+def restarts_from_pods(job: dict, pods: list[dict]) -> bool:
+    """Whether a job whose operator writes no Restarting condition (a TrainJob: Trainer v2.3.0 has Complete,
+    Failed and Suspended; its JobSet's Jobs retry failed pods under their backoffLimit) is restarting: a pod of it
+    failed (the Job controller keeps a failed pod and makes another) or crashed and waits to run again
+    (restartPolicy OnFailure: restarts in place, CrashLoopBackOff), and fewer of its pods run than it asks for.
+    When they all run again it is Running, as a training-operator job's Restarting turns back to Running."""
+    if any(phase == "Restarting" for _, phase in _info(job).conditions):
+        return False  # the operator says it
+    failing = running = 0
+    for pod in pods:
+        status = pod.get("status") or {}
+        restarted = any(int(cs.get("restartCount") or 0) > 0 for cs in status.get("containerStatuses") or [])
+        now = pod_status(pod)
+        running += now == "Running"
+        failing += status.get("phase") == "Failed" or (restarted and now != "Running")
+    wanted = sum(n for _, n, _ in pod_templates(job))
+    return failing > 0 and running < wanted
+
+
 def job_suspended(job: dict) -> bool:
     """Whether the job is suspended: its kind's suspend switch when set (``spec.runPolicy.suspend``, a
     TrainJob's ``spec.suspend``: the intent, which ``arena-helm suspend/resume`` set), else the operator's
@@ -481,7 +500,9 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
     else:
         phase = job_phase(job)
         status = phase.upper()
-        if phase == "Running" and any(p.status.startswith(("Pending", "Init:")) or p.status in (
+        if phase in ("Running", "Pending") and restarts_from_pods(job, pods):
+            status = "RESTARTING"
+        elif phase == "Running" and any(p.status.startswith(("Pending", "Init:")) or p.status in (
                 "ContainerCreating", "ImagePullBackOff", "ErrImagePull") for p in instances):
             status = "PENDING"
         if phase not in ("Succeeded", "Failed") and job_suspended(job):

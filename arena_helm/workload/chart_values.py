@@ -72,6 +72,15 @@ RestartPolicy = Literal["", "Always", "OnFailure", "Never", "ExitCode"]
 def _restart_policy(default: str, of: str, note: str) -> Any:
     """A replica block's restartPolicy field, its default and what the default means."""
     return Field(default, description=f"restartPolicy of {of} (Always, OnFailure, Never, ExitCode); {note}")
+
+
+def _retry_restart_policy(with_retry: str, of: str, source: str) -> Any:
+    """The restartPolicy field of a replica block that restarts only with --retry (``PodJobSpec.restart_policy``):
+    Never by default, as ``submit`` renders it without --retry."""
+    return _restart_policy("Never", of, f"Never by default: no pod restarts, the first that fails fails the job and "
+                           f"is kept (submit's --retry 0); {with_retry}, as {source}, with runPolicy.backoffLimit N "
+                           "(--retry N).")
+
 GLOBAL_DESCRIPTION = ("Helm's global values, shared with every subchart. Unused by this chart; allowed because "
                       "helm passes them to every chart.")
 
@@ -521,6 +530,9 @@ class Provenance(ValuesModel):
                          "arena-helm.kubeflow.org/version); \"\" = not submitted by arena-helm.")
     command_line: list[str] = Field([], description="The submit's command line, word by word (the job's annotation "
                                     "arena-helm.kubeflow.org/command-line, as JSON); a --notify URL is masked.")
+    submit_line: list[str] = Field([], description="A rerun's only: the submit command line it is equivalent to "
+                                   "(the original's, with the rerun's flags in place of its own), word by word; "
+                                   "what arena-helm export prints.")
     git_commit: str = Field("", description="The commit --sync-branch named at submit (git ls-remote; the job's "
                             "annotation arena-helm.kubeflow.org/git-commit); \"\" = unknown or no git sync.")
     spec: dict[str, Any] = Field({}, description="The submit's spec fields that were set (JSON), without name "

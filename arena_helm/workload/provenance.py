@@ -2,10 +2,11 @@
 (annotations), so that ``rerun`` and ``export`` can make it again. Pure.
 
 - ``version``: arena-helm's version; ``commandLine``: the submit's words (a ``--notify`` URL masked: a webhook
-  URL often carries its secret); ``gitCommit``: the commit ``--sync-branch`` named when the job was submitted
-  (``git ls-remote``; a dry run leaves it out, as it names no cluster user either); ``spec``: the spec's fields
-  that were set (JSON), without name and namespace, which a rerun gives anew (it sets its own submitting user
-  too).
+  URL often carries its secret); ``submitLine``, a rerun's only: the submit command line it is equivalent to (the
+  original's with the rerun's flags in place of its own), which ``export`` prints; ``gitCommit``: the commit
+  ``--sync-branch`` named when the job was submitted (``git ls-remote``; a dry run leaves it out, as it names no
+  cluster user either); ``spec``: the spec's fields that were set (JSON), without name and namespace, which a
+  rerun gives anew (it sets its own submitting user too).
 - ``rerun_values``: the values of a rerun. The old release's values are the base (they hold the user's own
   ``-f``/``--set`` values too); what the given flags change is what changes: the difference between the values
   the old spec and the new spec generate is laid over the old values (a key the new spec no longer sets is
@@ -34,13 +35,17 @@ MASKED = {"--notify"}  # options whose value never reaches a record
 MASK = "***"
 
 
-def record(spec: JobSpec, command_line: list[str] | None = None, git_commit: str = "") -> dict[str, Any]:
-    """The values block ``provenance`` of a submit; ``git_commit``: what ``--sync-branch`` resolved to."""
+def record(spec: JobSpec, command_line: list[str] | None = None, git_commit: str = "", *,
+           submit_line: list[str] | None = None) -> dict[str, Any]:
+    """The values block ``provenance`` of a submit; ``git_commit``: what ``--sync-branch`` resolved to;
+    ``submit_line``: a rerun's equivalent submit command line."""
     from ..__about__ import __version__
 
     out: dict[str, Any] = {"version": __version__}
     if command_line:
         out["commandLine"] = mask(command_line)
+    if submit_line:
+        out["submitLine"] = mask(submit_line)
     if git_commit:
         out["gitCommit"] = git_commit
     out["spec"] = spec_fields(spec)

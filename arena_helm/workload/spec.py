@@ -659,8 +659,24 @@ class PodJobSpec(JobSpec):
     memory: Quantity | None = opt("Memory per pod (e.g. 16Gi): the request, and the limit unless --memory-limit.")
     cpu_limit: Quantity | None = opt("CPU limit per pod (default: --cpu).")
     memory_limit: Quantity | None = opt("Memory limit per pod (default: --memory).")
-    retry: Annotated[int, Field(ge=0, le=1000)] = opt("Retries before the job is marked failed (backoffLimit).", 0,
-                                                      values="runPolicy.backoffLimit")
+    retry: Annotated[int, Field(ge=0, le=1000)] = opt(
+        "Restarts in place before the job is marked failed (backoffLimit). 0: no pod restarts, the first pod that "
+        "fails fails the job and is kept (its exit code and log).", 0)
+
+    def restart_policy(self, with_retry: str) -> str:
+        """A replica's restartPolicy: the kind's ``with_retry`` when --retry allows restarts, else Never. Under
+        backoffLimit 0 training-operator v1.9.3 deletes every pod of the job, the failed one first, before it
+        records the failure (pkg/controller.v1/common/job.go ReconcileJobs), and a reconcile that misses that
+        update makes the pods again; with every replica Never and no backoffLimit it fails the job from the
+        failed pod (UpdateJobStatus) and keeps that pod (clean-pod policy Running)."""
+        return with_retry if self.retry else "Never"
+
+    def declared_values(self, *, pod_only: bool = False) -> dict[str, Any]:
+        """With --retry N (not 0): runPolicy.backoffLimit N (see :meth:`restart_policy`)."""
+        values = super().declared_values(pod_only=pod_only)
+        if self.retry and not pod_only:
+            set_path(values, "runPolicy.backoffLimit", self.retry)
+        return values
 
     def pod(self, n: int) -> Replica:
         """``n`` pods with the job's per-pod resources (the limits default to the requests) and --device."""

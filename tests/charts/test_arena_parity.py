@@ -138,6 +138,19 @@ def _tf_retry(arena: dict, helm: dict, case: Case) -> None:
         helm["Job"]["backoffLimit"] = None
 
 
+def _pytorch_no_retry(arena: dict, helm: dict, case: Case) -> None:
+    if case.kind != "pytorchjob" or case.arena_flags["Retry"]:
+        return
+    # --retry 0: Arena's backoffLimit 0 with the workers OnFailure, arena-helm no backoffLimit with the workers Never
+    # (the master is Never on both sides, and compared)
+    if arena["Job"].get("backoffLimit") == 0 and helm["Job"].get("backoffLimit") is None:
+        helm["Job"]["backoffLimit"] = 0
+    worker = (arena["roles"].get("Worker"), helm["roles"].get("Worker"))
+    if worker[0] and worker[1] and (worker[0].get("restartPolicy"), worker[1].get("restartPolicy")) == (
+            "OnFailure", "Never"):
+        worker[1]["restartPolicy"] = "OnFailure"
+
+
 def _chart_label_version(arena: dict, helm: dict, case: Case) -> None:
     for model in (arena, helm):
         for holder in _label_holders(model):
@@ -280,6 +293,13 @@ NORMALIZATIONS: tuple[Normalization, ...] = (
         "Arena's tfjob chart ignores --retry (no backoffLimit); arena-helm honours a given --retry N as "
         "runPolicy.backoffLimit N (without --retry both leave it unset).",
         MANIFESTS_SECTION, _tf_retry),
+    Normalization(
+        "pytorch-no-retry",
+        "--retry 0 (the default): Arena renders backoffLimit 0 with the workers OnFailure, under which "
+        "training-operator deletes every pod of a failed job, the failed one first; arena-helm renders no backoffLimit "
+        "and the workers Never, so the first failed pod fails the job and is kept. With --retry N both render "
+        "backoffLimit N and the workers OnFailure (compared).",
+        MANIFESTS_SECTION, _pytorch_no_retry),
     Normalization(
         "chart-label-version",
         "The `chart` label is NAME-VERSION of the chart that made the job: arena-helm's charts have their own "

@@ -846,9 +846,11 @@ def test_run_policy(helm_bin):
     assert job["spec"]["runPolicy"] == {
         "cleanPodPolicy": "All", "backoffLimit": 0, "ttlSecondsAfterFinished": 3600, "activeDeadlineSeconds": 86400,
         "schedulingPolicy": {"minAvailable": 1, "queue": "q", "minResources": {"cpu": "4", "nvidia.com/gpu": 2}}}
-    # Arena's defaults: the PyTorch master is not retried (backoffLimit 0); TF leaves it to the operator
-    default = job_of(render_docs(helm_bin, "pytorchjob", BASE))
-    assert default["spec"]["runPolicy"] == {"cleanPodPolicy": "Running", "backoffLimit": 0}
+    # no retries by default: PyTorch's replicas are Never, with no backoffLimit (under which the operator would
+    # delete the failed pod); TF leaves it to the operator
+    default = job_of(render_docs(helm_bin, "pytorchjob", {**BASE, "worker": {"replicas": 1}}))
+    assert default["spec"]["runPolicy"] == {"cleanPodPolicy": "Running"}
+    assert {r: s["restartPolicy"] for r, s in replica_specs(default).items()} == {"Master": "Never", "Worker": "Never"}
     assert job_of(render_docs(helm_bin, "tfjob", BASE))["spec"]["runPolicy"] == {"cleanPodPolicy": "Running"}
     mpi = job_of(render_docs(helm_bin, "mpijob", BASE))
     assert mpi["spec"]["runPolicy"] == {"cleanPodPolicy": "All", "backoffLimit": 0}

@@ -20,9 +20,10 @@ def job(helm_bin, chart, run_policy):
     return out
 
 
-# each chart's runPolicy defaults (Arena's: PyTorch and MPI not retried, MPI cleans all pods)
+# each chart's runPolicy defaults (MPI's launcher not retried and all pods cleaned, as Arena; PyTorch not retried
+# by its Never replicas, with no backoffLimit)
 RUN_POLICY_DEFAULTS = {"tfjob": {"cleanPodPolicy": "Running"},
-                       "pytorchjob": {"cleanPodPolicy": "Running", "backoffLimit": 0},
+                       "pytorchjob": {"cleanPodPolicy": "Running"},
                        "mpijob": {"cleanPodPolicy": "All", "backoffLimit": 0}}
 
 

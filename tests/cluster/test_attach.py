@@ -157,7 +157,10 @@ def test_bad_targets_are_one_line_errors(ctx, cluster, kubelet, running, namespa
     assert ctx("submit", "tf", "--name", "fresh", "--image", "img:1", "--", "true").exit_code == 0
     wait_for(lambda: any(e.reason == "FailedCreatePod" for e in core.list_namespaced_event(
         ns, field_selector="involvedObject.name=fresh").items), "the operator's refused pod")
-    fails(ctx("attach", "fresh", *touch), 1, f"job fresh has no pods yet (see arena-helm get fresh -n {ns})")
+    # why it has none, in the words of logs and get
+    fails(ctx("attach", "fresh", *touch), 1, "job fresh is PENDING; its pods: none yet (the operator has not "
+          "created the pods)")
+    assert ctx("logs", "fresh").stderr == ctx("attach", "fresh", *touch).stderr
     # a finished job: the master exits 0, the real operator marks the job Succeeded (and, by its default
     # cleanPodPolicy Running, deletes the worker that had not finished)
     kubelet.set_pod_state(ns, "train-master-0", "Succeeded")

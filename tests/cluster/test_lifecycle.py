@@ -277,8 +277,7 @@ def test_suspend_refuses_unknown_finished_and_foreign_jobs(ctx, cluster, kubelet
     ok(ctx("submit", "pytorch", "--name", "bad", "--image", "img:1", "--", "false"))
     (pod,) = wait_job_pods(core, ns, "bad", ["bad-master-0"])
     kubelet.run_pod(ns, pod, node)
-    # the master's restartPolicy is Never: its exit 1 fails the job, and training-operator v1.9.3 deletes the pod
-    # at once (backoffLimit 0), so only ask kwok for the exit and wait for the job
+    # the master's restartPolicy is Never: its exit 1 fails the job (--retry 0: no backoffLimit, the pod is kept)
     kubelet.annotate(ns, pod, {"arena-helm.test/exit-code": "1"})
     wait_status(ctx, "FAILED", "bad")
     fails(ctx("resume", "bad"), 1, "pytorchjob/bad already failed: only a pending or running job can be resumed")
@@ -375,10 +374,9 @@ def test_a_pytorchjob_lives_through_a_restart_to_success_and_its_ttl(ctx, cluste
     place by the kubelet (restartPolicy OnFailure: the pod stays Running, no Restarting condition: RUNNING), then
     both pods succeed: SUCCEEDED. The clean-pod policy Running (the default) keeps the finished pods;
     ttlSecondsAfterFinished makes the operator delete the PyTorchJob (and the garbage collector its pods).
-    training-operator counts the in-place restarts against backoffLimit (restarts >= backoffLimit fails the job,
-    and 0 fails it at the first): with the default --retry 0 (backoffLimit 0, as Arena) the same restart fails the
-    job at once and the operator deletes every pod, whatever --clean-task-policy says (None here); a job with
-    --clean-task-policy All loses its pods as it succeeds."""
+    training-operator counts the in-place restarts against backoffLimit (restarts >= backoffLimit fails the job):
+    with --retry 1 the same restart fails the job at once and the operator deletes every pod, whatever
+    --clean-task-policy says (None here); a job with --clean-task-policy All loses its pods as it succeeds."""
     ns = ctx.ns
     core = core_of(cluster)
     ok(ctx("submit", "pytorch", "--name", "life", "--image", "img:1", "--gpus", "1", "--workers", "2", "--retry", "2",
@@ -428,9 +426,9 @@ def test_a_pytorchjob_lives_through_a_restart_to_success_and_its_ttl(ctx, cluste
     assert mask(ok(ctx("list"))) == mask("NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE\n"
                                          "life JOB-MISSING PYTORCHJOB N/A 0 0 N/A\n")
 
-    # backoffLimit 0 (the default): the first restart in place fails the job, its running pods are deleted
+    # --retry 1 (backoffLimit 1): the first restart in place fails the job, its running pods are deleted
     ok(ctx("submit", "pytorch", "--name", "fragile", "--image", "img:1", "--workers", "2", "--clean-task-policy",
-           "None", "--", "torchrun", "x.py"))
+           "None", "--retry", "1", "--", "torchrun", "x.py"))
     for pod in wait_job_pods(core, ns, "fragile", ["fragile-master-0", "fragile-worker-0"]):
         kubelet.run_pod(ns, pod, node)
     first = {p.metadata.uid for p in core.list_namespaced_pod(ns, label_selector=f"{JOB_NAME}=fragile").items}

@@ -193,3 +193,34 @@ def test_a_paddlejob_with_servers_runs_in_parameter_server_mode(ctx, cluster, ku
         kubelet.finish_pod(namespace, name, 0)
     wait_status(ctx, "ctr", "SUCCEEDED")
     delete_job(ctx, core, namespace, "ctr", "paddlejob")
+
+
+@pytest.mark.parametrize(("kind", "container", "pods", "failing"), [
+    ("pytorch", "pytorch", ["fail-master-0", "fail-worker-0", "fail-worker-1"], "fail-worker-1"),
+    ("xgboost", "xgboost", ["fail-master-0", "fail-worker-0", "fail-worker-1"], "fail-master-0"),
+    ("jax", "jax", ["fail-worker-0", "fail-worker-1", "fail-worker-2"], "fail-worker-2"),
+    ("paddle", "paddle", ["fail-worker-0", "fail-worker-1", "fail-worker-2"], "fail-worker-0"),
+])
+def test_a_failed_job_keeps_its_failed_pod_and_get_says_why(ctx, cluster, kubelet, gpu_node, namespace, kind,
+                                                            container, pods, failing):
+    """--retry 0 (the default): every replica restartPolicy Never and no backoffLimit, so training-operator fails
+    the job from its first failed pod and keeps that pod (clean-pod policy Running: the running ones go), where
+    backoffLimit 0 had it delete every pod first. get names the pod, the reason and exit code, and the log's
+    last lines; list -o wide the same line."""
+    core = client.CoreV1Api(cluster.api_client())
+    ok(ctx("submit", kind, "--name", "fail", "--image", f"{kind}:1", "--workers", "3", "--", "python", "t.py"))
+    run_pods(kubelet, namespace, wait_job_pods(core, namespace, "fail", pods), gpu_node,
+             (failing, container, "step 1\nstep 2\nTraceback: CUDA error: out of memory"))
+    kubelet.finish_pod(namespace, failing, 3)
+    wait_status(ctx, "fail", "FAILED")
+    # the running pods deleted by the clean-pod policy, the failed one kept
+    wait_for(lambda: [p.metadata.name for p in core.list_namespaced_pod(
+        namespace, label_selector=f"{JOB_NAME}=fail").items] == [failing] or None, f"only {failing} left", 60)
+    line = f"pod {failing} container {container}: Error (exit code 3)"
+    out = ok(ctx("get", "fail", "--tail", "2")).splitlines()
+    assert f"Failure:     {line}" in out
+    assert out[out.index(f"Log of pod {failing} container {container} (its last lines):") + 1:][:2] == [
+        "  step 2", "  Traceback: CUDA error: out of memory"]
+    assert view(ctx, "fail")["failure"]["exitCode"] == 3
+    wide = ok(ctx("list", "-o", "wide")).splitlines()
+    assert (wide[0].split()[-1], wide[1].split()[:2], wide[1].endswith(line)) == ("FAILURE", ["fail", "FAILED"], True)

@@ -236,8 +236,10 @@ def test_list_shows_failed_and_missing_jobs_and_filters_by_type(ctx, kubelet, gp
     failed = kubelet.finish_pod(namespace, "bert-master-0", 1)  # restartPolicy Never: the operator fails the job
     wait_status(ctx, "bert", "FAILED", note=f"finish_pod saw pod {failed.metadata.uid} {failed.status.phase} at "
                 f"resourceVersion {failed.metadata.resource_version}\n")
-    # backoffLimit 0 (Arena's) exceeded: training-operator deletes all the job's pods, the failed one too
-    wait_gone(core, namespace, "training.kubeflow.org/job-name=bert")
+    # --retry 0: the failed master is kept, the running worker deleted (clean-pod policy Running)
+    wait_for(lambda: [p.metadata.name for p in core.list_namespaced_pod(
+        namespace, label_selector="training.kubeflow.org/job-name=bert").items] == ["bert-master-0"] or None,
+        "only bert-master-0 left", 60)
     core.patch_node(gpu_node, {"spec": {"unschedulable": True}})  # the jobs below stay Pending
     ok(ctx("submit", "mpi", "--name", "hvd", "--image", "mpi:1", "--workers", "2", "--gpus", "1", "--", "mpirun", "x"))
     ok(ctx("submit", "tf", "--name", "gone", "--image", "tf:2", "--", "python", "x.py"))
@@ -250,14 +252,14 @@ def test_list_shows_failed_and_missing_jobs_and_filters_by_type(ctx, kubelet, gp
         assert [j["name"] for j in json.loads(ok(ctx("list", "-T", t, "-o", "json")))] == ["bert"]
     res = ctx("list", "-T", "caffe")
     assert res.exit_code == 2 and "-T/--type 'caffe'" in res.stderr
-    # newest first, -A adds the namespace column (bert has no pod left: no NODE)
+    # newest first, -A adds the namespace column
     out = ok(ctx("list", "-A", ns=False))
     lines = [mask(line) for line in out.splitlines() if namespace in line or line.startswith("NAMESPACE")]
     want = [
         "NAMESPACE NAME STATUS TRAINER DURATION GPU(Requested) GPU(Allocated) NODE",
         f"{namespace} gone JOB-MISSING TFJOB N/A 0 0 N/A",
         f"{namespace} hvd PENDING MPIJOB <t> 2 0 N/A",
-        f"{namespace} bert FAILED PYTORCHJOB <t> 4 N/A N/A",
+        f"{namespace} bert FAILED PYTORCHJOB <t> 4 N/A {gpu_node}",  # the failed master kept: its node
     ]
     if lines and lines[0].endswith(" RELEASE"):
         # -A lists every namespace: a job there made without helm (another test's) adds the RELEASE column;

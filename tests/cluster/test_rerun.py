@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 
 import pytest
@@ -83,8 +84,6 @@ def test_rerun_changes_only_the_flags_given_and_export_reproduces(helm_bin, clus
     # export: the command line as typed, and the values (helm install CHART -f FILE makes the same job)
     res = run("export", "orig")
     assert res.exit_code == 0, res.output
-    import shlex
-
     assert res.stdout == (f"# TFJob orig in namespace {namespace}, submitted with arena-helm {__version__}:\n"
                           f"{shlex.join(typed)}\n")
     assert shlex.split(res.stdout.splitlines()[1]) == typed
@@ -105,6 +104,22 @@ def test_rerun_changes_only_the_flags_given_and_export_reproduces(helm_bin, clus
     releases = subprocess.run([str(helm_bin), "list", "-n", namespace, "-q"], capture_output=True, text=True,
                               env={**os.environ, "KUBECONFIG": str(cluster.admin.kubeconfig)}).stdout.split()
     assert sorted(releases) == ["orig", "orig-2", "orig-b"]
+
+    # export of a rerun's job: the submit line it is equivalent to, which makes the same job once the original
+    # and the rerun are gone
+    res = run("export", "orig-2")
+    assert res.exit_code == 0, res.output
+    header, submit_line = res.stdout.splitlines()
+    assert header == f"# TFJob orig-2 in namespace {namespace}, made by arena-helm rerun {__version__}:"
+    words = shlex.split(submit_line)
+    assert words == [*typed[:3], *typed[5:9], *typed[11:-5], "--name", "orig-2", "--gpus", "2", "--", *typed[-4:]]
+    for name in ("orig", "orig-2"):
+        assert run("delete", name).exit_code == 0
+    res = run(*words[1:])
+    assert res.exit_code == 0, res.output
+    made = helm_values(helm_bin, cluster, namespace, "orig-2")
+    assert made.pop("provenance")["spec"] == rprov["spec"]
+    assert made == want
 
 
 def git_repo(path) -> tuple[str, dict[str, str]]:

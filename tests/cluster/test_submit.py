@@ -232,11 +232,12 @@ def _labels(job, rtype):
 
 
 def check_arena_defaults(job):
-    """Arena's defaults (kubeflow/arena pkg/argsbuilder/submit*.go and charts/pytorchjob)."""
+    """Arena's defaults (kubeflow/arena pkg/argsbuilder/submit*.go and charts/pytorchjob), but --retry 0: no
+    backoffLimit and the workers Never (docs/compatibility.md, "Job manifests")."""
     spec = job["spec"]
-    assert _run_policy(job) == {"cleanPodPolicy": "Running", "backoffLimit": 0}
+    assert _run_policy(job) == {"cleanPodPolicy": "Running"}
     master, worker = spec["pytorchReplicaSpecs"]["Master"], spec["pytorchReplicaSpecs"]["Worker"]
-    assert (master["restartPolicy"], worker["restartPolicy"]) == ("Never", "OnFailure")
+    assert (master["restartPolicy"], worker["restartPolicy"]) == ("Never", "Never")
     c = ctr(job, "Master")
     assert (c["imagePullPolicy"], c["workingDir"]) == ("Always", "/root")
     res = {k: {r: q(v) for r, v in d.items()} for k, d in c["resources"].items()}
@@ -424,8 +425,8 @@ def test_dry_run_output_values_prints_the_chart_values(helm_bin):
     assert res.exit_code == 0, res.output
     values = yaml.safe_load(res.stdout)
     assert values["master"] == {"replicas": 1, "gpus": 2, "restartPolicy": "Never"}
-    assert values["worker"] == {"replicas": 2, "gpus": 2, "restartPolicy": "OnFailure"}
-    assert values["runPolicy"] == {"backoffLimit": 0, "cleanPodPolicy": "Running"}
+    assert values["worker"] == {"replicas": 2, "gpus": 2, "restartPolicy": "Never"}
+    assert values["runPolicy"] == {"cleanPodPolicy": "Running"}
     assert values["command"] == "torchrun train.py"
 
 

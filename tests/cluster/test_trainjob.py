@@ -210,6 +210,32 @@ def test_prune_removes_a_finished_trainjob(ctx, cluster, kubelet, gpu_node, name
     assert out.endswith("trainjob/old deleted\n") and f"{ns}/old  FAILED  ended " in out
 
 
+def test_a_trainjob_whose_pod_fails_is_restarting_until_its_replacement_runs(ctx, cluster, kubelet, gpu_node,
+                                                                            namespace):
+    """Trainer v2.3.0 writes no Restarting condition: the TrainJob's JobSet's Job keeps a failed pod and makes
+    another after its backoff (10 s), under its backoffLimit. Until the replacement runs the job is RESTARTING,
+    with the failure said (it read PENDING, the replacement's state); then RUNNING again."""
+    ns = namespace
+    ok(ctx("submit", "tj", "--name", "flaky", "--", "python", "t.py"))
+    (first,) = wait_pods_of(cluster, ns, "flaky", 1)
+    kubelet.run_pod(ns, first.metadata.name, gpu_node)
+    ctx.wait_status("flaky", "RUNNING")
+    kubelet.evict_pod(ns, first.metadata.name, "The node was low on resource: memory.")
+    view = ctx.wait_status("flaky", "RESTARTING")
+    assert view["statusReason"] == "the operator is restarting failed replicas"
+    line = f"pod {first.metadata.name}: evicted by its node: The node was low on resource: memory."
+    assert f"Failure:     {line}" in ok(ctx("get", "flaky")).splitlines()
+
+    def replacement():
+        pods = client.CoreV1Api(cluster.api_client()).list_namespaced_pod(
+            ns, label_selector=f"{JS_NAME}=flaky").items
+        return next((p.metadata.name for p in pods if p.metadata.uid != first.metadata.uid), None)
+
+    kubelet.run_pod(ns, wait_for(replacement, "the Job's replacement pod", 60), gpu_node)  # kwok runs it at once
+    view = ctx.wait_status("flaky", "RUNNING")
+    assert view["failure"] is None
+
+
 def test_runtime_is_checked_against_what_the_cluster_serves(ctx, cluster, namespace, runtimes):
     res = ctx("submit", "tj", "--name", "bad", "--runtime", "torch-distributed-x", "--", "python", "t.py")
     assert res.exit_code == 2

@@ -28,11 +28,11 @@ class JAXJobSpec(PodJobSpec):
 
 
 # ---- the chart's values model -------------------------------------------------------------------------
-WORKER_RESTART = "OnFailure"  # the training operator's JAXJob example
+WORKER_RETRY_RESTART = "OnFailure"  # with --retry N, as the training operator's JAXJob example
 
 
 def _values_models() -> tuple[type, ...]:
-    from ...workload.chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
+    from ...workload.chart_values import JobValues, RestartPolicy, _retry_restart_policy
     from ...workload.chart_values import Replica as ReplicaValues
 
     class JAXWorkerReplica(ReplicaValues):
@@ -41,14 +41,12 @@ def _values_models() -> tuple[type, ...]:
         replicas: int = Field(1, ge=1, description="Number of worker pods (JAX processes), 1 or more.")
         port: int = Field(6666, ge=1, le=65535, description="Container port (COORDINATOR_PORT; the operator wires it "
                           "up).")
-        restart_policy: RestartPolicy = _restart_policy(
-            WORKER_RESTART, "the workers", "OnFailure, as the training operator's JAXJob example.")
+        restart_policy: RestartPolicy = _retry_restart_policy(WORKER_RETRY_RESTART, "the workers",
+                                                              "the training operator's JAXJob example")
 
     class JAXJobValues(JobValues):
         """Values of the jaxjob chart: one Kubeflow JAXJob (kubeflow.org/v1)."""
 
-        run_policy: RunPolicy = Field(default_factory=lambda: RunPolicy(backoff_limit=0),
-                                      description="The job's runPolicy; backoffLimit 0 (--retry).")
         worker: JAXWorkerReplica = Field(default_factory=JAXWorkerReplica, description="The worker replicas.")
 
     return JAXWorkerReplica, JAXJobValues
@@ -59,7 +57,7 @@ __getattr__ = values_models(_values_models, "JAXWorkerReplica", "JAXJobValues")
 
 # ---- spec -> values ---------------------------------------------------------------------------------
 def kind_values(spec: JAXJobSpec) -> dict[str, Any]:
-    """The workers, OnFailure (the operator's example)."""
+    """The workers, OnFailure with --retry (the operator's example), else Never."""
     worker = block_values(spec, "worker")
-    worker["restartPolicy"] = WORKER_RESTART
+    worker["restartPolicy"] = spec.restart_policy(WORKER_RETRY_RESTART)
     return {"worker": worker}

@@ -38,11 +38,11 @@ class PaddleJobSpec(PodJobSpec):
 
 
 # ---- the chart's values model -------------------------------------------------------------------------
-RESTART = "OnFailure"  # the servers' and workers': the operator's default and examples'
+RETRY_RESTART = "OnFailure"  # the servers' and workers' with --retry N: the operator's default and examples'
 
 
 def _values_models() -> tuple[type, ...]:
-    from ...workload.chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
+    from ...workload.chart_values import JobValues, RestartPolicy, _retry_restart_policy
     from ...workload.chart_values import Replica as ReplicaValues
 
     class PaddleReplica(ReplicaValues):
@@ -50,8 +50,8 @@ def _values_models() -> tuple[type, ...]:
 
         port: int = Field(36543, ge=1, le=65535, description="Container port named master (PADDLE_MASTER's port; the "
                           "operator wires it up).")
-        restart_policy: RestartPolicy = _restart_policy(RESTART, "these replicas", "OnFailure, the operator's "
-                                                        "default and its examples'.")
+        restart_policy: RestartPolicy = _retry_restart_policy(RETRY_RESTART, "these replicas",
+                                                              "the operator's default and its examples'")
 
     class PaddleWorkerReplica(PaddleReplica):
         """The PaddleJob worker block: the trainers (worker 0 is the rendezvous in collective mode)."""
@@ -61,8 +61,6 @@ def _values_models() -> tuple[type, ...]:
     class PaddleJobValues(JobValues):
         """Values of the paddlejob chart: one Kubeflow PaddleJob (kubeflow.org/v1)."""
 
-        run_policy: RunPolicy = Field(default_factory=lambda: RunPolicy(backoff_limit=0),
-                                      description="The job's runPolicy; backoffLimit 0 (--retry).")
         master: PaddleReplica = Field(default_factory=PaddleReplica, description="The parameter servers (Master "
                                       "replicas); 0 runs the job in collective mode.")
         worker: PaddleWorkerReplica = Field(default_factory=PaddleWorkerReplica, description="The worker replicas.")
@@ -75,9 +73,9 @@ __getattr__ = values_models(_values_models, "PaddleReplica", "PaddleWorkerReplic
 
 # ---- spec -> values ---------------------------------------------------------------------------------
 def kind_values(spec: PaddleJobSpec) -> dict[str, Any]:
-    """The servers and workers, OnFailure (the operator's default and examples')."""
+    """The servers and workers, OnFailure with --retry (the operator's default and examples'), else Never."""
     master, worker = block_values(spec, "master"), block_values(spec, "worker")
     for block in (master, worker):
         if block["replicas"]:
-            block["restartPolicy"] = RESTART
+            block["restartPolicy"] = spec.restart_policy(RETRY_RESTART)
     return {"master": master, "worker": worker}

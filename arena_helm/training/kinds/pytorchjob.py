@@ -37,11 +37,11 @@ class PyTorchJobSpec(PodJobSpec):
 
 
 # ---- the chart's values model -------------------------------------------------------------------------
-MASTER_RESTART, WORKER_RESTART = "Never", "OnFailure"  # Arena's pytorchjob chart
+WORKER_RETRY_RESTART = "OnFailure"  # the workers' with --retry N, as Arena's pytorchjob chart
 
 
 def _values_models() -> tuple[type, ...]:
-    from ...workload.chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
+    from ...workload.chart_values import JobValues, RestartPolicy, _restart_policy, _retry_restart_policy
     from ...workload.chart_values import Replica as ReplicaValues
 
     class PyTorchReplica(ReplicaValues):
@@ -49,21 +49,18 @@ def _values_models() -> tuple[type, ...]:
 
         port: int = Field(23456, ge=1, le=65535,
                           description="Container port (MASTER_PORT; the operator wires it up).")
-        restart_policy: RestartPolicy = _restart_policy(WORKER_RESTART, "the workers", "OnFailure, as Arena.")
+        restart_policy: RestartPolicy = _retry_restart_policy(WORKER_RETRY_RESTART, "the workers", "Arena")
 
     class PyTorchMasterReplica(PyTorchReplica):
         """The PyTorchJob master block: always one pod."""
 
         replicas: int = Field(1, ge=1, le=1, description="Number of pods: always 1.")
-        restart_policy: RestartPolicy = _restart_policy(
-            MASTER_RESTART, "the master",
-            "Never, as Arena: a failed master fails the job after runPolicy.backoffLimit retries.")
+        restart_policy: RestartPolicy = _restart_policy("Never", "the master",
+                                                        "Never, as Arena: a failed master fails the job.")
 
     class PyTorchJobValues(JobValues):
         """Values of the pytorchjob chart: one Kubeflow PyTorchJob (kubeflow.org/v1)."""
 
-        run_policy: RunPolicy = Field(default_factory=lambda: RunPolicy(backoff_limit=0),
-                                      description="The job's runPolicy; backoffLimit 0 as Arena (its --retry).")
         nproc_per_node: Literal["", "auto", "cpu", "gpu"] | PositiveIntText = Field(
             "", description="Processes per pod (torchrun --nproc-per-node): \"\" (the operator decides), a number, "
             "auto, cpu or gpu.")
@@ -78,11 +75,11 @@ __getattr__ = values_models(_values_models, "PyTorchReplica", "PyTorchMasterRepl
 
 # ---- spec -> values ---------------------------------------------------------------------------------
 def kind_values(spec: PyTorchJobSpec) -> dict[str, Any]:
-    """Arena's pytorchjob chart: the master Never (with backoffLimit = --retry), the workers OnFailure."""
+    """Arena's pytorchjob chart: the master Never, the workers OnFailure with --retry, else Never."""
     master, worker = block_values(spec, "master"), block_values(spec, "worker")
-    master["restartPolicy"] = MASTER_RESTART
+    master["restartPolicy"] = "Never"
     if worker["replicas"]:
-        worker["restartPolicy"] = WORKER_RESTART
+        worker["restartPolicy"] = spec.restart_policy(WORKER_RETRY_RESTART)
     return {"master": master, "worker": worker}
 
 

@@ -32,11 +32,11 @@ class XGBoostJobSpec(PodJobSpec):
 
 
 # ---- the chart's values model -------------------------------------------------------------------------
-MASTER_RESTART, WORKER_RESTART = "Never", "ExitCode"  # the training operator's XGBoostJob example
+WORKER_RETRY_RESTART = "ExitCode"  # the workers' with --retry N, as the training operator's XGBoostJob example
 
 
 def _values_models() -> tuple[type, ...]:
-    from ...workload.chart_values import JobValues, RestartPolicy, RunPolicy, _restart_policy
+    from ...workload.chart_values import JobValues, RestartPolicy, _restart_policy, _retry_restart_policy
     from ...workload.chart_values import Replica as ReplicaValues
 
     class XGBoostReplica(ReplicaValues):
@@ -44,22 +44,19 @@ def _values_models() -> tuple[type, ...]:
 
         port: int = Field(9999, ge=1, le=65535, description="Container port (MASTER_PORT, WORKER_PORT; the operator "
                           "wires it up).")
-        restart_policy: RestartPolicy = _restart_policy(WORKER_RESTART, "the workers",
-                                                        "ExitCode, as the operator's example.")
+        restart_policy: RestartPolicy = _retry_restart_policy(WORKER_RETRY_RESTART, "the workers",
+                                                              "the operator's example")
 
     class XGBoostMasterReplica(XGBoostReplica):
         """The XGBoostJob master block: always one pod."""
 
         replicas: int = Field(1, ge=1, le=1, description="Number of pods: always 1.")
         restart_policy: RestartPolicy = _restart_policy(
-            MASTER_RESTART, "the master", "Never, as the operator's example: a failed master fails the job after "
-            "runPolicy.backoffLimit retries.")
+            "Never", "the master", "Never, as the operator's example: a failed master fails the job.")
 
     class XGBoostJobValues(JobValues):
         """Values of the xgboostjob chart: one Kubeflow XGBoostJob (kubeflow.org/v1)."""
 
-        run_policy: RunPolicy = Field(default_factory=lambda: RunPolicy(backoff_limit=0),
-                                      description="The job's runPolicy; backoffLimit 0 (--retry).")
         master: XGBoostMasterReplica = Field(default_factory=XGBoostMasterReplica, description="The master replicas.")
         worker: XGBoostReplica = Field(default_factory=XGBoostReplica, description="The worker replicas.")
 
@@ -71,9 +68,9 @@ __getattr__ = values_models(_values_models, "XGBoostReplica", "XGBoostMasterRepl
 
 # ---- spec -> values ---------------------------------------------------------------------------------
 def kind_values(spec: XGBoostJobSpec) -> dict[str, Any]:
-    """The master Never, the workers ExitCode (the operator's example)."""
+    """The master Never, the workers ExitCode with --retry (the operator's example), else Never."""
     master, worker = block_values(spec, "master"), block_values(spec, "worker")
-    master["restartPolicy"] = MASTER_RESTART
+    master["restartPolicy"] = "Never"
     if worker["replicas"]:
-        worker["restartPolicy"] = WORKER_RESTART
+        worker["restartPolicy"] = spec.restart_policy(WORKER_RETRY_RESTART)
     return {"master": master, "worker": worker}

@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 
 from arena_helm.cli import app
 
-KIND_ARGS = {"tf": ["--image", "tf:2"], "pytorch": ["--image", "pt:2"], "mpi": ["--image", "mpi:1"]}
+KIND_ARGS = {"tf": ["--image", "tf:2"], "pytorch": ["--image", "pt:2"], "mpi": ["--image", "mpi:1"],
+             "xgboost": ["--image", "xgb:2"], "jax": ["--image", "jax:0.4"], "paddle": ["--image", "paddle:2.6"]}
 
 
 @pytest.fixture(autouse=True)
@@ -101,8 +102,19 @@ def test_arenas_camelcase_spelling_means_the_flag_and_is_hidden(kind, camel, fla
 def test_arenas_defaults_reach_the_values():
     v = values("--workers", "2", "--gpus", "1", kind="pytorch")
     assert (v["imagePullPolicy"], v["workingDir"], v["shmSize"]) == ("Always", "/root", "2Gi")
-    assert v["runPolicy"] == {"cleanPodPolicy": "Running", "backoffLimit": 0}
-    assert (v["master"]["restartPolicy"], v["worker"]["restartPolicy"]) == ("Never", "OnFailure")
+    # --retry 0 (Arena's default): no restarts, every replica Never and no backoffLimit (see compatibility.md)
+    assert v["runPolicy"] == {"cleanPodPolicy": "Running"}
+    assert (v["master"]["restartPolicy"], v["worker"]["restartPolicy"]) == ("Never", "Never")
+    r = values("--workers", "2", "--retry", "3", kind="pytorch")
+    assert (r["runPolicy"], r["master"]["restartPolicy"], r["worker"]["restartPolicy"]) == (
+        {"cleanPodPolicy": "Running", "backoffLimit": 3}, "Never", "OnFailure")
+    for kind, roles, with_retry in (("xgboost", ("worker",), "ExitCode"), ("jax", ("worker",), "OnFailure"),
+                                    ("paddle", ("master", "worker"), "OnFailure")):
+        extra = ("--servers", "1") if kind == "paddle" else ()
+        assert [values("--workers", "2", *extra, kind=kind)[r]["restartPolicy"] for r in roles] == ["Never"] * len(roles)
+        retried = values("--workers", "2", "--retry", "1", *extra, kind=kind)
+        assert [retried[r]["restartPolicy"] for r in roles] == [with_retry] * len(roles)
+        assert retried["runPolicy"]["backoffLimit"] == 1
     # Arena's job info (env workers and gpus, requestGPUsOfJobOwner) is the chart's, from the values it renders
     assert "env" not in v and "annotations" not in v
     assert values("--share-memory", "0", kind="pytorch")["shmSize"] == ""

@@ -78,3 +78,39 @@ def test_a_trainjob_is_suspended_through_its_own_spec_suspend():
 ])
 def test_why_a_job_has_no_pods_is_said_by_its_state(job, release, said):
     assert no_instances(job_view(release=release, job=job, pods=[], now=NOW, kind="TFJob")) == said
+
+
+def trainjob(num_nodes=2, active=0):
+    return {"kind": "TrainJob", "metadata": {"name": "tj", "namespace": "n", "creationTimestamp": "2026-01-02T03:00:00Z"},
+            "spec": {"trainer": {"numNodes": num_nodes}},
+            "status": {"jobsStatus": [{"name": "node", "active": active}]}}
+
+
+def pod(name, phase, restarts=0, waiting=""):
+    cs = {"name": "node", "restartCount": restarts,
+          "state": {"waiting": {"reason": waiting}} if waiting else {"running": {}} if phase == "Running" else {}}
+    return {"metadata": {"name": name, "labels": {"jobset.sigs.k8s.io/jobset-name": "tj"}},
+            "status": {"phase": phase, "containerStatuses": [cs]}}
+
+
+@pytest.mark.parametrize(("pods", "active", "status"), [
+    ([pod("a", "Running"), pod("b", "Running")], 2, "RUNNING"),
+    # a failed pod the Job controller keeps, its replacement not yet made or not yet running
+    ([pod("a", "Running"), pod("b", "Failed")], 1, "RESTARTING"),
+    ([pod("a", "Running"), pod("b", "Failed"), pod("c", "Pending")], 2, "RESTARTING"),
+    ([pod("b", "Failed")], 0, "RESTARTING"),
+    # the replacement runs: Running again, as a training-operator job's Restarting turns back to Running
+    ([pod("a", "Running"), pod("b", "Failed"), pod("c", "Running")], 2, "RUNNING"),
+    # restartPolicy OnFailure: a crash restarts in place, CrashLoopBackOff between the runs
+    ([pod("a", "Running"), pod("b", "Running", 3, "CrashLoopBackOff")], 2, "RESTARTING"),
+    ([pod("a", "Running"), pod("b", "Running", 3)], 2, "RUNNING"),
+    # not started yet: no failure, Pending
+    ([pod("a", "Pending"), pod("b", "Pending")], 0, "PENDING"),
+])
+def test_a_trainjob_whose_pods_fail_is_restarting(pods, active, status):
+    assert job_view(release=None, job=trainjob(active=active), pods=pods, now=NOW).status == status
+
+
+def test_a_kind_with_a_restarting_condition_is_told_by_it_only():
+    job = tfjob(conditions=[("Created", "True"), ("Running", "True")])
+    assert job_view(release=None, job=job, pods=[pod("a", "Failed")], now=NOW).status == "RUNNING"

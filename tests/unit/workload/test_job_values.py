@@ -32,9 +32,9 @@ def test_tfjob_values():
 def test_pytorchjob_and_mpijob_values():
     py = PyTorchJobSpec(name="p", image="i", command="python train.py", workers=2, nproc_per_node="auto")
     assert build_values(py) == {**BASE, "image": "i",
-                                "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 0},
+                                "runPolicy": {"cleanPodPolicy": "Running"},
                                 "master": {"replicas": 1, "gpus": 0, "restartPolicy": "Never"},
-                                "worker": {"replicas": 1, "gpus": 0, "restartPolicy": "OnFailure"},
+                                "worker": {"replicas": 1, "gpus": 0, "restartPolicy": "Never"},
                                 "nprocPerNode": "auto"}
     mpi = MPIJobSpec(name="m", image="i", command="python train.py", workers=2, gpus=2, launcher_cpu="1",
                      slots_per_worker=2)
