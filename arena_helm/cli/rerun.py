@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 from typing import Annotated, Any
 
 import typer
@@ -14,8 +15,10 @@ RERUN_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True,
                   "help_option_names": ["-h", "--help"]}
 
 
+@functools.cache
 def _kind_command(kind_key: str):
-    """The kind's own submit command, on its own (its flags, its checks)."""
+    """The kind's own submit command, on its own (its flags, its checks); built once for a rerun's two
+    readings of words (its own flags, the original's submit line)."""
     from .groups import new_app
     from .specflags import CMD_SETTINGS, WordsCommand
     from .submit import make_command
@@ -87,10 +90,8 @@ def _submit_line(kind_key: str, base: list[str], args: list[str], new_name: str,
             kept += words[i:i + n]
         i += n
     command = words[i + 1:] if i < len(words) and words[i] == "--" else words[i:]
-    own = args[:args.index("--")] if "--" in args else args
-    if "--" in args and args[args.index("--") + 1:]:
-        command = args[args.index("--") + 1:]
-    return [*base[:at + 2], *kept, "--name", new_name, *own, "--", *command]
+    cut = args.index("--") if "--" in args else len(args)
+    return [*base[:at + 2], *kept, "--name", new_name, *args[:cut], "--", *(args[cut + 1:] or command)]
 
 
 @with_globals

@@ -37,6 +37,7 @@ class PyTorchJobSpec(PodJobSpec):
 
 
 # ---- the chart's values model -------------------------------------------------------------------------
+MASTER_RESTART = "Never"  # Arena's pytorchjob chart: a failed master fails the job
 WORKER_RETRY_RESTART = "OnFailure"  # the workers' with --retry N, as Arena's pytorchjob chart
 
 
@@ -55,7 +56,7 @@ def _values_models() -> tuple[type, ...]:
         """The PyTorchJob master block: always one pod."""
 
         replicas: int = Field(1, ge=1, le=1, description="Number of pods: always 1.")
-        restart_policy: RestartPolicy = _restart_policy("Never", "the master",
+        restart_policy: RestartPolicy = _restart_policy(MASTER_RESTART, "the master",
                                                         "Never, as Arena: a failed master fails the job.")
 
     class PyTorchJobValues(JobValues):
@@ -77,7 +78,7 @@ __getattr__ = values_models(_values_models, "PyTorchReplica", "PyTorchMasterRepl
 def kind_values(spec: PyTorchJobSpec) -> dict[str, Any]:
     """Arena's pytorchjob chart: the master Never, the workers OnFailure with --retry, else Never."""
     master, worker = block_values(spec, "master"), block_values(spec, "worker")
-    master["restartPolicy"] = "Never"
+    master["restartPolicy"] = MASTER_RESTART
     if worker["replicas"]:
         worker["restartPolicy"] = spec.restart_policy(WORKER_RETRY_RESTART)
     return {"master": master, "worker": worker}

@@ -32,6 +32,7 @@ class XGBoostJobSpec(PodJobSpec):
 
 
 # ---- the chart's values model -------------------------------------------------------------------------
+MASTER_RESTART = "Never"  # the training operator's XGBoostJob example: a failed master fails the job
 WORKER_RETRY_RESTART = "ExitCode"  # the workers' with --retry N, as the training operator's XGBoostJob example
 
 
@@ -52,7 +53,7 @@ def _values_models() -> tuple[type, ...]:
 
         replicas: int = Field(1, ge=1, le=1, description="Number of pods: always 1.")
         restart_policy: RestartPolicy = _restart_policy(
-            "Never", "the master", "Never, as the operator's example: a failed master fails the job.")
+            MASTER_RESTART, "the master", "Never, as the operator's example: a failed master fails the job.")
 
     class XGBoostJobValues(JobValues):
         """Values of the xgboostjob chart: one Kubeflow XGBoostJob (kubeflow.org/v1)."""
@@ -70,7 +71,7 @@ __getattr__ = values_models(_values_models, "XGBoostReplica", "XGBoostMasterRepl
 def kind_values(spec: XGBoostJobSpec) -> dict[str, Any]:
     """The master Never, the workers ExitCode with --retry (the operator's example), else Never."""
     master, worker = block_values(spec, "master"), block_values(spec, "worker")
-    master["restartPolicy"] = "Never"
+    master["restartPolicy"] = MASTER_RESTART
     if worker["replicas"]:
         worker["restartPolicy"] = spec.restart_policy(WORKER_RETRY_RESTART)
     return {"master": master, "worker": worker}
