@@ -181,12 +181,11 @@ class Kube:
         status = review.get("status") or {}
         return bool(status.get("allowed")), status.get("reason", "") or status.get("evaluationError", "")
 
-    def dry_run_create(self, doc: dict, namespace: str) -> dict:
-        """A server-side dry-run create of a job object (``dryRun=All``, strict field validation): what the
-        server would keep; its schema, admission webhooks and RBAC all answer, nothing is written."""
-        info = BY_KIND[doc["kind"]]
-        version = doc["apiVersion"].rpartition("/")[2]
-        path = f"/apis/{info.group}/{version}/namespaces/{namespace}/{info.plural}"
+    def dry_run_create(self, doc: dict, namespace: str, plural: str) -> dict:
+        """A server-side dry-run create of a namespaced custom object (a job, a serving's InferenceService; its
+        resource ``plural``) (``dryRun=All``, strict field validation): what the server would keep; its schema,
+        admission webhooks and RBAC all answer, nothing is written."""
+        path = f"/apis/{doc['apiVersion']}/namespaces/{namespace}/{plural}"
         return json.loads(self.raw("POST", path, f"a dry-run create of {doc['kind']}",
                                    query=[("dryRun", "All"), ("fieldValidation", "Strict")], body=doc,
                                    content_type="application/json"))

@@ -6,8 +6,10 @@ from typing import Annotated
 
 import typer
 
+from ..core.catalog import ONE_CHART_KINDS
 from ..core.enums import ViewOutput
 from ..core.jobkinds import names_hint
+from ..core.servekinds import SERVE_KINDS
 from .common import Application, PrometheusService, PrometheusUrl, with_globals
 
 
@@ -16,23 +18,23 @@ def doctor(
     g: Application,
     type_: Annotated[list[str] | None, typer.Option(
         "--type", "-T", show_default=False,
-        help=f"Only these job kinds (repeatable; default: every one): {names_hint()}.")] = None,
+        help=f"Only these kinds, each then needed (repeatable; default: every one, the job kinds needed): "
+             f"{names_hint()}; {', '.join(k.key for k in (*SERVE_KINDS, *ONE_CHART_KINDS) if k.apis)}.")] = None,
     output: Annotated[ViewOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = ViewOutput.table,
     prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
 ) -> None:
     """Check the cluster against docs/cluster-setup.md: API server, your permissions, each job kind's CRD and
-    controller (a server-side dry run), GPUs, Prometheus and DCGM, Kueue. Exit 0 when all that the commands
-    need is there, 1 otherwise."""
+    controller (a server-side dry run), KServe, LeaderWorkerSet, the Gateway API or Istio, GPUs, Prometheus and
+    DCGM, Kueue. Exit 0 when all that the commands need is there, 1 otherwise."""
     from ..adapters.defaults import load_defaults, resolve_namespace
     from ..adapters.helm import Helm, KubeTarget
     from ..adapters.kube import KubeReader
     from ..adapters.kubeconfig import lenient_view
     from ..adapters.metrics import MetricsOptions
-    from ..core.jobkinds import lookup
-    from ..insight.doctor import run, table
+    from ..insight.doctor import chosen_kinds, run, table
     from ..views.output import as_json, as_yaml
 
-    kinds = list(dict.fromkeys(lookup(t).key for t in type_)) if type_ else None
+    kinds = chosen_kinds(type_) if type_ else None
     defaults = load_defaults()
     opts = MetricsOptions.resolve(prometheus_url, prometheus_service, defaults.prometheus)
     ns = resolve_namespace(g.namespace, g.kubeconfig, g.context, defaults)

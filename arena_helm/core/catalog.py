@@ -55,6 +55,30 @@ def release_chart(release: dict) -> str:
     return str(release.get("chart", "")).rpartition("-")[0]
 
 
+@dataclass(frozen=True)
+class Api:
+    """A custom API whose objects a kind's chart makes, served by a controller the cluster must run: its group,
+    version, kind and resource, what to install where it is not served, and its controller's validating webhook
+    ("" for none: a dry-run create through it tells that the controller runs). ``doctor`` checks it; the read side
+    lists its objects."""
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    install: str
+    webhook: str = ""
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}"
+
+    @property
+    def resource(self) -> tuple[str, str, str]:
+        """(group, version, plural): what a LIST of its objects names."""
+        return self.group, self.version, self.plural
+
+
 class Kind(Protocol):
     """What every kind of every family is, whatever its family adds: its name on the command line, the chart it
     renders, its family, the spec model of its flags (None for a family that takes no spec: a standalone
@@ -79,13 +103,15 @@ class Kind(Protocol):
 @dataclass(frozen=True)
 class OneChartKind:
     """The kind of a family that has one chart: its command, where its spec and values models live (``module``:
-    ``spec`` and ``values`` are names in it; no ``spec`` for a family without one), imported on first use."""
+    ``spec`` and ``values`` are names in it; no ``spec`` for a family without one), imported on first use;
+    ``apis``: the custom APIs its chart makes objects of, of which the cluster must serve one (alternatives)."""
 
     family: Family
     key: str
     module: str
     spec: str
     values: str
+    apis: tuple[Api, ...] = ()
 
     @property
     def chart(self) -> str:
@@ -101,5 +127,8 @@ class OneChartKind:
 ONE_CHART_KINDS: tuple[OneChartKind, ...] = (
     OneChartKind(Family.WORKSPACE, "workspace", "arena_helm.workspace.workspaces", "WorkspaceSpec", "WorkspaceValues"),
     OneChartKind(Family.TENSORBOARD, "tensorboard", "arena_helm.workload.chart_values", "", "TensorBoardValues"),
-    OneChartKind(Family.TRAFFIC, "traffic-split", "arena_helm.serving.traffic", "TrafficSplitSpec", "TrafficSplitValues"),
+    OneChartKind(Family.TRAFFIC, "traffic-split", "arena_helm.serving.traffic", "TrafficSplitSpec", "TrafficSplitValues",
+                 apis=(Api("gateway.networking.k8s.io", "v1", "HTTPRoute", "httproutes",
+                           "the Gateway API's CRDs and a GAMMA mesh that applies HTTPRoutes"),
+                       Api("networking.istio.io", "v1", "VirtualService", "virtualservices", "Istio"))),
 )

@@ -11,7 +11,7 @@ import importlib
 from dataclasses import dataclass
 from types import ModuleType
 
-from .catalog import Family
+from .catalog import Api, Family
 
 KINDS_PACKAGE = "arena_helm.serving.kinds"  # where each kind's module lives
 
@@ -23,6 +23,9 @@ class ServeKind:
     module_name: str  # its module in this package
     summary: str  # one line for --help
     spec_name: str  # its spec class, also arena_helm.<spec_name> of the Python API
+    # the custom API its chart makes its workload of, and who serves it (none: a Deployment); the read side lists
+    # its objects, doctor checks it is served and its controller's webhook answers
+    apis: tuple[Api, ...] = ()
 
     @property
     def family(self) -> Family:
@@ -48,9 +51,15 @@ SERVE_KINDS = (
               "TFServeSpec"),
     ServeKind("triton", "triton-serving", "triton", "models behind NVIDIA Triton Inference Server",
               "TritonServeSpec"),
-    ServeKind("kserve", "kserve", "kserve", "a model as a KServe InferenceService", "KServeSpec"),
+    # the webhooks: kserve v0.20.0 config/webhook/manifests.yaml, lws v0.9.0 config/webhook/manifests.yaml
+    ServeKind("kserve", "kserve", "kserve", "a model as a KServe InferenceService", "KServeSpec",
+              (Api("serving.kserve.io", "v1beta1", "InferenceService", "inferenceservices",
+                   "KServe (RawDeployment/Standard mode, or Knative)",
+                   "inferenceservice.kserve-webhook-server.validator"),)),
     ServeKind("distributed", "distributed-serving", "distributed",
-              "a model over groups of a leader and workers (a LeaderWorkerSet)", "DistributedServeSpec"),
+              "a model over groups of a leader and workers (a LeaderWorkerSet)", "DistributedServeSpec",
+              (Api("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", "leaderworkersets", "LeaderWorkerSet (LWS)",
+                   "vleaderworkerset.kb.io"),)),
 )
 BY_KEY = {k.key: k for k in SERVE_KINDS}
 BY_CHART = {k.chart: k for k in SERVE_KINDS}

@@ -11,12 +11,16 @@ Everything is judged by what the API server itself answers, with the user's own 
   webhooks of the operators that have them (training operator, Trainer, Kueue) and the user's RBAC all answer,
   and nothing is written;
 - mpi-operator, which has no webhook: the Lease it always holds, renewed lately;
+- the other families' kinds that need an API of their own (``apis`` of their descriptors: KServe's
+  InferenceService, the LeaderWorkerSet, a traffic split's HTTPRoute or Istio VirtualService): served, and for a
+  serving kind a minimal serving rendered by its chart passes the same dry run through its controller's webhook;
 - GPUs: nodes with a ``*/gpu`` resource (the device plugin's); Prometheus found and DCGM's series in it;
   CPU/memory metrics; Kueue's LocalQueues in the namespace.
 
 A check is ``needed`` when the commands need it for everyday work (helm, the API server, the namespaced
 Role, the job kinds asked for, their controllers, GPUs on the nodes); the others only some flags or columns
-need (the detail says which). Exit 0 when no needed check is MISSING.
+need (the detail says which). A serving or traffic-split kind is needed when ``-T`` names it. Exit 0 when no
+needed check is MISSING.
 
 Operators are not looked for as Deployments: a Deployment can have any name in any namespace, a namespaced
 user cannot read them, and a Deployment ready is no proof that its webhook answers; the dry run is.
@@ -29,9 +33,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..core.catalog import ROLE_DOC
-from ..core.errors import ArenaHelmError, ForbiddenError, NotFoundError
-from ..core.jobkinds import BY_KEY, KINDS, Controller, JobKindInfo
+from ..core.catalog import ONE_CHART_KINDS, ROLE_DOC, Api, OneChartKind
+from ..core.errors import ArenaHelmError, ForbiddenError, NotFoundError, UsageError
+from ..core.jobkinds import BY_KEY, BY_NAME, KINDS, Controller, JobKindInfo, names_hint
+from ..core.servekinds import SERVE_KINDS, ServeKind
 
 OK, MISSING, SKIP = "OK", "MISSING", "SKIP"
 MIN_KUBERNETES = (1, 20)  # the charts' kubeVersion: >=1.20.0-0
@@ -42,12 +47,34 @@ DOCTOR_IMAGE = "busybox:1.36"
 # the job kinds that name a training runtime (their --runtime), and those served by an operator known by its Lease
 RUNTIME_KINDS = tuple(k.key for k in KINDS if k.runtime_key)
 LEASE_KINDS = tuple(k.key for k in KINDS if any(c.lease for c in k.controllers))
+# the kinds of the other families that need an API of their own (-T names them as the job kinds)
+_FAMILY_KINDS: tuple[ServeKind | OneChartKind, ...] = (*SERVE_KINDS, *ONE_CHART_KINDS)
+API_KINDS = {k.key: k for k in _FAMILY_KINDS if k.apis}
+
+
+def _api_kinds(group: str) -> tuple[str, ...]:
+    """The keys of the kinds whose objects are of API ``group``."""
+    return tuple(k.key for k in API_KINDS.values() if any(a.group == group for a in k.apis))
+
+
+def chosen_kinds(names: Iterable[str]) -> list[str]:
+    """The keys of ``-T``'s names (a job kind's name or alias, any case, or a key of ``API_KINDS``), once each in
+    the order given; a usage error naming the flag otherwise."""
+    keys = []
+    for name in names:
+        info = BY_NAME.get(name.lower())
+        key = info.key if info is not None else name.lower()
+        if info is None and key not in API_KINDS:
+            raise UsageError(f"-T/--type {name!r}: use {names_hint()}, or {', '.join(API_KINDS)}")
+        keys.append(key)
+    return list(dict.fromkeys(keys))
 
 
 @dataclass(frozen=True)
 class Permission:
     """What one group of commands needs: ``verbs`` on ``resources`` of ``group`` (``"pods/log"``: a
-    subresource), in the namespace or (``cluster``) cluster-wide. ``kinds``: only for these job kinds."""
+    subresource), in the namespace or (``cluster``) cluster-wide. ``kinds``: only for these kinds (of ``-T``);
+    ``named``: needed when ``-T`` names one of them."""
 
     purpose: str
     group: str
@@ -56,6 +83,7 @@ class Permission:
     cluster: bool = False
     needed: bool = True
     kinds: tuple[str, ...] = ()
+    named: bool = False
 
 
 def _job_permissions() -> list[Permission]:
@@ -76,13 +104,13 @@ PERMISSIONS: tuple[Permission, ...] = (
                ("create", "update", "patch", "delete"), needed=False),
     *_job_permissions(),
     Permission("a KServe serving's InferenceService (serve kserve)", "serving.kserve.io", ("inferenceservices",),
-               ALL_VERBS, needed=False),
+               ALL_VERBS, needed=False, kinds=_api_kinds("serving.kserve.io"), named=True),
     Permission("a distributed serving's LeaderWorkerSet (serve distributed)", "leaderworkerset.x-k8s.io",
-               ("leaderworkersets",), ALL_VERBS, needed=False),
+               ("leaderworkersets",), ALL_VERBS, needed=False, kinds=_api_kinds("leaderworkerset.x-k8s.io"), named=True),
     Permission("a traffic split's HTTPRoutes (serve traffic-split)", "gateway.networking.k8s.io", ("httproutes",),
-               ALL_VERBS, needed=False),
+               ALL_VERBS, needed=False, kinds=_api_kinds("gateway.networking.k8s.io")),
     Permission("a traffic split's Istio routes (serve traffic-split --router istio)", "networking.istio.io",
-               ("virtualservices", "destinationrules"), ALL_VERBS, needed=False),
+               ("virtualservices", "destinationrules"), ALL_VERBS, needed=False, kinds=_api_kinds("networking.istio.io")),
     Permission("a TrainJob's --runtime (TrainingRuntime)", "trainer.kubeflow.org", ("trainingruntimes",),
                ("get", "list"), kinds=RUNTIME_KINDS),
     Permission("pods, events and PVCs (list, get, data list)", "", ("pods", "events", "persistentvolumeclaims"),
@@ -150,16 +178,20 @@ class Report:
 # ---- the checks ---------------------------------------------------------------------------------------
 def run(kube, helm_factory: Callable[[], Any], namespace: str, kinds: Iterable[str] | None = None, *,
         metrics_options=None, context: str | None = None, now: dt.datetime | None = None) -> Report:
-    """Every check against ``kube`` (a KubeReader) for the user in ``namespace``; ``kinds``: the job kinds to
-    check (keys; None: every one)."""
-    chosen = [BY_KEY[k] for k in (kinds or [k.key for k in KINDS])]
+    """Every check against ``kube`` (a KubeReader) for the user in ``namespace``; ``kinds``: the kinds to check
+    (``chosen_kinds``' keys, which it names needed; None: every one, the job kinds needed)."""
+    named = list(kinds or ())
+    keys = named or [*(k.key for k in KINDS), *API_KINDS]
+    chosen = [BY_KEY[k] for k in keys if k in BY_KEY]
+    others = [API_KINDS[k] for k in keys if k in API_KINDS]
     report = Report(namespace, context)
     helm = _check_helm(report, helm_factory)
     if not _check_api(report, kube):
-        for name in ("permissions", *[i.kind for i in chosen], "GPUs", "Prometheus", "Kueue"):
+        for name in ("permissions", *[i.kind for i in chosen], *map(_api_check, others), "GPUs", "Prometheus",
+                     "Kueue"):
             report.add(name, SKIP, "the API server did not answer")
         return report
-    allowed = _check_permissions(report, kube, namespace, {i.key for i in chosen})
+    allowed = _check_permissions(report, kube, namespace, set(keys), set(named))
     served = kube.served_job_versions()
     groups = kube.served_groups()
     webhooks = _webhooks(kube)
@@ -176,6 +208,8 @@ def run(kube, helm_factory: Callable[[], Any], namespace: str, kinds: Iterable[s
         for controller in info.controllers:
             if controller.lease and controller.version in served.get(info.kind, []):
                 _check_lease(report, kube, now or dt.datetime.now(dt.UTC), info, controller)
+    for kind in others:
+        _check_apis(report, kube, helm, kind, groups, namespace, allowed, webhooks, kind.key in named)
     _check_gpus(report, kube)
     _check_metrics(report, kube, namespace, groups, metrics_options)
     _check_kueue(report, kube, namespace, groups)
@@ -226,11 +260,13 @@ def _reviews(kube, namespace: str, perms: list[Permission]) -> dict[tuple[Permis
         return dict(zip(asks, pool.map(review, asks), strict=True))
 
 
-def _check_permissions(report: Report, kube, namespace: str, kinds: set[str]) -> dict[tuple[str, str], bool]:
-    """One line per permission of ``PERMISSIONS`` (the chosen kinds' only); returns (resource, verb) ->
-    allowed, for the namespace."""
+def _check_permissions(report: Report, kube, namespace: str, kinds: set[str], named: set[str]
+                       ) -> dict[tuple[str, str], bool]:
+    """One line per permission of ``PERMISSIONS`` (the chosen kinds' only; needed as well where ``-T`` named its
+    kind and it says so); returns (resource, verb) -> allowed, for the namespace."""
     plural_kind = {i.plural: i.key for i in KINDS}
-    perms = [replace(p, resources=tuple(r for r in p.resources if plural_kind.get(r, next(iter(kinds))) in kinds))
+    perms = [replace(p, resources=tuple(r for r in p.resources if plural_kind.get(r) in kinds | {None}),
+                     needed=p.needed or (p.named and bool(set(p.kinds) & named)))
              for p in PERMISSIONS if not p.kinds or set(p.kinds) & kinds]
     try:
         answers = _reviews(kube, namespace, perms)
@@ -285,7 +321,7 @@ def _check_kind(report: Report, kube, helm, info: JobKindInfo, versions: list[st
         return
     try:
         doc = doctor_job(kube, helm, info, version, namespace)
-        kube.dry_run_create(doc, namespace)
+        kube.dry_run_create(doc, namespace, info.plural)
     except ArenaHelmError as exc:
         report.add(name, MISSING, f"{api} served, but a dry-run create of a job failed: {exc}")
         return
@@ -296,19 +332,67 @@ def _check_kind(report: Report, kube, helm, info: JobKindInfo, versions: list[st
     if not info.webhook:
         report.add(name, OK, f"{passed} (whether its controller runs cannot be told: it has no webhook)")
         return
+    _judge_webhook(report, name, passed, info.webhook, info.operator, webhooks)
+
+
+def _judge_webhook(report: Report, name: str, passed: str, webhook: str, install: str,
+                   webhooks: dict[str, dict] | str, needed: bool = True) -> None:
+    """After a dry run passed: its controller runs when its validating ``webhook`` is registered and fails closed
+    (the dry run went through it)."""
     if isinstance(webhooks, str):
-        report.add(name, SKIP, f"{passed}; whether its operator runs needs its webhook {info.webhook}, and "
-                   f"{webhooks}: ask for the ClusterRole of {ROLE_DOC}")
+        report.add(name, SKIP, f"{passed}; whether its operator runs needs its webhook {webhook}, and "
+                   f"{webhooks}: ask for the ClusterRole of {ROLE_DOC}", needed)
         return
-    hook = webhooks.get(info.webhook)
+    hook = webhooks.get(webhook)
     if hook is None:
-        report.add(name, MISSING, f"{passed}, but the operator's webhook {info.webhook} is not registered: the CRD "
-                   f"is there, not its operator: install {info.operator}")
+        report.add(name, MISSING, f"{passed}, but the operator's webhook {webhook} is not registered: the CRD "
+                   f"is there, not its operator: install {install}", needed)
     elif hook.get("failurePolicy", "Fail") != "Fail":
-        report.add(name, SKIP, f"{passed}; the operator's webhook {info.webhook} ignores failures, so it may not "
-                   "have answered")
+        report.add(name, SKIP, f"{passed}; the operator's webhook {webhook} ignores failures, so it may not "
+                   "have answered", needed)
     else:
-        report.add(name, OK, f"{passed} through the operator's webhook {info.webhook}")
+        report.add(name, OK, f"{passed} through the operator's webhook {webhook}", needed)
+
+
+def _api_check(kind: ServeKind | OneChartKind) -> str:
+    """The name of a kind's API check: its objects' kind (alternatives: HTTPRoute or VirtualService)."""
+    return " or ".join(api.kind for api in kind.apis)
+
+
+def _check_apis(report: Report, kube, helm, kind: ServeKind | OneChartKind, groups: dict[str, list[str]], namespace: str,
+                allowed: dict[tuple[str, str], bool], webhooks: dict[str, dict] | str, needed: bool) -> None:
+    """A kind of another family: one of its APIs served; where that API's controller has a webhook (the serving
+    kinds), a minimal serving rendered by its chart as ``serve`` renders it passes a server-side dry-run create
+    through it. A traffic split's routes name servings that must exist and no controller of their own answers:
+    that they are served is all doctor can tell."""
+    apis = kind.apis
+    name = _api_check(kind)
+    served = [a for a in apis if a.version in groups.get(a.group, [])]
+    if not served:
+        wanted = " nor ".join(f"{a.kind} ({a.api_version})" for a in apis)
+        report.add(name, MISSING, f"the cluster {'serves neither' if len(apis) > 1 else 'does not serve'} {wanted} "
+                   f"(serve {kind.key} needs {'one' if len(apis) > 1 else 'it'}): install "
+                   f"{' or '.join(a.install for a in apis)}", needed)
+        return
+    api = served[0]
+    shown = " and ".join(f"{a.api_version} ({a.kind})" for a in served)
+    if not api.webhook:
+        report.add(name, OK, f"{shown} served: serve {kind.key} makes {api.kind}s (whether a mesh applies them "
+                   "cannot be told from here)", needed)
+        return
+    if helm is None:
+        report.add(name, SKIP, f"{shown} served; the dry run needs helm to render a serving", needed)
+        return
+    if allowed and not allowed.get((api.plural, "create"), True):
+        report.add(name, SKIP, f"{shown} served; the dry run needs create on {api.plural} (see above)", needed)
+        return
+    try:
+        kube.dry_run_create(doctor_serving(helm, kind, api, namespace), namespace, api.plural)
+    except ArenaHelmError as exc:
+        report.add(name, MISSING, f"{shown} served, but a dry-run create of a serving failed: {exc}", needed)
+        return
+    _judge_webhook(report, name, f"{shown} served; a dry-run create of a serving passed", api.webhook, api.install,
+                   webhooks, needed)
 
 
 def doctor_job(kube, helm, info: JobKindInfo, version: str, namespace: str) -> dict:
@@ -325,6 +409,24 @@ def doctor_job(kube, helm, info: JobKindInfo, version: str, namespace: str) -> d
     values = _with_runtime(spec, kube, job_values(spec))
     docs = [d for d in yaml.safe_load_all(render(spec, helm, values=values)) if isinstance(d, dict)]
     (doc,) = [d for d in docs if d.get("kind") == info.kind]
+    meta = doc["metadata"]
+    del meta["name"]
+    meta["generateName"] = DOCTOR_JOB
+    return doc
+
+
+def doctor_serving(helm, kind: ServeKind | OneChartKind, api: Api, namespace: str) -> dict:
+    """A minimal serving of ``kind`` (your image and command) as its chart renders it for ``serve``: its object of
+    ``api`` (generateName: no name is taken)."""
+    import yaml
+
+    from ..workload.gateway import render
+
+    spec_class = kind.spec_class()
+    assert spec_class is not None, kind  # an API whose controller has a webhook is a serving kind's
+    spec = spec_class(name="arena-helm-doctor", version="v1", namespace=namespace, image=DOCTOR_IMAGE, command="true")
+    docs = yaml.safe_load_all(render(helm, kind.chart, spec.release, spec.chart_values(), namespace))
+    (doc,) = [d for d in docs if isinstance(d, dict) and d.get("kind") == api.kind]
     meta = doc["metadata"]
     del meta["name"]
     meta["generateName"] = DOCTOR_JOB

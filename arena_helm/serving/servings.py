@@ -102,6 +102,10 @@ class ServeSpec(PodLevelFlags):
     def release(self) -> str:
         return f"{self.name}-{self.version}"
 
+    def chart_values(self) -> dict[str, Any]:
+        """The chart values ``serve`` installs for it (``serving_values``; doctor renders its probe with them)."""
+        return serving_values(self)
+
 
 # a Hugging Face model id (org/name, or name) or an absolute path in the container, matched whole
 MODEL_RX = re.compile(r"/.*|[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?")
@@ -371,18 +375,17 @@ def list_servings(c: Cluster, namespace: str, all_namespaces: bool = False, name
 
 
 def _workloads(c: Cluster, ns: str | None, selector: str) -> dict[tuple[str, str], dict]:
-    """The objects the serving charts make when that is not a Deployment (a kind module's ``WORKLOAD``: group,
-    version, plural), by (namespace, release): one LIST a kind, none when the API server does not serve it (its
+    """The objects the serving charts make when that is not a Deployment (a kind's ``apis``), by (namespace,
+    release): one LIST a kind, none when the API server does not serve it (its
     controller is not installed) or when the user may not list them."""
     from ..core.servekinds import SERVE_KINDS
 
     out: dict[tuple[str, str], dict] = {}
     for kind in SERVE_KINDS:
-        workload = getattr(kind.module(), "WORKLOAD", None)
-        if workload is None:
+        if not kind.apis:
             continue
         try:
-            items = c.kube.list_objects(*workload, ns, selector)
+            items = c.kube.list_objects(*kind.apis[0].resource, ns, selector)
         except (NotFoundError, ForbiddenError):  # not served; or the user may not read them: none in view
             continue
         for o in items:
@@ -603,12 +606,11 @@ def active_serving_views(c: Cluster, namespace: str, all_namespaces: bool) -> li
     try:
         workloads = [(d, deployment_shape(d)) for d in c.kube.list_deployments(ns, SELECTOR)]
         for kind in SERVE_KINDS:
-            module = kind.module()
-            if not hasattr(module, "workload_shape"):
+            shape = getattr(kind.module(), "workload_shape", None) if kind.apis else None
+            if shape is None:  # its pods are a Deployment's (above: KServe's predictor)
                 continue
             try:
-                workloads += [(o, module.workload_shape(o)) for o in c.kube.list_objects(*module.WORKLOAD, ns,
-                                                                                         SELECTOR)]
+                workloads += [(o, shape(o)) for o in c.kube.list_objects(*kind.apis[0].resource, ns, SELECTOR)]
             except (NotFoundError, ForbiddenError):  # not served, or not readable by the user: none
                 continue
         pods: dict[tuple[str, str], list[dict]] = {}

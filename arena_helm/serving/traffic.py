@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, field_validator, model_validator
 
 from ..core import grammars as k8s
-from ..core.catalog import FAMILY_CHART, Family, release_chart
+from ..core.catalog import FAMILY_CHART, ONE_CHART_KINDS, Family, release_chart
 from ..core.errors import NotFoundError, UsageError
 from ..core.grammars import DNS1035Label, DNSLabel
 from ..workload.chart_values import ArenaCommonValues, Empty, ValuesModel, arena_common_field, global_field
@@ -44,8 +44,10 @@ class Router(enum.StrEnum):
     istio = "istio"
 
 
-# the API group each router needs served (discovery), and the objects it makes
-ROUTER_GROUPS = {Router.gateway: "gateway.networking.k8s.io", Router.istio: "networking.istio.io"}
+# the API group each router needs served (discovery: the family's kind's apis, in Router's order), and the objects
+# it makes
+ROUTER_GROUPS = dict(zip(Router, (api.group for k in ONE_CHART_KINDS if k.family is Family.TRAFFIC for api in k.apis),
+                         strict=True))
 ROUTER_OBJECTS = {Router.gateway: "HTTPRoute", Router.istio: "VirtualService and DestinationRule"}
 
 

@@ -217,9 +217,12 @@ def wait_for(kube: KubeReader, result: SubmitResult, timeout: float, poll: float
 def wait_job(kube: KubeReader, kind: str, version: str, namespace: str, name: str, timeout: float,
              poll: float = 2.0, progress: Callable[[str], None] | None = None) -> str:
     """Follow a job object until it succeeds or fails (its operator's word: ``views.job_phase``); returns the
-    final phase, or raises WaitTimeoutError (the job keeps running) or NotFoundError (it was deleted)."""
-    from ..views.jobs import job_phase
+    final phase, or raises WaitTimeoutError (the job keeps running) or NotFoundError (it was deleted). A kind
+    whose operator writes no Restarting condition (a TrainJob) is Restarting when its pods say so, as ``get``
+    tells it (``views.jobs.restarts_from_pods``): only then are its pods listed."""
+    from ..views.jobs import job_phase, pod_job_selector, restarts_from_pods
 
+    reads_pods = not any(phase == "Restarting" for _, phase in BY_KIND[kind].conditions)
     deadline = time.monotonic() + timeout
     last = None
     while True:
@@ -227,6 +230,9 @@ def wait_job(kube: KubeReader, kind: str, version: str, namespace: str, name: st
         if job is None:
             raise NotFoundError(f"{kind} {name} disappeared from namespace {namespace}")
         phase = job_phase(job)
+        if reads_pods and phase in ("Running", "Pending") and restarts_from_pods(
+                job, kube.list_pods(namespace, selector=pod_job_selector(kind, name))):
+            phase = "Restarting"
         if phase != last and progress:
             progress(f"{kind.lower()}/{name}: {phase}")
         last = phase

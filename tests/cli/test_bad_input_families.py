@@ -237,6 +237,10 @@ CASES = {
     "doctor --prometheus-service port": (
         ["doctor", "--prometheus-service", "ns/name:99999"],
         "error: --prometheus-service 'ns/name:99999': port 99999 is out of range: give 1-65535 (or the port's name)"),
+    "doctor -T": (
+        ["doctor", "-T", "kserve", "-T", "vllm"],
+        "error: -T/--type 'vllm': use tfjob, pytorchjob, mpijob, jaxjob, xgboostjob, paddlejob, trainjob (or tf, "
+        "pytorch, py, mpi, jax, xgboost, xgb, paddle, tj), or kserve, distributed, traffic-split"),
 }
 
 

@@ -10,11 +10,13 @@ import json
 import pytest
 from kubernetes import client
 from promsim import Gpu
+from readme import table_columns, text_block_after
 from typer.testing import CliRunner
 
 from arena_helm.adapters.metrics import GPU_QUERY
 from arena_helm.cli import app
 from arena_helm.core.jobkinds import KINDS
+from arena_helm.core.servekinds import SERVE_KINDS
 
 pytestmark = pytest.mark.cluster
 runner = CliRunner()
@@ -33,8 +35,15 @@ CLUSTER_RBAC = ["RBAC: nodes", "RBAC: pods", "RBAC: namespaces", "RBAC: clusterq
                 "RBAC: clustertrainingruntimes (trainer.kubeflow.org)", "RBAC: leases (coordination.k8s.io)",
                 "RBAC: validatingwebhookconfigurations (admissionregistration.k8s.io)"]
 KIND_CHECKS = [k.kind for k in KINDS]
+API_CHECKS = ["InferenceService", "LeaderWorkerSet", "HTTPRoute or VirtualService"]
 ALL_CHECKS = ["helm", "API server", *NAMESPACED_RBAC, *CLUSTER_RBAC, *KIND_CHECKS, "JobSet", "mpi-operator running",
-              "GPUs on nodes", "Prometheus", "CPU/memory metrics", "Kueue"]
+              *API_CHECKS, "GPUs on nodes", "Prometheus", "CPU/memory metrics", "Kueue"]
+KSERVE_OK = ("serving.kserve.io/v1beta1 (InferenceService) served; a dry-run create of a serving passed through the "
+             "operator's webhook inferenceservice.kserve-webhook-server.validator")
+LWS_OK = ("leaderworkerset.x-k8s.io/v1 (LeaderWorkerSet) served; a dry-run create of a serving passed through the "
+          "operator's webhook vleaderworkerset.kb.io")
+ROUTES_OK = ("gateway.networking.k8s.io/v1 (HTTPRoute) and networking.istio.io/v1 (VirtualService) served: serve "
+             "traffic-split makes HTTPRoutes (whether a mesh applies them cannot be told from here)")
 
 
 def doctor(helm_bin, cluster, namespace, *args, user="admin"):
@@ -44,7 +53,7 @@ def doctor(helm_bin, cluster, namespace, *args, user="admin"):
 
 
 def test_doctor_finds_everything_on_the_test_cluster(helm_bin, cluster, controllers, kubelet, namespace, prometheus):
-    for name in ("training-operator", "mpi-operator", "jobset", "trainer", "kueue"):
+    for name in ("training-operator", "mpi-operator", "jobset", "trainer", "kueue", "kserve", "lws"):
         controllers.require(name)
     node = f"doc-{namespace}"
     kubelet.add_node(node, pool=namespace, gpus=4)
@@ -74,19 +83,45 @@ def test_doctor_finds_everything_on_the_test_cluster(helm_bin, cluster, controll
         assert by["Prometheus"].startswith(f"{prometheus.url}: ") and by["Prometheus"].endswith(
             " GPUs report DCGM's series")
         assert "offer GPUs" in by["GPUs on nodes"]
-        # nothing was written: the dry runs left no job behind
-        for k in KINDS:
-            version = {"mpijob": "v2beta1"}.get(k.key, k.versions[0])
-            items = custom.list_namespaced_custom_object(k.group, version, namespace, k.plural)["items"]
-            assert items == [], (k.kind, items)
+        assert [by[c] for c in API_CHECKS] == [KSERVE_OK, LWS_OK, ROUTES_OK]
+        assert {c["check"]: c["needed"] for c in checks if c["check"] in API_CHECKS} == dict.fromkeys(API_CHECKS, False)
+        # nothing was written: the dry runs left no job and no serving behind
+        apis = [(k.group, {"mpijob": "v2beta1"}.get(k.key, k.versions[0]), k.plural, k.kind) for k in KINDS]
+        for group, version, plural, kind in apis + [(*a.resource, a.kind) for k in SERVE_KINDS for a in k.apis]:
+            items = custom.list_namespaced_custom_object(group, version, namespace, plural)["items"]
+            assert items == [], (kind, items)
         table = doctor(helm_bin, cluster, namespace, "--prometheus-url", prometheus.url)
         assert table.exit_code == 0, table.output
         print(table.stdout)  # the README shows it (pytest -s)
         lines = table.stdout.splitlines()
         assert lines[0].split() == ["CHECK", "STATUS", "DETAIL"] and len(lines) == len(ALL_CHECKS) + 3
         assert lines[-1] == f"ready: everything arena-helm needs is there (context admin, namespace {namespace})"
+        sample = text_block_after("Against the test cluster (`tests/cluster/test_doctor.py`")  # the README's
+        assert table_columns(sample, 2)[:-1] == table_columns(lines, 2)[:-1]
     finally:
         kubelet.remove_node(node)
+
+
+def test_doctor_t_names_servings_and_traffic_splits_whose_checks_are_then_needed(helm_bin, cluster, controllers,
+                                                                                kubelet, namespace):
+    controllers.require("kserve", "lws")
+    kubelet.add_node(f"doc-{namespace}", pool=namespace, gpus=2)
+    try:
+        res = doctor(helm_bin, cluster, namespace, "-T", "kserve", "-T", "distributed", "-T", "traffic-split", "-o",
+                     "json")
+    finally:
+        kubelet.remove_node(f"doc-{namespace}")
+    assert res.exit_code == 0, res.output
+    checks = json.loads(res.stdout)["checks"]
+    rbac = [c["check"] for c in checks if c["check"].startswith("RBAC: ")]
+    assert [c["check"] for c in checks] == ["helm", "API server", *rbac, *API_CHECKS, "GPUs on nodes", "Prometheus",
+                                            "CPU/memory metrics", "Kueue"]
+    assert not any("kubeflow.org" in name for name in rbac)  # no job kind was named
+    by = {c["check"]: c for c in checks}
+    assert [(by[c]["status"], by[c]["needed"], by[c]["detail"]) for c in API_CHECKS] == [
+        ("OK", True, KSERVE_OK), ("OK", True, LWS_OK), ("OK", True, ROUTES_OK)]
+    for name in ("RBAC: inferenceservices (serving.kserve.io)", "RBAC: leaderworkersets (leaderworkerset.x-k8s.io)"):
+        assert (by[name]["status"], by[name]["needed"]) == ("OK", True)
 
 
 def test_doctor_as_the_documented_role_says_what_the_cluster_role_would_add(helm_bin, cluster, controllers):

@@ -225,6 +225,11 @@ def test_a_trainjob_whose_pod_fails_is_restarting_until_its_replacement_runs(ctx
     assert view["statusReason"] == "the operator is restarting failed replicas"
     line = f"pod {first.metadata.name}: evicted by its node: The node was low on resource: memory."
     assert f"Failure:     {line}" in ok(ctx("get", "flaky")).splitlines()
+    waited = ctx("wait", "flaky", "--timeout", "1s")  # wait's progress tells it as get does
+    assert (waited.exit_code, waited.stdout, waited.stderr.splitlines()) == (3, "", [
+        "trainjob/flaky: Restarting",
+        "error: trainjob/flaky still Restarting after --timeout 1s (the job keeps running; follow it with arena-helm "
+        "get)"])
 
     def replacement():
         pods = client.CoreV1Api(cluster.api_client()).list_namespaced_pod(

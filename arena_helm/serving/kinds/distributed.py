@@ -26,7 +26,6 @@ from ..servings import ServeSpec, ServingValues, _shared, desired_replicas
 from .custom import ServingPorts
 
 WORDS = "The command of the leader and the workers, unless --leader-command/--worker-command (joined with spaces)."
-WORKLOAD = ("leaderworkerset.x-k8s.io", "v1", "leaderworkersets")  # what the chart makes (the read side lists it)
 PORTS = (("port", "grpc"), ("restful_port", "restful"), ("metrics_port", "metrics"))  # flag field, port name
 ROLES = ("leader", "worker")
 

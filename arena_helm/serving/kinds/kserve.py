@@ -22,7 +22,6 @@ from ...workload.spec import JobSpec, opt
 from ..servings import ServeSpec, ServingValues, _shared
 
 WORDS = "The command of your container (joined with spaces; none: the image's entrypoint, or the runtime's)."
-WORKLOAD = ("serving.kserve.io", "v1beta1", "inferenceservices")  # what the chart makes (the read side lists it)
 # a storage URI KServe's storage initializer reads (pkg/storage: gs, s3, pvc, hdfs, webhdfs, hf, oci, http(s),
 # azure blob); the scheme is checked, the rest is the storage's business
 STORAGE_RX = re.compile(r"^(gs|s3|pvc|hdfs|webhdfs|hf|oci|https?)://\S+$")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from readme import table_columns, text_block_after
 from typer.testing import CliRunner
 
 from arena_helm.cli import app
@@ -17,7 +18,8 @@ runner = CliRunner()
 def test_doctor_names_the_missing_operators(helm_bin, cluster, namespace):
     base = ["doctor", "--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "-n", namespace]
     env = {"PROMETHEUS_ADDRESS": None, "ARENA_HELM_CONFIG": None}
-    res = runner.invoke(app, [*base, "-T", "pytorch", "-T", "mpi", "-o", "json"], env=env)
+    kinds = ["-T", "pytorch", "-T", "mpi", "-T", "kserve"]
+    res = runner.invoke(app, [*base, *kinds, "-o", "json"], env=env)
     assert res.exit_code == 1, res.output
     report = json.loads(res.stdout)
     assert report["ready"] is False
@@ -31,12 +33,19 @@ def test_doctor_names_the_missing_operators(helm_bin, cluster, namespace):
         "check": "mpi-operator running", "status": "MISSING", "needed": True,
         "detail": "no Lease mpi-operator: mpi-operator is not running (it always holds one): install the Kubeflow "
                   "mpi-operator"}
+    assert checks["InferenceService"] == {  # KServe's CRD is there, its controller is not
+        "check": "InferenceService", "status": "MISSING", "needed": True,
+        "detail": "serving.kserve.io/v1beta1 (InferenceService) served; a dry-run create of a serving passed, but the "
+                  "operator's webhook inferenceservice.kserve-webhook-server.validator is not registered: the CRD is "
+                  "there, not its operator: install KServe (RawDeployment/Standard mode, or Knative)"}
     assert checks["GPUs on nodes"]["detail"] == (
         "none of 0 nodes offers nvidia.com/gpu: install the NVIDIA device plugin (jobs with --gpus would never be "
         "scheduled)")
     assert checks["Prometheus"]["needed"] is False and checks["Kueue"]["status"] == "MISSING"
-    table = runner.invoke(app, [*base, "-T", "pytorch", "-T", "mpi"], env=env)
-    print(table.stdout)  # the README shows it (pytest -s)
+    table = runner.invoke(app, [*base, *kinds], env=env)
+    print(table.stdout)  # the README shows it (pytest -s), the RBAC lines left out
     assert table.exit_code == 1
-    assert table.stdout.splitlines()[-1] == ("not ready: 3 needed checks MISSING (PyTorchJob, mpi-operator running, "
-                                             "GPUs on nodes)")
+    assert table.stdout.splitlines()[-1] == ("not ready: 4 needed checks MISSING (PyTorchJob, mpi-operator running, "
+                                             "InferenceService, GPUs on nodes)")
+    shown = [line for line in table.stdout.splitlines() if not line.startswith("RBAC: ")]
+    assert table_columns(text_block_after("`tests/cluster/bare/test_doctor_bare.py`"), 2) == table_columns(shown, 2)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from arena_helm.core.errors import ForbiddenError, UnreachableError
+import pytest
+
+from arena_helm.core.errors import ForbiddenError, UnreachableError, UsageError
 from arena_helm.core.jobkinds import BY_KEY
 from arena_helm.insight import doctor
 
@@ -21,8 +23,14 @@ class FakeHelm:
 class FakeKube:
     server = "https://k8s.example:6443"
 
-    def __init__(self, *, unreachable=False, leases=None, nodes=None, forbidden=()):
+    def __init__(self, *, unreachable=False, leases=None, nodes=None, forbidden=(), refuse=None):
         self.unreachable, self.leases, self.nodes, self.forbidden = unreachable, leases, nodes, set(forbidden)
+        self.refuse, self.created = refuse, []
+
+    def dry_run_create(self, doc, namespace, plural):
+        if self.refuse:
+            raise ForbiddenError(self.refuse)
+        self.created.append((doc, namespace, plural))
 
     def connect(self):
         if self.unreachable:
@@ -105,7 +113,7 @@ def test_gpus_are_counted_per_resource_over_the_nodes():
 
 def test_permissions_name_what_is_denied_and_the_fix():
     report = doctor.Report("team-a")
-    allowed = doctor._check_permissions(report, FakeKube(forbidden={"pods"}), "team-a", {"tfjob"})
+    allowed = doctor._check_permissions(report, FakeKube(forbidden={"pods"}), "team-a", {"tfjob"}, set())
     assert allowed[("tfjobs", "create")] is True and allowed[("pods", "list")] is False
     by = {c.check: c for c in report.checks}
     assert "RBAC: tfjobs (kubeflow.org)" in by and "RBAC: trainjobs (trainer.kubeflow.org)" not in by  # only the chosen kinds
@@ -115,3 +123,78 @@ def test_permissions_name_what_is_denied_and_the_fix():
                            "data list)): ask for the Role of docs/rbac/arena-helm-user.yaml")
     metrics = by["RBAC: pods (metrics.k8s.io)"]  # metrics.k8s.io pods: optional
     assert (metrics.status, metrics.needed) == ("MISSING", False)
+    assert not any("inferenceservices" in name for name in by)  # a serving kind's only when it is chosen
+
+
+def test_a_serving_kind_s_permission_is_needed_when_t_names_it():
+    for named, needed in ((set(), False), ({"kserve"}, True)):
+        report = doctor.Report("team-a")
+        doctor._check_permissions(report, FakeKube(forbidden={"inferenceservices"}), "team-a", {"kserve"}, named)
+        (isvc,) = [c for c in report.checks if c.check == "RBAC: inferenceservices (serving.kserve.io)"]
+        assert (isvc.status, isvc.needed) == ("MISSING", needed)
+        assert not any("tfjobs" in c.check for c in report.checks)
+
+
+def test_t_takes_job_kinds_their_aliases_and_the_kinds_of_other_families_that_need_an_api():
+    assert doctor.chosen_kinds(["TF", "kserve", "tfjob", "traffic-split", "distributed"]) == [
+        "tfjob", "kserve", "traffic-split", "distributed"]
+    with pytest.raises(UsageError) as err:
+        doctor.chosen_kinds(["custom"])
+    assert str(err.value) == (
+        "-T/--type 'custom': use tfjob, pytorchjob, mpijob, jaxjob, xgboostjob, paddlejob, trainjob (or tf, pytorch, py, "
+        "mpi, jax, xgboost, xgb, paddle, tj), or kserve, distributed, traffic-split")
+
+
+KSERVE_WEBHOOK = "inferenceservice.kserve-webhook-server.validator"
+
+
+def check_apis(key, groups, *, webhooks=None, needed=True, kube=None, monkeypatch=None):
+    if monkeypatch is not None:  # the probe a serving's chart renders (the cluster tier renders it with helm)
+        monkeypatch.setattr(doctor, "doctor_serving", lambda helm, kind, api, ns: {"kind": api.kind, "ns": ns})
+    report = doctor.Report("team-a")
+    doctor._check_apis(report, kube or FakeKube(), FakeHelm(), doctor.API_KINDS[key], groups, "team-a", {},
+                       {} if webhooks is None else webhooks, needed)
+    (check,) = report.checks
+    return check.to_json()
+
+
+def test_a_kind_whose_api_is_not_served_is_missing_with_what_to_install():
+    assert check_apis("kserve", {"kubeflow.org": ["v1"]}) == {
+        "check": "InferenceService", "status": "MISSING", "needed": True,
+        "detail": "the cluster does not serve InferenceService (serving.kserve.io/v1beta1) (serve kserve needs it): "
+                  "install KServe (RawDeployment/Standard mode, or Knative)"}
+    assert check_apis("traffic-split", {"gateway.networking.k8s.io": ["v1beta1"]}, needed=False) == {
+        "check": "HTTPRoute or VirtualService", "status": "MISSING", "needed": False,
+        "detail": "the cluster serves neither HTTPRoute (gateway.networking.k8s.io/v1) nor VirtualService "
+                  "(networking.istio.io/v1) (serve traffic-split needs one): install the Gateway API's CRDs and a "
+                  "GAMMA mesh that applies HTTPRoutes or Istio"}
+
+
+def test_a_traffic_split_router_served_is_all_doctor_can_tell():
+    assert check_apis("traffic-split", {"networking.istio.io": ["v1", "v1beta1"]})["detail"] == (
+        "networking.istio.io/v1 (VirtualService) served: serve traffic-split makes VirtualServices (whether a mesh "
+        "applies them cannot be told from here)")
+    both = {"networking.istio.io": ["v1"], "gateway.networking.k8s.io": ["v1"]}
+    assert check_apis("traffic-split", both)["detail"] == (
+        "gateway.networking.k8s.io/v1 (HTTPRoute) and networking.istio.io/v1 (VirtualService) served: serve "
+        "traffic-split makes HTTPRoutes (whether a mesh applies them cannot be told from here)")
+
+
+def test_a_serving_kind_passes_a_dry_run_through_its_controller_s_webhook(monkeypatch):
+    served = {"serving.kserve.io": ["v1beta1", "v1alpha1"]}
+    kube = FakeKube()
+    ok = check_apis("kserve", served, webhooks={KSERVE_WEBHOOK: {"failurePolicy": "Fail"}}, kube=kube,
+                    monkeypatch=monkeypatch)
+    assert (ok["status"], ok["detail"]) == ("OK", "serving.kserve.io/v1beta1 (InferenceService) served; a dry-run "
+                                            f"create of a serving passed through the operator's webhook {KSERVE_WEBHOOK}")
+    assert kube.created == [({"kind": "InferenceService", "ns": "team-a"}, "team-a", "inferenceservices")]
+    gone = check_apis("kserve", served, webhooks={}, monkeypatch=monkeypatch)
+    assert (gone["status"], gone["detail"]) == (
+        "MISSING", "serving.kserve.io/v1beta1 (InferenceService) served; a dry-run create of a serving passed, but the "
+        f"operator's webhook {KSERVE_WEBHOOK} is not registered: the CRD is there, not its operator: install KServe "
+        "(RawDeployment/Standard mode, or Knative)")
+    refused = check_apis("distributed", {"leaderworkerset.x-k8s.io": ["v1"]}, kube=FakeKube(refuse="denied: no"),
+                         monkeypatch=monkeypatch)
+    assert (refused["check"], refused["status"], refused["detail"]) == (
+        "LeaderWorkerSet", "MISSING", "leaderworkerset.x-k8s.io/v1 (LeaderWorkerSet) served, but a dry-run create of a "
+        "serving failed: denied: no")
