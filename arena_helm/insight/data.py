@@ -3,7 +3,8 @@
 Arena v1's ``arena data list`` (pkg/datahouse/list.go) lists the namespace's PVCs (NAME, ACCESSMODE, the
 ``description`` and ``owner`` annotations, AGE), bound ones only. This one lists every claim with its
 status (an unbound claim is what a pending job waits for), capacity, access modes (kubectl's short forms),
-storage class and the jobs whose pod templates mount it. Three LISTs: claims, then each served job kind.
+storage class and what uses it: the jobs whose pod templates mount it, and the workspaces (their home, which
+their chart labels, and what their Job mounts). LISTs: claims, each served job kind, the workspaces' Jobs.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..adapters.kube import KubeReader, ns_path
+from ..core.catalog import FAMILY_CHART, Family
 from ..core.errors import ForbiddenError
 from ..core.grammars import parse_time
 from ..core.jobkinds import BY_KIND
 from ..views.jobs import replica_specs, short_duration
 
+CHART_LABEL, INSTANCE = "app.kubernetes.io/name", "app.kubernetes.io/instance"  # a chart's objects, its release
+WORKSPACE_CHART = FAMILY_CHART[Family.WORKSPACE]  # its release is the workspace's name
 ACCESS_MODES = {"ReadWriteOnce": "RWO", "ReadOnlyMany": "ROX", "ReadWriteMany": "RWX", "ReadWriteOncePod": "RWOP"}
 
 
@@ -42,14 +46,35 @@ class Claim:
 
 def claims_of_job(job: dict) -> set[str]:
     """The claim names a job's pod templates mount (every replica type)."""
-    out = set()
-    for rspec in replica_specs(job).values():
-        pod = ((rspec or {}).get("template") or {}).get("spec") or {}
-        for vol in pod.get("volumes") or []:
-            claim = (vol.get("persistentVolumeClaim") or {}).get("claimName")
-            if claim:
-                out.add(claim)
-    return out
+    return {c for rspec in replica_specs(job).values() for c in claims_of_template((rspec or {}).get("template"))}
+
+
+def claims_of_template(template: dict | None) -> set[str]:
+    """The claim names a pod template mounts."""
+    pod = (template or {}).get("spec") or {}
+    return {c for vol in pod.get("volumes") or [] if (c := (vol.get("persistentVolumeClaim") or {}).get("claimName"))}
+
+
+def _workspace_users(kube: KubeReader, namespace: str | None, pvcs: list[dict]) -> list[tuple[str, str, str]]:
+    """(namespace, claim, workspace/NAME): each workspace's home (the claim its chart made and labelled; kept
+    while it is stopped) and what its running Job mounts (--data, --home-claim). A user who may not list Jobs
+    sees the homes only."""
+    used = []
+    for pvc in pvcs:
+        meta = pvc.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        if labels.get(CHART_LABEL) == WORKSPACE_CHART and INSTANCE in labels:
+            used.append((meta.get("namespace", ""), meta.get("name", ""), f"{Family.WORKSPACE.value}/{labels[INSTANCE]}"))
+    try:
+        jobs = kube.list_path(f"/apis/batch/v1{ns_path(namespace)}/jobs", "listing jobs", labelSelector=f"{CHART_LABEL}={WORKSPACE_CHART}")
+    except ForbiddenError:
+        return used
+    for job in jobs:
+        meta = job.get("metadata") or {}
+        name = (meta.get("labels") or {}).get(INSTANCE, "")
+        for claim in claims_of_template((job.get("spec") or {}).get("template")):
+            used.append((meta.get("namespace", ""), claim, f"{Family.WORKSPACE.value}/{name}"))
+    return used
 
 
 def claim_view(pvc: dict, users: list[str], now: dt.datetime) -> Claim:
@@ -72,7 +97,7 @@ def claim_view(pvc: dict, users: list[str], now: dt.datetime) -> Claim:
 
 
 def list_claims(kube: KubeReader, namespace: str | None) -> list[Claim]:
-    """Every PVC of ``namespace`` (None: all namespaces), with the jobs that mount it."""
+    """Every PVC of ``namespace`` (None: all namespaces), with the jobs and workspaces that use it."""
     pvcs = kube.list_path(f"/api/v1{ns_path(namespace)}/persistentvolumeclaims", "listing persistentvolumeclaims")
     users: dict[tuple[str, str], list[str]] = defaultdict(list)
     for kind, versions in kube.served_job_versions().items():
@@ -86,6 +111,9 @@ def list_claims(kube: KubeReader, namespace: str | None) -> list[Claim]:
             meta = job.get("metadata") or {}
             for claim in claims_of_job(job):
                 users[(meta.get("namespace", ""), claim)].append(f"{info.key}/{meta.get('name', '')}")
+    for ns, claim, user in _workspace_users(kube, namespace, pvcs):
+        if user not in users[(ns, claim)]:
+            users[(ns, claim)].append(user)
     now = dt.datetime.now(dt.UTC)
     claims = [claim_view(p, users.get(((p.get("metadata") or {}).get("namespace", ""),
                                        (p.get("metadata") or {}).get("name", "")), []), now) for p in pvcs]

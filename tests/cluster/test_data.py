@@ -29,7 +29,7 @@ def claims(cluster, namespace):
     core = client.CoreV1Api(cluster.api_client())
     make_claim(core, namespace, "training-data", modes=["ReadWriteMany", "ReadOnlyMany"], size="100Gi",
                storage_class="nfs", annotations={"description": "ImageNet", "owner": "team-a"})
-    make_claim(core, namespace, "models", modes=["ReadWriteOnce"], size="20Gi")
+    make_claim(core, namespace, "models", modes=["ReadWriteOnce"], size="20Gi", storage_class="")
     make_claim(core, namespace, "scratch", modes=["ReadWriteOnce"], size="5Gi", storage_class="fast", bound=False)
     yield core
     for pv in core.list_persistent_volume().items:  # PVs are cluster-wide: remove this test's
@@ -78,6 +78,22 @@ def test_data_list_shows_each_claim_and_the_jobs_that_mount_it(cluster, claims, 
                                 "BY", "AGE"]
     assert [line.split()[:3] for line in lines if line.startswith(ns + " ")] == [
         [ns, "models", "Bound"], [ns, "scratch", "Pending"], [ns, "training-data", "Bound"]]
+
+
+def test_data_list_names_a_workspace_s_home_and_what_it_mounts(cluster, claims, helm_bin, namespace):
+    ns = namespace
+    base = ["--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "-n", ns]
+    res = runner.invoke(app, ["workspace", "start", "nb", "--data", "models:/models", *base])
+    assert res.exit_code == 0, res.output
+    res = run(cluster, "data", "list", "-n", ns)
+    assert res.exit_code == 0, res.output
+    rows = {line.split()[0]: line.split()[-2] for line in res.stdout.splitlines()[1:]}
+    assert rows == {"models": "workspace/nb", "nb-home": "workspace/nb", "scratch": "N/A", "training-data": "N/A"}
+    # stopped: its Job is gone, its home stays its own
+    res = runner.invoke(app, ["workspace", "stop", "nb", *base])
+    assert res.exit_code == 0, res.output
+    data = {c["name"]: c["usedBy"] for c in json.loads(run(cluster, "data", "list", "-n", ns, "-o", "json").stdout)}
+    assert data == {"models": [], "nb-home": ["workspace/nb"], "scratch": [], "training-data": []}
 
 
 def test_data_list_edges(cluster, claims, namespace):

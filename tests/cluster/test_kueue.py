@@ -195,6 +195,42 @@ def test_a_job_over_the_free_quota_waits_suspended_until_the_quota_frees(helm_bi
         kubelet.remove_node(node)
 
 
+def test_a_workspace_of_a_queue_is_queued_until_kueue_admits_it(helm_bin, cluster, kubelet, namespace, queue):
+    """A workspace is a Job, and Kueue's batch/job integration holds a Job of a LocalQueue suspended until its
+    ClusterQueue has quota: QUEUED (its reason says Kueue), then admitted by real Kueue and RUNNING."""
+    ns, lq = namespace, queue["local_queue"]
+    arena = Arena(helm_bin, cluster, ns)
+    batch = client.BatchV1Api(cluster.api_client())
+    core = client.CoreV1Api(cluster.api_client())
+    node = f"kueue-ws-{ns}"
+    kubelet.add_node(node, pool=ns, gpus=8)
+    try:
+        arena("submit", "pytorch", "--name", "big", "--image", "pt:2", "--workers", "2", "--gpus", "2",
+              "--queue-name", lq, "--", "torchrun", "train.py")  # all 4 GPUs of the quota
+        wait_for(lambda: arena.status("big") == "RUNNING", "big RUNNING")
+        arena("workspace", "start", "nb", "--gpus", "2", "--queue-name", lq)
+        assert batch.read_namespaced_job("nb-1", ns).spec.suspend is True  # Kueue's mutating webhook
+        view = json.loads(arena("workspace", "get", "nb", "-o", "json"))
+        assert (view["status"], view["reason"]) == ("QUEUED", "suspended until Kueue admits it")
+        assert not core.list_namespaced_pod(ns, label_selector="job-name=nb-1").items
+
+        arena("delete", "big")  # the quota frees: Kueue admits the workspace's Job, whose pod then runs
+        wait_for(lambda: batch.read_namespaced_job("nb-1", ns).spec.suspend is False, "Kueue admitting nb-1",
+                 timeout=90)
+        pod = wait_for(lambda: next((p.metadata.name for p in core.list_namespaced_pod(
+            ns, label_selector="job-name=nb-1").items), None), "the workspace's pod")
+        assert kubelet.run_pod(ns, pod) == node
+        wait_for(lambda: json.loads(arena("workspace", "get", "nb", "-o", "json"))["status"] == "RUNNING",
+                 "nb RUNNING once admitted")
+        workloads = client.CustomObjectsApi(cluster.api_client()).list_namespaced_custom_object(
+            *KUEUE, ns, "workloads")["items"]
+        (wl,) = [w for w in workloads if w["metadata"]["ownerReferences"][0]["kind"] == "Job"]
+        assert (condition(wl, "Admitted") or {}).get("status") == "True"
+        arena("workspace", "delete", "nb")
+    finally:
+        kubelet.remove_node(node)
+
+
 def test_fit_with_a_queue_weighs_the_cluster_queues_free_quota_as_kueue_admits(helm_bin, cluster, kubelet, namespace,
                                                                                queue):
     """fit --queue-name: the nodes have room for all (8 GPUs), the ClusterQueue's 4 GPUs decide; Kueue then

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 
 import clictx
 import pytest
@@ -45,24 +46,6 @@ def node(kubelet, namespace):
     kubelet.remove_node(name)
 
 
-@pytest.fixture
-def volume(cluster, namespace):
-    """A 20Gi PV for the home of workspace nb to bind to (the cluster has no provisioner). It is pre-bound
-    (claimRef) to nb-home of this namespace: an unbound class-less claim another test left behind in a namespace
-    still being deleted would otherwise take it on the PV binder's next resync. Waited for until the binder has
-    seen it (Available), so the claim binds as soon as helm creates it."""
-    core = client.CoreV1Api(cluster.api_client())
-    name = f"home-{namespace}"
-    core.create_persistent_volume({"metadata": {"name": name}, "spec": {
-        "capacity": {"storage": "20Gi"}, "accessModes": ["ReadWriteOnce"],
-        "claimRef": {"namespace": namespace, "name": "nb-home"},
-        "persistentVolumeReclaimPolicy": "Retain", "hostPath": {"path": f"/tmp/{name}"}}})
-    wait_for(lambda: core.read_persistent_volume(name).status.phase in ("Available", "Bound") or None,
-             f"the PV binder to see PV {name}")
-    yield name
-    core.delete_persistent_volume(name)
-
-
 def job_pod(core, namespace: str, job: str) -> str:
     def one():
         pods = core.list_namespaced_pod(namespace, label_selector=f"job-name={job}").items
@@ -72,7 +55,7 @@ def job_pod(core, namespace: str, job: str) -> str:
 
 
 def test_a_workspace_runs_stops_itself_starts_again_on_its_home_and_is_deleted(cli, cluster, kubelet, namespace,
-                                                                               node, volume):
+                                                                               node):
     core = client.CoreV1Api(cluster.api_client())
     batch = client.BatchV1Api(cluster.api_client())
     out = cli.ok("workspace", "start", "nb", "--gpus", "2", "--idle-stop", "30m", "-e", "EPOCHS=3")
@@ -91,8 +74,12 @@ def test_a_workspace_runs_stops_itself_starts_again_on_its_home_and_is_deleted(c
     pod = job_pod(core, namespace, "nb-1")
     assert kubelet.run_pod(namespace, pod) == node
     wait_for(lambda: cli.views()["nb"]["status"] == "RUNNING", "nb RUNNING")
+    # the home: provisioned by the cluster's default StorageClass (no volume made for it), bound
     wait_for(lambda: core.read_namespaced_persistent_volume_claim("nb-home", namespace).status.phase == "Bound",
              "the home bound")
+    home_pv = core.read_persistent_volume(core.read_namespaced_persistent_volume_claim("nb-home", namespace)
+                                          .spec.volume_name)
+    assert home_pv.spec.claim_ref.name == "nb-home" and Path(home_pv.spec.host_path.path).is_dir()
     view = cli.views()["nb"]
     assert view == {"name": "nb", "namespace": namespace, "type": "jupyter", "status": "RUNNING", "reason": "",
                     "gpus": 2, "idleStopSeconds": 1800, "home": "nb-home (Bound)", "run": 1, "pod": pod,
@@ -153,15 +140,20 @@ def test_a_workspace_runs_stops_itself_starts_again_on_its_home_and_is_deleted(c
     assert cli.ok("workspace", "delete", "nb") == "workspace/nb deleted\n"
     assert cli.views() == {}
     assert gone(lambda: core.read_namespaced_secret("nb-token", namespace))
-    assert gone(lambda: core.read_namespaced_persistent_volume_claim("nb-home", namespace))
+    # the home is gone for good: the claim (once nothing uses it: the pvc-protection controller), then its
+    # volume and its folder (the StorageClass' Delete reclaim policy)
+    wait_for(lambda: gone(lambda: core.read_namespaced_persistent_volume_claim("nb-home", namespace)), "nb-home gone")
+    wait_for(lambda: gone(lambda: core.read_persistent_volume(home_pv.metadata.name)), "its volume gone")
+    assert not Path(home_pv.spec.host_path.path).exists()
 
 
 def gone(read) -> bool:
-    """Deleted: not found, or being deleted (a PVC waits for its pvc-protection finalizer)."""
+    """Deleted for good: not found (a claim's pvc-protection finalizer removed, a Secret at once)."""
     try:
-        return read().metadata.deletion_timestamp is not None
+        read()
     except ApiException as exc:
         return exc.status == 404
+    return False
 
 
 def test_a_shell_workspace_on_an_existing_home_and_delete_keep_home(cli, cluster, kubelet, namespace, node):
@@ -181,7 +173,10 @@ def test_a_shell_workspace_on_an_existing_home_and_delete_keep_home(cli, cluster
     cli.ok("workspace", "start", "sh2", "--type", "shell", "--idle-stop", "0")
     views = cli.views()
     assert (views["sh1"]["type"], views["sh1"]["idleStopSeconds"], views["sh2"]["idleStopSeconds"]) == ("shell", 600, 0)
-    assert (views["sh1"]["home"], views["sh2"]["home"]) == ("mine (Pending)", "sh2-home (Pending)")  # no PV for them
+    # the default StorageClass provisions both (the one made here, and the one the chart made)
+    wait_for(lambda: (lambda v: (v["sh1"]["home"], v["sh2"]["home"]))(cli.views()) == ("mine (Bound)",
+                                                                                     "sh2-home (Bound)"),
+             "both homes bound")
     assert cli.ok("workspace", "delete", "sh1") == "workspace/sh1 deleted\n"
     assert core.read_namespaced_persistent_volume_claim("mine", namespace).metadata.deletion_timestamp is None
     assert cli.ok("workspace", "delete", "sh2", "--keep-home") == "workspace/sh2 deleted (home sh2-home kept)\n"
@@ -236,8 +231,7 @@ def test_the_documented_role_is_enough_for_a_workspaces_life(helm_bin, cluster):
 
 
 def test_open_forwards_a_port_to_the_server_with_its_token_and_attach_runs_in_the_workspace(helm_bin, cli, cluster,
-                                                                                              kubelet, namespace, node,
-                                                                                              volume):
+                                                                                              kubelet, namespace, node):
     """`workspace open` runs the real kubectl port-forward (API server -> kwok's pods/portforward) to the
     workspace's Service; kwok forwards the pod's 8888 to a small HTTP server here, standing in for Jupyter
     (no Jupyter image can run on kwok). `workspace attach` runs a command through pods/exec."""
@@ -303,7 +297,7 @@ def clictx_base(helm_bin, cluster, namespace) -> list[str]:
     return ["--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "-n", namespace]
 
 
-def test_start_wait_follows_the_workspace_until_it_runs_or_gives_up(cli, cluster, kubelet, namespace, node, volume):
+def test_start_wait_follows_the_workspace_until_it_runs_or_gives_up(cli, cluster, kubelet, namespace, node):
     """--wait: exit 0 once its pod runs (kwok runs it once the scheduler binds it), 3 after --timeout while it
     is pending (no node takes a pod of 8 GPUs), 1 when it stops first (its server exits before it is ready)."""
     res = cli("workspace", "start", "nb", "--wait", "--timeout", "60s")

@@ -46,8 +46,10 @@ How each one runs:
   changed), ``POD_NAMESPACE=kserve``; the release's ClusterServingRuntimes once ready; ``stop`` removes its
   finalizer from the InferenceServices that remain.
 - ``Kueue``: ``--config`` with ``manageJobsWithoutQueueName: false``, the integrations of every kind arena-helm
-  submits (tfjob, pytorchjob, mpijob, jaxjob, xgboostjob, paddlejob, trainjob) and jobset (no ``batch/job``: so its Job webhooks, which
-  would catch every Job of the cluster, are not applied), leader election and internal cert management off.
+  submits (tfjob, pytorchjob, mpijob, jaxjob, xgboostjob, paddlejob, trainjob), jobset and ``batch/job`` (a
+  workspace is a Job: ``workspace start --queue-name`` is held by the quota; its Job webhooks see every Job of the
+  cluster, as the release's, and leave those without a queue name alone), leader election and internal cert
+  management off.
   With internal certs off it reads a metrics cert from a hard-coded folder (``metricsCertPath`` of
   ``cmd/kueue/main.go``, read from the source) even with metrics off, and its visibility server's pair from
   another (``certDir`` of ``pkg/visibility/server.go``): a pair is written to each unless a valid one is present
@@ -665,7 +667,7 @@ class Kueue(Controller):
     name = component = binary = "kueue"
     namespace = "kueue-system"
     base_frameworks = ("kubeflow.org/tfjob", "kubeflow.org/pytorchjob", "kubeflow.org/mpijob",
-                       "trainer.kubeflow.org/trainjob", "jobset.x-k8s.io/jobset")
+                       "trainer.kubeflow.org/trainjob", "jobset.x-k8s.io/jobset", "batch/job")
     core_resources = {"clusterqueues", "cohorts", "resourceflavors", "workloads", "workloads/status"}
 
     def frameworks(self) -> list[str]:

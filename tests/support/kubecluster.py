@@ -12,8 +12,9 @@ user, which the API server's bootstrap RBAC binds to the ``system:kube-scheduler
   selectors, taints and tolerations, PriorityClasses and preemption) and writes the real
   ``FailedScheduling`` messages.
 - The controller-manager runs the namespace, garbage-collector, service-account, pod-GC, deployment,
-  replicaset, job (Indexed Jobs included), statefulset, PersistentVolume binder, TTL-after-finished and
-  EndpointSlice controllers.
+  replicaset, job (Indexed Jobs included), statefulset, PersistentVolume binder and its hostPath provisioner
+  (the default StorageClass ``standard``), PVC/PV protection, TTL-after-finished, HPA and EndpointSlice
+  controllers.
 - The API server runs the aggregation layer (a front-proxy CA and client cert, ``--requestheader-*``), so
   that an aggregated API server (Kueue's visibility API) can be reached through it.
 - The API server enables the ``Priority`` admission plugin (a pod naming a missing PriorityClass is
@@ -89,7 +90,16 @@ CONTROLLERS = (  # kube-controller-manager's names (cmd/kube-controller-manager/
     "replicaset-controller", "job-controller", "statefulset-controller", "persistentvolume-binder-controller",
     "ttl-after-finished-controller", "endpointslice-controller", "endpointslice-mirroring-controller",
     "horizontal-pod-autoscaler-controller",  # a KServe predictor's HPA holds its minReplicas
+    # a claim or volume in use is deleted only once nothing uses it (the StorageObjectInUseProtection admission
+    # plugin's finalizers, which only these controllers remove: without them a deleted claim stays Terminating)
+    "persistentvolumeclaim-protection-controller", "persistentvolume-protection-controller",
 )
+# The default StorageClass: the controller-manager's own hostPath provisioner (--enable-hostpath-provisioner,
+# pkg/volume/hostpath/host_path.go: a claim of a class whose provisioner is kubernetes.io/host-path gets a PV
+# on /tmp/hostpath_pv/<uuid> of this machine; Delete removes the folder; upstream's, "for testing and
+# development", single-node), so that a claim with no volume made for it binds, as on a cluster with storage.
+STORAGE_CLASS = "standard"
+HOSTPATH_PROVISIONER = "kubernetes.io/host-path"
 
 
 def pool_namespace(name: str) -> dict:
@@ -166,6 +176,7 @@ class TestCluster:
         self._start_controller_manager()
         self._start_scheduler()
         self._setup_rbac()
+        self._default_storage_class()
         self.install_crds()
 
     def stop(self) -> None:
@@ -367,6 +378,7 @@ class TestCluster:
                 "--secure-port=0",
                 "--leader-elect=false",
                 "--use-service-account-credentials=false",
+                "--enable-hostpath-provisioner=true",
                 "--v=1",
             ],
         )
@@ -411,6 +423,14 @@ class TestCluster:
         rbac.create_namespaced_role_binding(LIMITED_NAMESPACE, binding)
         self._wait_service_account("default")
         self._wait_service_account(LIMITED_NAMESPACE)
+
+    def _default_storage_class(self) -> None:
+        from kubernetes import client
+
+        client.StorageV1Api(self.api_client()).create_storage_class({
+            "metadata": {"name": STORAGE_CLASS,
+                         "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+            "provisioner": HOSTPATH_PROVISIONER, "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"})
 
     def _wait_service_account(self, namespace: str, timeout: float = 30.0) -> None:
         """Until the namespace's default ServiceAccount exists: before that, the ServiceAccount admission
