@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The test suite's cluster, for trying every command by hand: a Kubernetes 1.37 control plane, kwok with two
-# GPU nodes (8 nvidia.com/gpu each) and the real controllers (training-operator, mpi-operator, JobSet, Trainer,
-# Kueue), all built from their Go modules by scripts/build-cluster.sh and run as local processes on 127.0.0.1
-# (tests/support/devcluster.py).
+# The test suite's cluster, for trying every command by hand: a Kubernetes 1.37 control plane (a default
+# StorageClass, PVC protection), kwok with two GPU nodes (8 nvidia.com/gpu each), the real controllers
+# (training-operator, mpi-operator, JobSet, Trainer, Kueue with batch/job, LeaderWorkerSet, KServe), all built
+# from their Go modules by scripts/build-cluster.sh and run as local processes on 127.0.0.1, and Debian's
+# Prometheus with the GPU-metrics stand-in (tests/support/devcluster.py, tests/support/devfeed.py).
 #
-#   scripts/dev-cluster.sh up      # start it (the first time also builds it); prints the kubeconfig to use
-#   scripts/dev-cluster.sh env     # prints: export KUBECONFIG=...
+#   scripts/dev-cluster.sh up      # start it (the first time also builds it); prints the lines to source
+#   scripts/dev-cluster.sh env     # prints them again: export KUBECONFIG=... (and PROMETHEUS_ADDRESS=...)
 #   scripts/dev-cluster.sh down    # stop it
 #
 # Needs the project's virtualenv with the test extras (scripts/test.sh makes it, or
@@ -21,7 +22,7 @@ running() { [ -f "$STATE/pid" ] && kill -0 "$(cat "$STATE/pid")" 2>/dev/null; }
 case "${1:-}" in
     up)
         if running && [ -f "$STATE/ready" ]; then
-            echo "export KUBECONFIG=$STATE/kubeconfig"
+            cat "$STATE/env"
             exit 0
         fi
         [ -x "$PY" ] || { echo "error: no virtualenv at $PY (see the header of $0)" >&2; exit 1; }
@@ -37,11 +38,11 @@ case "${1:-}" in
         done
         [ -f "$STATE/ready" ] || { echo "error: the dev cluster was not ready after 300 s (log: $STATE/log)" >&2; exit 1; }
         grep '^\[dev-cluster\]' "$STATE/log" >&2 || true
-        echo "export KUBECONFIG=$STATE/kubeconfig"
+        cat "$STATE/env"
         ;;
     env)
         running && [ -f "$STATE/ready" ] || { echo "error: no dev cluster running (scripts/dev-cluster.sh up)" >&2; exit 1; }
-        echo "export KUBECONFIG=$STATE/kubeconfig"
+        cat "$STATE/env"
         ;;
     down)
         if running; then

@@ -26,7 +26,8 @@ from .common import (
 from .groups import FastCommand, new_app
 from .specflags import CMD_SETTINGS, WordsCommand, check_command_words, spec_command
 
-app = new_app(help="Serve a model: its server as a Deployment and a Service, each version a Helm release "
+app = new_app(help="Serve a model: its server as a Deployment (a KServe InferenceService, a LeaderWorkerSet) and a "
+                   "Service, each version a Helm release "
                    f"<name>-<version> ({', '.join(k.key for k in SERVE_KINDS)}, update, traffic-split, list, get, "
                    "logs, attach, delete).")
 
@@ -65,8 +66,16 @@ def _kind_command(kind):
     doc = inspect.cleandoc(module.SPEC.__doc__ or "")
     return spec_command(module.SPEC, serve, name=kind.key, run_options=SERVE_OPTIONS,
                         leading=[("ctx", typer.Context, inspect.Parameter.empty), ("words", words_type, None)],
-                        doc=f"Serve {kind.summary}: a Deployment of --replicas pods and a Service, as release "
-                            f"<name>-<version> (charts/{kind.chart}).\n\n{doc}")
+                        doc=f"Serve {kind.summary}: {_made(kind)}, as release <name>-<version> "
+                            f"(charts/{kind.chart}).\n\n{doc}")
+
+
+def _made(kind) -> str:
+    """What a serving kind's chart makes, for its --help."""
+    if kind.apis:
+        made = kind.apis[0].kind
+        return f"{'an' if made[0] in 'AEIOU' else 'a'} {made}, whose controller makes the pods"
+    return "a Deployment of --replicas pods and a Service"
 
 
 def _serve(g: Application, kind, fields: dict[str, Any], run: dict[str, Any]) -> None:

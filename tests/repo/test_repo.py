@@ -25,14 +25,15 @@ def readme_commands() -> list[str]:
 
 
 def test_readme_has_the_two_commands_and_ci_runs_the_test_command_verbatim():
-    run_cmd, test_cmd = readme_commands()
+    run_cmd, test_cmd, dev_cmd = readme_commands()  # and the dev cluster's, third
     assert "--dry-run" in run_cmd and "arena-helm submit" in run_cmd
+    assert dev_cmd == 'scripts/dev-cluster.sh up && eval "$(scripts/dev-cluster.sh env)"'
     ci = (REPO / ".ci" / "run").read_text().splitlines()
     assert test_cmd.strip() in [line.strip() for line in ci]
 
 
 def test_the_readme_run_command_renders_manifests(helm_bin):
-    run_cmd, _ = readme_commands()
+    run_cmd, *_ = readme_commands()
     argv = shlex.split(run_cmd.split("&& ")[-1])
     assert argv[0] == "arena-helm"
     res = CliRunner().invoke(app, [*argv[1:3], "--helm-binary", str(helm_bin), *argv[3:]],
