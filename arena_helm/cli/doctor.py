@@ -6,10 +6,9 @@ from typing import Annotated
 
 import typer
 
-from ..core.catalog import ONE_CHART_KINDS
 from ..core.enums import ViewOutput
 from ..core.jobkinds import names_hint
-from ..core.servekinds import SERVE_KINDS
+from ..core.servekinds import API_KINDS
 from .common import Application, PrometheusService, PrometheusUrl, with_globals
 
 
@@ -19,7 +18,7 @@ def doctor(
     type_: Annotated[list[str] | None, typer.Option(
         "--type", "-T", show_default=False,
         help=f"Only these kinds, each then needed (repeatable; default: every one, the job kinds needed): "
-             f"{names_hint()}; {', '.join(k.key for k in (*SERVE_KINDS, *ONE_CHART_KINDS) if k.apis)}.")] = None,
+             f"{names_hint()}; {', '.join(API_KINDS)}.")] = None,
     output: Annotated[ViewOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = ViewOutput.table,
     prometheus_url: PrometheusUrl = None, prometheus_service: PrometheusService = None,
 ) -> None:

@@ -11,7 +11,7 @@ import importlib
 from dataclasses import dataclass
 from types import ModuleType
 
-from .catalog import Api, Family
+from .catalog import ONE_CHART_KINDS, Api, Family, OneChartKind
 
 KINDS_PACKAGE = "arena_helm.serving.kinds"  # where each kind's module lives
 
@@ -63,3 +63,8 @@ SERVE_KINDS = (
 )
 BY_KEY = {k.key: k for k in SERVE_KINDS}
 BY_CHART = {k.chart: k for k in SERVE_KINDS}
+
+# The kinds whose charts make objects of an API of their own (the servings' and the traffic split's): doctor's -T
+# names them beside the job kinds, and checks each API
+_WITH_APIS: tuple[ServeKind | OneChartKind, ...] = (*SERVE_KINDS, *ONE_CHART_KINDS)
+API_KINDS = {k.key: k for k in _WITH_APIS if k.apis}

@@ -33,10 +33,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..core.catalog import ONE_CHART_KINDS, ROLE_DOC, Api, OneChartKind
+from ..core.catalog import ROLE_DOC, Api, OneChartKind
 from ..core.errors import ArenaHelmError, ForbiddenError, NotFoundError, UsageError
 from ..core.jobkinds import BY_KEY, BY_NAME, KINDS, Controller, JobKindInfo, names_hint
-from ..core.servekinds import SERVE_KINDS, ServeKind
+from ..core.servekinds import API_KINDS, ServeKind
 
 OK, MISSING, SKIP = "OK", "MISSING", "SKIP"
 MIN_KUBERNETES = (1, 20)  # the charts' kubeVersion: >=1.20.0-0
@@ -47,9 +47,6 @@ DOCTOR_IMAGE = "busybox:1.36"
 # the job kinds that name a training runtime (their --runtime), and those served by an operator known by its Lease
 RUNTIME_KINDS = tuple(k.key for k in KINDS if k.runtime_key)
 LEASE_KINDS = tuple(k.key for k in KINDS if any(c.lease for c in k.controllers))
-# the kinds of the other families that need an API of their own (-T names them as the job kinds)
-_FAMILY_KINDS: tuple[ServeKind | OneChartKind, ...] = (*SERVE_KINDS, *ONE_CHART_KINDS)
-API_KINDS = {k.key: k for k in _FAMILY_KINDS if k.apis}
 
 
 def _api_kinds(group: str) -> tuple[str, ...]:
