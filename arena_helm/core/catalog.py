@@ -82,7 +82,10 @@ class Api:
 class Kind(Protocol):
     """What every kind of every family is, whatever its family adds: its name on the command line, the chart it
     renders, its family, the spec model of its flags (None for a family that takes no spec: a standalone
-    TensorBoard's few options) and the values model of its chart (the source of the chart's values.schema.json).
+    TensorBoard's few options), the values model of its chart (the source of the chart's values.schema.json) and
+    the custom APIs its chart makes objects of (none: only Kubernetes' own; alternatives: the cluster serves one).
+    A job kind's and a serving kind's module is held to its family's module contract too
+    (``jobkinds.JobKindModule``, ``servekinds.ServeKindModule``: spec -> values and the read side's hooks).
     A job kind (``jobkinds.JobKindInfo``), a serving kind (``servekinds.ServeKind``) and each one-chart family
     (``OneChartKind``) are one; the repo tier checks it with mypy. ``chart_registry.ALL_KINDS`` lists them all."""
 
@@ -94,6 +97,9 @@ class Kind(Protocol):
 
     @property
     def family(self) -> Family: ...
+
+    @property
+    def apis(self) -> tuple[Api, ...]: ...
 
     def spec_class(self) -> type | None: ...
 

@@ -3,18 +3,38 @@
 Everything else (the submit commands and their aliases, ``-T/--type``, the API discovery, the replica-spec key
 the read side looks into, the chart a release must come from, the operator named when a CRD is missing, the
 defaults file's ``images`` keys, where a job keeps ``suspend``) is derived from ``KINDS``. Adding a kind is one
-entry here, its module ``arena_helm/training/kinds/<key>.py`` (its spec, its chart's values model and ``kind_values``:
-see ``arena_helm.workload.job_values.kind_module``) and its chart. Pure: no pydantic, no kubernetes (the CLI imports this
-at start-up; a kind's module is imported on first use).
+entry here, its module ``arena_helm/training/kinds/<key>.py`` (its spec, its chart's values model and its hooks:
+``JobKindModule``, to which a type checker holds every kind's module in the repo tier) and its chart. Pure: no
+pydantic, no kubernetes (the CLI imports this at start-up; a kind's module is imported on first use).
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol, cast
 
-from .catalog import Family
+from .catalog import Api, Family
 from .errors import UsageError
+
+
+class JobKindModule(Protocol):
+    """What a job kind's module (``arena_helm.training.kinds.<key>``) is: every member is there, none is looked up
+    by name at run time. ``kind_values``: the kind's own chart values (its replica blocks and kind-only keys,
+    over what every job sets: ``arena_helm.workload.job_values.build_values``); ``extra_env``: env it sets over
+    the user's (``-e``); ``extra_annotations``: Arena's annotations of the kind; ``log_writer_selector``: the
+    pod that writes TensorBoard's logs as matchExpressions, when not the first pod of the first of the kind's
+    main roles (None: that one)."""
+
+    def kind_values(self, spec: Any, /) -> dict[str, Any]: ...
+
+    def extra_env(self, spec: Any, /) -> dict[str, str]: ...
+
+    def extra_annotations(self, spec: Any, /) -> dict[str, str]: ...
+
+    @property
+    def log_writer_selector(self) -> Callable[[Any], list[dict[str, Any]]] | None: ...
 
 
 @dataclass(frozen=True)
@@ -63,6 +83,8 @@ class JobKindInfo:
     version_field:   the spec field that picks the API version, for a kind served by different operators in
                      different versions (MPIJob's ``mpi_api``)
     controllers:     who serves each version then (``Controller``)
+    arena_metadata:  whether its pods carry Arena's labels, annotations and job-info env (a TrainJob's runtime
+                     pods do not: its chart sets no job info)
     """
 
     key: str
@@ -90,6 +112,7 @@ class JobKindInfo:
     webhook: str = ""
     version_field: str = ""
     controllers: tuple[Controller, ...] = ()
+    arena_metadata: bool = True
 
     @property
     def chart(self) -> str:
@@ -100,15 +123,22 @@ class JobKindInfo:
         return Family.TRAINING
 
     @property
+    def writes_restarting(self) -> bool:
+        """Whether its operator says a job restarts (a Restarting condition); a TrainJob's does not: the read side
+        tells it from the pods."""
+        return any(phase == "Restarting" for _, phase in self.conditions)
+
+    @property
     def names(self) -> tuple[str, ...]:
         return (self.key, *self.aliases)
 
     def spec_class(self) -> type:
         return _load(self.spec)
 
-    def module(self):
-        """The kind's module (``arena_helm.training.kinds.<key>``): its spec, values model and spec-to-values hooks."""
-        return importlib.import_module(self.spec.partition(":")[0])
+    def module(self) -> JobKindModule:
+        """The kind's module (``arena_helm.training.kinds.<key>``): its spec, values model and spec-to-values hooks,
+        imported on first use (the repo tier's type check holds it to ``JobKindModule``)."""
+        return cast(JobKindModule, importlib.import_module(self.spec.partition(":")[0]))
 
     def values_class(self) -> type:
         return _load(self.values)
@@ -128,8 +158,15 @@ class JobKindInfo:
             node = node.get(key) if isinstance(node, dict) else None
         return node
 
+    @property
+    def apis(self) -> tuple[Api, ...]:
+        """The API its chart makes the job of, one a version it can use (preferred first): the cluster serves one,
+        from its operator (``controllers``' where each version has its own)."""
+        return tuple(Api(self.group, v, self.kind, self.plural, c.install if (c := self.controller(v)) else self.operator,
+                         self.webhook) for v in self.versions)
+
     def api_versions(self) -> tuple[str, ...]:
-        return tuple(f"{self.group}/{v}" for v in self.versions)
+        return tuple(a.api_version for a in self.apis)
 
     def controller(self, version: str) -> Controller | None:
         """Who serves ``version`` of the kind, when its versions come from different operators."""
@@ -220,7 +257,7 @@ KINDS: tuple[JobKindInfo, ...] = (
         pod_index_label="batch.kubernetes.io/job-completion-index",
         conditions=(("Complete", "Succeeded"), ("Failed", "Failed"), ("Suspended", "Suspended")),
         nodes_key="trainer", runtime_key="runtimeRef", suspend_key="suspend",
-        webhook="validator.trainjob.trainer.kubeflow.org"
+        webhook="validator.trainjob.trainer.kubeflow.org", arena_metadata=False
     ),
 )
 

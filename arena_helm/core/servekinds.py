@@ -1,19 +1,60 @@
 """The serving kinds: one module each (its spec, its chart's values model, its values), listed here.
 
 A kind is a ``serve KIND`` command and a chart ``charts/<chart>``; its chart's name is Arena's ``servingType``
-label. Adding a kind: its row below, its module here (``SPEC``, ``VALUES``, ``values(spec)``, ``WORDS``: what the words after
-the flags are) and its chart; the CLI, the schema generation and the read side take it from this list.
+label. Adding a kind: its row below, its module (``ServeKindModule``: a type checker holds every kind's module to it
+in the repo tier) and its chart; the CLI, the schema generation and the read side take it from this list.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from types import ModuleType
+from typing import Any, Protocol, cast
 
 from .catalog import ONE_CHART_KINDS, Api, Family, OneChartKind
 
 KINDS_PACKAGE = "arena_helm.serving.kinds"  # where each kind's module lives
+
+
+# A serving's shape in ``top job``: its desired replicas, the containers of each pod of a replica, a pod spec
+Shape = tuple[int, list[list[dict]], dict]
+
+
+class ServeKindModule(Protocol):
+    """What a serving kind's module (``arena_helm.serving.kinds.<module_name>``) is: every member is there, none
+    is looked up by name at run time. The spec and values models; the words after the flags (their help,
+    ``from_words``: the spec fields they give); ``UPDATES``: the fields ``serve update`` may change, with the
+    values keys each sets (over every kind's), and ``PLACEHOLDERS``: what a spec needs to be built for that
+    patch; ``values``: its own chart values (over what every serving sets). The read side, for a kind whose chart
+    makes its own workload (``ServeKind.apis``; None for a Deployment's): ``workload_view`` (what the workload
+    changes in the serving's view) and ``workload_shape`` (its shape for ``top job``; None when its pods are a
+    Deployment's)."""
+
+    @property
+    def SPEC(self) -> type: ...  # noqa: N802 (a module constant)
+
+    @property
+    def VALUES(self) -> type: ...  # noqa: N802
+
+    @property
+    def WORDS(self) -> str: ...  # noqa: N802
+
+    @property
+    def UPDATES(self) -> Mapping[str, tuple[str, ...]]: ...  # noqa: N802
+
+    @property
+    def PLACEHOLDERS(self) -> Mapping[str, str]: ...  # noqa: N802
+
+    def values(self, spec: Any, /) -> dict[str, Any]: ...
+
+    def from_words(self, words: list[str], /) -> dict[str, Any]: ...
+
+    @property
+    def workload_view(self) -> Callable[[dict, Any], dict[str, Any]] | None: ...
+
+    @property
+    def workload_shape(self) -> Callable[[dict], Shape] | None: ...
 
 
 @dataclass(frozen=True)
@@ -31,8 +72,9 @@ class ServeKind:
     def family(self) -> Family:
         return Family.SERVING
 
-    def module(self) -> ModuleType:
-        return importlib.import_module(f"{KINDS_PACKAGE}.{self.module_name}")
+    def module(self) -> ServeKindModule:
+        """Its module, imported on first use (the repo tier's type check holds it to ``ServeKindModule``)."""
+        return cast(ServeKindModule, importlib.import_module(f"{KINDS_PACKAGE}.{self.module_name}"))
 
     def spec_class(self) -> type:
         return self.module().SPEC

@@ -252,9 +252,10 @@ def serving_view(release: dict, deployment: dict | None, service: dict | None, p
     from ..core.servekinds import BY_CHART
 
     kind = BY_CHART.get(release_chart(release))
-    if kind is None:
+    hook = kind.module().workload_view if kind is not None else None
+    if hook is None:
         return view
-    return dataclasses.replace(view, **kind.module().workload_view(workload, view))
+    return dataclasses.replace(view, **hook(workload, view))
 
 
 def _deployment_view(release: dict, deployment: dict | None, service: dict | None, pods: list[dict]) -> ServingView:
@@ -596,7 +597,7 @@ def serving_job_view(workload: dict, shape: tuple[int, list[list[dict]], dict], 
 
 def active_serving_views(c: Cluster, namespace: str, all_namespaces: bool) -> list[JobView]:
     """Every serving version as a ``top job`` row: its Deployment (KServe's predictor's too: it carries the
-    serving's labels), or the workload of a kind whose module has ``workload_shape`` (a LeaderWorkerSet); one
+    serving's labels), or the workload of a kind whose module gives a ``workload_shape`` (a LeaderWorkerSet); one
     LIST each of the serving Deployments, those workloads and the serving pods, no helm. A user who may not
     list Deployments sees none (the jobs' view goes on without them)."""
     from ..core.servekinds import SERVE_KINDS
@@ -606,10 +607,10 @@ def active_serving_views(c: Cluster, namespace: str, all_namespaces: bool) -> li
     try:
         workloads = [(d, deployment_shape(d)) for d in c.kube.list_deployments(ns, SELECTOR)]
         for kind in SERVE_KINDS:
-            shape = getattr(kind.module(), "workload_shape", None) if kind.apis else None
+            shape = kind.module().workload_shape
             if shape is None:  # its pods are a Deployment's (above: KServe's predictor)
                 continue
-            try:
+            try:  # (a kind with a shape of its own makes its workload of its API)
                 workloads += [(o, shape(o)) for o in c.kube.list_objects(*kind.apis[0].resource, ns, SELECTOR)]
             except (NotFoundError, ForbiddenError):  # not served, or not readable by the user: none
                 continue

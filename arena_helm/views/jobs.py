@@ -266,7 +266,7 @@ def restarts_from_pods(job: dict, pods: list[dict]) -> bool:
     failed (the Job controller keeps a failed pod and makes another) or crashed and waits to run again
     (restartPolicy OnFailure: restarts in place, CrashLoopBackOff), and fewer of its pods run than it asks for.
     When they all run again it is Running, as a training-operator job's Restarting turns back to Running."""
-    if any(phase == "Restarting" for _, phase in _info(job).conditions):
+    if _info(job).writes_restarting:
         return False  # the operator says it
     failing = running = 0
     for pod in pods:

@@ -11,7 +11,7 @@ from typing import Any
 from ..core.enums import AffinityPolicy, SyncMode
 from ..core.errors import UsageError
 from ..core.grammars import parse_quantity
-from ..core.jobkinds import BY_KEY
+from ..core.jobkinds import BY_KEY, JobKindModule
 from .spec import GIT_REF_ENV, JobSpec, Replica
 
 # Arena's keys (kubeflow/arena pkg/apis/types/const.go, training.go; pkg/argsbuilder/const.go)
@@ -84,17 +84,13 @@ def values_models(build: Callable[[], Iterable[type]], *names: str) -> Callable[
     return __getattr__
 
 
-def kind_module(spec: JobSpec):
-    """The module of the spec's job kind (``arena_helm.core.jobkinds.<kind>``): its spec-to-values hooks.
-
-    Each has ``kind_values(spec)``, the kind's own values (its replica blocks and kind-only keys); and may
-    have ``extra_annotations(spec)`` (Arena's annotations of the kind), ``extra_env(spec)`` (env set over the user's),
-    ``log_writer_selector(spec)`` (the pod that writes TensorBoard's logs, when not the first of the main
-    roles) and ``ARENA_METADATA = False`` (no Arena labels, annotations and env; its chart sets no job info)."""
+def kind_module(spec: JobSpec) -> JobKindModule:
+    """The module of the spec's job kind: its spec-to-values hooks (``arena_helm.core.jobkinds.JobKindModule``)."""
     return BY_KEY[spec.kind].module()
 
 
-def _none(spec: JobSpec) -> dict[str, str]:
+def no_extra(spec: JobSpec) -> dict[str, str]:
+    """A kind's ``extra_env`` or ``extra_annotations`` that adds none."""
     return {}
 
 
@@ -102,7 +98,7 @@ def arena_env(spec: JobSpec) -> list[dict[str, str]]:
     """The user's env, then the kind's own (``extra_env``, set over the user's). Arena's job info (``workers``,
     ``gpus``) is not here: the chart sets it from the values it renders, over a variable of the same name."""
     own = {e.name: e.value for e in spec.env}
-    own.update(getattr(kind_module(spec), "extra_env", _none)(spec))
+    own.update(kind_module(spec).extra_env(spec))
     return [{"name": k, "value": v} for k, v in own.items()]
 
 
@@ -145,7 +141,7 @@ def arena_metadata(spec: JobSpec) -> tuple[dict[str, str], dict[str, str], dict[
     if spec.model_name:
         labels["modelName"] = spec.model_name
         annotations["modelSource"] = spec.model_source or ""
-    annotations.update(getattr(kind_module(spec), "extra_annotations", _none)(spec))
+    annotations.update(kind_module(spec).extra_annotations(spec))
     return labels, annotations, pod_labels
 
 
@@ -177,7 +173,7 @@ def build_values(spec: JobSpec) -> dict[str, Any]:
     if spec.share_memory is not None and parse_quantity(spec.share_memory) == 0:
         values["shmSize"] = ""  # --share-memory 0: no memory-backed /dev/shm
     kind = kind_module(spec)
-    if not getattr(kind, "ARENA_METADATA", True):
+    if not BY_KEY[spec.kind].arena_metadata:
         if spec.env or spec.env_from_secret:
             values["env"] = [e.to_values() for e in spec.env] + secret_env(spec, ())
     else:
@@ -262,7 +258,7 @@ def log_writer_selector(spec: JobSpec) -> list[dict[str, Any]]:
     """The pod that writes the logs: the first pod of the first of the kind's main roles the job has (Arena:
     TF chief, else worker 0; PyTorch master 0; a PaddleJob's worker 0), or the kind's own hook, as the
     matchExpressions of the operators' pod labels (``arena_helm.core.jobkinds``)."""
-    own = getattr(kind_module(spec), "log_writer_selector", None)
+    own = kind_module(spec).log_writer_selector
     if own is not None:
         return own(spec)
     info = BY_KEY[spec.kind]

@@ -222,7 +222,7 @@ def wait_job(kube: KubeReader, kind: str, version: str, namespace: str, name: st
     tells it (``views.jobs.restarts_from_pods``): only then are its pods listed."""
     from ..views.jobs import job_phase, pod_job_selector, restarts_from_pods
 
-    reads_pods = not any(phase == "Restarting" for _, phase in BY_KIND[kind].conditions)
+    reads_pods = not BY_KIND[kind].writes_restarting
     deadline = time.monotonic() + timeout
     last = None
     while True:

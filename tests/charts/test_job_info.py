@@ -120,7 +120,7 @@ def test_a_chart_user_gets_the_job_info_too(helm_bin):
 
 
 def test_a_trainjob_carries_no_job_info(helm_bin):
-    """Arena has no TrainJob (its kind module: ARENA_METADATA = False): the chart sets no job info."""
+    """Arena has no TrainJob (its descriptor: arena_metadata=False): the chart sets no job info."""
     res = CliRunner().invoke(app, ["submit", "trainjob", "--name", "job", "--helm-binary", str(helm_bin),
                                    "--workers", "2", "--gpus", "1", "--dry-run", "--", "torchrun", "t.py"])
     assert res.exit_code == 0, res.output

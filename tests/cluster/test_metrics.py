@@ -49,30 +49,16 @@ def norm(text: str) -> str:
 
 @pytest.fixture
 def prom_service(prometheus, cluster):
-    """Prometheus as a cluster has it: a pod (its IP: Prometheus' address in its network namespace), a
-    Service labelled as Arena looks for it, and Endpoints naming the pod (the service proxy only proxies to
-    an endpoint address whose targetRef is a pod with that IP). The pod is on no node (its namespace has
-    none): kwok leaves it alone, its status is the one set here."""
+    """Prometheus registered as a cluster has it (``PrometheusServer.register_service``), in a namespace of its
+    own, removed after the test."""
     if not prometheus.proxy_ok:
         pytest.skip("network namespaces are not permitted here: the service-proxy path cannot be tested "
                     "(the API server refuses loopback Endpoints)")
     core = client.CoreV1Api(cluster.api_client())
     ns = f"monitoring-{next(_monitoring)}-{os.getpid() % 10000}"
     cluster.create_namespace(ns)
-    name, pod = "prometheus-server", "prometheus-server-0"
-    core.create_namespaced_pod(ns, {"metadata": {"name": pod, "labels": {"app": "prometheus"}},
-                                    "spec": {"containers": [{"name": "prometheus", "image": "prom/prometheus:v2.42.0"}]}})
-    core.patch_namespaced_pod_status(pod, ns, {"status": {"phase": "Running", "podIP": prometheus.ip,
-                                                          "podIPs": [{"ip": prometheus.ip}]}})
-    core.create_namespaced_service(ns, {
-        "metadata": {"name": name, "labels": {"kubernetes.io/name": "prometheus-server"}},
-        "spec": {"ports": [{"name": "web", "port": 9090, "targetPort": prometheus.port}]}})
-    core.create_namespaced_endpoints(ns, {
-        "metadata": {"name": name},
-        "subsets": [{"addresses": [{"ip": prometheus.ip, "targetRef": {"kind": "Pod", "name": pod, "namespace": ns}}],
-                     "ports": [{"name": "web", "port": prometheus.port}]}]})
-    yield f"{ns}/{name}:9090"
-    core.delete_namespaced_service(name, ns)  # its Endpoints go with it
+    yield prometheus.register_service(core, ns)
+    core.delete_namespaced_service("prometheus-server", ns)  # its Endpoints go with it
     core.delete_namespace(ns)
 
 

@@ -1,5 +1,7 @@
 """One typed kind protocol for every family (``catalog.Kind``): a job kind, a serving kind and each one-chart family
-are one, as a type checker (mypy) sees them, not only at run time; every chart but the library is a kind's."""
+are one, as a type checker (mypy) sees them, not only at run time; every chart but the library is a kind's. The
+module of each job and serving kind is what its family's module contract (``JobKindModule``, ``ServeKindModule``)
+says, every hook included: the code calls them, it does not look them up by name."""
 
 from __future__ import annotations
 
@@ -40,9 +42,61 @@ def mypy(tmp_path: Path, source: str) -> subprocess.CompletedProcess:
         capture_output=True, text=True, check=False, cwd=REPO, env={**os.environ, "MYPYPATH": str(REPO)})
 
 
+def modules_conformance() -> str:
+    """Each job and serving kind's module held to its family's module contract (the lists are the catalog's)."""
+    from arena_helm.core.jobkinds import KINDS
+    from arena_helm.core.servekinds import KINDS_PACKAGE, SERVE_KINDS
+
+    lines = ["from arena_helm.core.jobkinds import JobKindModule",
+             "from arena_helm.core.servekinds import ServeKindModule"]
+    for k in KINDS:
+        module = k.spec.partition(":")[0]
+        lines += [f"import {module}", f"job_{k.key}: JobKindModule = {module}"]
+    for s in SERVE_KINDS:
+        lines += [f"import {KINDS_PACKAGE}.{s.module_name}",
+                  f"serve_{s.key}: ServeKindModule = {KINDS_PACKAGE}.{s.module_name}"]
+    return "\n".join(lines) + "\n"
+
+
 def test_every_family_s_kinds_are_one_typed_protocol(tmp_path):
-    res = mypy(tmp_path, CONFORMANCE)
+    res = mypy(tmp_path, CONFORMANCE + modules_conformance())
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_a_kind_module_without_a_hook_is_refused_by_the_type_checker(tmp_path):
+    """A kind module that misses a hook (or misspells it) fails the check, as a module whose hook has the wrong
+    type does; the code would otherwise fail only when that kind reaches the call."""
+    planted = tmp_path / "planted_kinds"
+    planted.mkdir()
+    (planted / "__init__.py").write_text("")
+    (planted / "nohook.py").write_text("def kind_values(spec):\n    return {}\n\n\ndef extra_envs(spec):\n"
+                                       "    return {}\n\n\nextra_annotations = extra_envs\n"
+                                       "log_writer_selector = None\n")
+    (planted / "badhook.py").write_text("SPEC = VALUES = int\nWORDS = 'w'\nUPDATES: dict = {}\n"
+                                        "PLACEHOLDERS: dict = {}\n\n\ndef values(spec):\n    return {}\n\n\n"
+                                        "def from_words(words):\n    return {}\n\n\n"
+                                        "workload_view = None\nworkload_shape = 'shape'\n")
+    source = ("from arena_helm.core.jobkinds import JobKindModule\n"
+              "from arena_helm.core.servekinds import ServeKindModule\n"
+              "import planted_kinds.nohook\nimport planted_kinds.badhook\n"
+              "job: JobKindModule = planted_kinds.nohook\nserve: ServeKindModule = planted_kinds.badhook\n")
+    res = subprocess.run(
+        [sys.executable, "-m", "mypy", "--follow-imports=silent", "--cache-dir", str(tmp_path / "cache"),
+         "--no-color-output", "-c", source],
+        capture_output=True, text=True, check=False, cwd=REPO,
+        env={**os.environ, "MYPYPATH": f"{REPO}{os.pathsep}{tmp_path}"})
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert res.stdout.splitlines() == [
+        '<string>:5: error: Incompatible types in assignment (expression has type Module, variable has type '
+        '"JobKindModule")  [assignment]',
+        '<string>:5: note: "ModuleType" is missing following "JobKindModule" protocol member:',
+        "<string>:5: note:     extra_env",
+        '<string>:6: error: Incompatible types in assignment (expression has type Module, variable has type '
+        '"ServeKindModule")  [assignment]',
+        '<string>:6: note: Following member(s) of Module "planted_kinds.badhook" have conflicts:',
+        '<string>:6: note:     workload_shape: expected "Callable[[dict[Any, Any]], tuple[int, list[list[dict[Any, '
+        'Any]]], dict[Any, Any]]] | None", got "str"',
+        "Found 2 errors in 1 file (checked 1 source file)"]
 
 
 def test_a_kind_that_does_not_say_its_family_is_refused_by_the_type_checker(tmp_path):

@@ -94,25 +94,12 @@ class DevFeed:
         self.thread = threading.Thread(target=self._loop, daemon=True)
 
     def register_service(self, namespace: str = "monitoring") -> str | None:
-        """Prometheus as a cluster has it (a pod with its address, a Service labelled as Arena looks for it,
-        Endpoints naming the pod): ``NAMESPACE/NAME:PORT``, or None where the API server cannot proxy to it."""
+        """Prometheus registered as a cluster has it (``PrometheusServer.register_service``): ``NAMESPACE/NAME:PORT``,
+        or None where the API server cannot proxy to it."""
         if not self.prometheus.proxy_ok:
             return None
-        name, pod, ip = "prometheus-server", "prometheus-server-0", self.prometheus.ip
         self.cluster.create_namespace(namespace)
-        self.core.create_namespaced_pod(namespace, {
-            "metadata": {"name": pod, "labels": {"app": "prometheus"}},
-            "spec": {"containers": [{"name": "prometheus", "image": "prom/prometheus:v2.42.0"}]}})
-        self.core.patch_namespaced_pod_status(pod, namespace, {"status": {"phase": "Running", "podIP": ip,
-                                                                          "podIPs": [{"ip": ip}]}})
-        self.core.create_namespaced_service(namespace, {
-            "metadata": {"name": name, "labels": {"kubernetes.io/name": "prometheus-server"}},
-            "spec": {"ports": [{"name": "web", "port": 9090, "targetPort": self.prometheus.port}]}})
-        self.core.create_namespaced_endpoints(namespace, {
-            "metadata": {"name": name},
-            "subsets": [{"addresses": [{"ip": ip, "targetRef": {"kind": "Pod", "name": pod, "namespace": namespace}}],
-                         "ports": [{"name": "web", "port": self.prometheus.port}]}]})
-        return f"{namespace}/{name}:9090"
+        return self.prometheus.register_service(self.core, namespace)
 
     def start(self) -> DevFeed:
         self.thread.start()

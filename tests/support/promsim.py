@@ -295,6 +295,29 @@ class PrometheusServer:
             self.stop()
             raise
 
+    def register_service(self, core, namespace: str) -> str:
+        """Prometheus as a cluster has it, in ``namespace`` (made by the caller): a pod with Prometheus' address
+        (on no node, so kwok leaves it alone; its status is the one set here), a Service labelled as Arena looks
+        for it, and Endpoints naming the pod (the service proxy only proxies to an endpoint address whose
+        targetRef is a pod with that IP). ``core``: a CoreV1Api. Returns ``NAMESPACE/NAME:PORT``. Only where
+        ``proxy_ok``: the API server refuses loopback Endpoints."""
+        assert self.proxy_ok, "no network namespace: the API server cannot proxy to Prometheus"
+        name, pod = "prometheus-server", "prometheus-server-0"
+        core.create_namespaced_pod(namespace, {
+            "metadata": {"name": pod, "labels": {"app": "prometheus"}},
+            "spec": {"containers": [{"name": "prometheus", "image": "prom/prometheus:v2.42.0"}]}})
+        core.patch_namespaced_pod_status(pod, namespace, {"status": {"phase": "Running", "podIP": self.ip,
+                                                                     "podIPs": [{"ip": self.ip}]}})
+        core.create_namespaced_service(namespace, {
+            "metadata": {"name": name, "labels": {"kubernetes.io/name": "prometheus-server"}},
+            "spec": {"ports": [{"name": "web", "port": 9090, "targetPort": self.port}]}})
+        core.create_namespaced_endpoints(namespace, {
+            "metadata": {"name": name},
+            "subsets": [{"addresses": [{"ip": self.ip, "targetRef": {"kind": "Pod", "name": pod,
+                                                                     "namespace": namespace}}],
+                         "ports": [{"name": "web", "port": self.port}]}]})
+        return f"{namespace}/{name}:9090"
+
     def _write_targets(self) -> None:
         tmp = self.workdir / "dcgm-targets.json.tmp"
         tmp.write_text(json.dumps(self._exporter_groups))

@@ -173,6 +173,7 @@ class CustomServingValues(ServingValues):
 
 
 SPEC, VALUES = CustomServeSpec, CustomServingValues
+workload_view = workload_shape = None  # its workload is the serving's Deployment
 PLACEHOLDERS = {"image": "placeholder.invalid/image:0"}  # what a spec needs to be built for serve update's patch
 UPDATES = {"command": ("command", "shell"), "shell": ("command", "shell"), "port": ("ports.grpc",),
            "restful_port": ("ports.restful",), "metrics_port": ("ports.metrics",),

@@ -150,6 +150,7 @@ class KServeValues(ServingValues):
 
 
 SPEC, VALUES = KServeSpec, KServeValues
+workload_shape = None  # its pods are its predictor's Deployment's, which top job reads
 PLACEHOLDERS = {"model_format": "placeholder"}  # what a spec needs to be built for serve update's patch
 UPDATES = {"command": ("command", "shell"), "shell": ("command", "shell"), "storage_uri": ("storageUri",),
            "runtime_version": ("runtimeVersion",), "min_replicas": ("replicas",), "max_replicas": ("maxReplicas",),

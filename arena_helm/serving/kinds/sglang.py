@@ -70,6 +70,7 @@ class SglangServingValues(ServingValues):
 
 
 SPEC, VALUES = SglangServeSpec, SglangServingValues
+workload_view = workload_shape = None  # its workload is the serving's Deployment
 PLACEHOLDERS = {"model": "/placeholder"}  # what a spec needs to be built for serve update's patch
 UPDATES = {"model": ("model",), "context_length": ("contextLength",), "tensor_parallel_size": ("tensorParallelSize",),
            "mem_fraction_static": ("memFractionStatic",), "startup_timeout": ("startupTimeoutSeconds",),

@@ -70,6 +70,7 @@ class TFServingValues(ServingValues):
 
 
 SPEC, VALUES = TFServeSpec, TFServingValues
+workload_view = workload_shape = None  # its workload is the serving's Deployment
 PLACEHOLDERS = {"model_path": "/placeholder"}  # what a spec needs to be built for serve update's patch
 UPDATES = {"model_path": ("modelPath",), "model_config_file": ("modelConfigFile",),
            "monitoring_config_file": ("monitoringConfigFile",), "server_args": ("extraArgs",)}

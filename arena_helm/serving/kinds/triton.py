@@ -109,6 +109,7 @@ class TritonServingValues(ServingValues):
 
 
 SPEC, VALUES = TritonServeSpec, TritonServingValues
+workload_view = workload_shape = None  # its workload is the serving's Deployment
 PLACEHOLDERS = {"model_repository": "/placeholder"}  # what a spec needs to be built for serve update's patch
 UPDATES = {"model_repository": ("modelRepository",), "http_port": ("httpPort",), "grpc_port": ("grpcPort",),
            "metrics_port": ("metricsPort",), "allow_metrics": ("allowMetrics",), "load_model": ("loadModels",),

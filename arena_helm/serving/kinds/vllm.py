@@ -64,6 +64,7 @@ class VllmServingValues(ServingValues):
 
 
 SPEC, VALUES = VllmServeSpec, VllmServingValues
+workload_view = workload_shape = None  # its workload is the serving's Deployment
 PLACEHOLDERS = {"model": "/placeholder"}  # what a spec needs to be built for serve update's patch
 UPDATES = {"model": ("model",), "max_model_len": ("maxModelLen",), "tensor_parallel_size": ("tensorParallelSize",),
            "startup_timeout": ("startupTimeoutSeconds",), "port": ("port",), "engine_args": ("extraArgs",)}

@@ -11,7 +11,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
-from ...workload.job_values import block_values, values_models
+from ...workload.job_values import block_values, no_extra, values_models
 from ...workload.spec import MAX_REPLICAS, PodJobSpec, Replica, opt
 
 
@@ -56,6 +56,9 @@ __getattr__ = values_models(_values_models, "JAXWorkerReplica", "JAXJobValues")
 
 
 # ---- spec -> values ---------------------------------------------------------------------------------
+extra_env = extra_annotations = no_extra
+log_writer_selector = None
+
 def kind_values(spec: JAXJobSpec) -> dict[str, Any]:
     """The workers, OnFailure with --retry (the operator's example), else Never."""
     worker = block_values(spec, "worker")

@@ -8,7 +8,7 @@ from pydantic import Field, field_validator
 from ...core.enums import CleanPodPolicy, MpiApi
 from ...core.grammars import AbsPath, Quantity
 from ...core.jobkinds import BY_KEY
-from ...workload.job_values import block_values, values_models
+from ...workload.job_values import block_values, no_extra, values_models
 from ...workload.spec import MAX_REPLICAS, Gpus, JobSpec, Replica, opt
 
 
@@ -104,6 +104,8 @@ __getattr__ = values_models(_values_models, "MPILauncherReplica", "MPIWorkerRepl
 
 
 # ---- spec -> values ---------------------------------------------------------------------------------
+extra_env = extra_annotations = no_extra
+
 def kind_values(spec: MPIJobSpec) -> dict[str, Any]:
     """mpiApiVersion auto: the chart picks what the cluster serves at install (v2beta1 rendered offline); the
     launcher is not restarted (Arena's: a Job with backoffLimit --retry), the workers Never."""

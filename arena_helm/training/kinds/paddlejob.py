@@ -17,7 +17,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
-from ...workload.job_values import block_values, values_models
+from ...workload.job_values import block_values, no_extra, values_models
 from ...workload.spec import MAX_REPLICAS, Count, PodJobSpec, Replica, opt
 
 
@@ -72,6 +72,9 @@ __getattr__ = values_models(_values_models, "PaddleReplica", "PaddleWorkerReplic
 
 
 # ---- spec -> values ---------------------------------------------------------------------------------
+extra_env = extra_annotations = no_extra
+log_writer_selector = None
+
 def kind_values(spec: PaddleJobSpec) -> dict[str, Any]:
     """The servers and workers, OnFailure with --retry (the operator's default and examples'), else Never."""
     master, worker = block_values(spec, "master"), block_values(spec, "worker")

@@ -6,7 +6,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, field_validator
 
 from ...core.grammars import PositiveIntText
-from ...workload.job_values import block_values, values_models
+from ...workload.job_values import block_values, no_extra, values_models
 from ...workload.spec import MAX_REPLICAS, PodJobSpec, Replica, opt
 
 
@@ -75,6 +75,9 @@ __getattr__ = values_models(_values_models, "PyTorchReplica", "PyTorchMasterRepl
 
 
 # ---- spec -> values ---------------------------------------------------------------------------------
+extra_annotations = no_extra
+log_writer_selector = None
+
 def kind_values(spec: PyTorchJobSpec) -> dict[str, Any]:
     """Arena's pytorchjob chart: the master Never, the workers OnFailure with --retry, else Never."""
     master, worker = block_values(spec, "master"), block_values(spec, "worker")

@@ -7,7 +7,7 @@ from pydantic import Field, field_validator, model_validator
 from ...core.enums import AffinityConstraint, AffinityPolicy, SuccessPolicy
 from ...core.flagtypes import check_labels, kv_items
 from ...core.grammars import Duration, Image, Quantity
-from ...workload.job_values import DISABLE_TF_CONFIG, block_values, role_affinity, values_models
+from ...workload.job_values import DISABLE_TF_CONFIG, block_values, no_extra, role_affinity, values_models
 from ...workload.spec import Count, Gpus, JobSpec, Port, Replica, opt, opt_map
 
 
@@ -208,6 +208,9 @@ __getattr__ = values_models(_values_models, "TFReplica", "TFWorkerReplica", "TFS
 
 
 # ---- spec -> values ---------------------------------------------------------------------------------
+extra_env = no_extra
+log_writer_selector = None
+
 def kind_values(spec: TFJobSpec) -> dict[str, Any]:
     """Arena's tfjob chart: every role Never, but the workers OnFailure when there is a chief; the roles'
     affinity policies; AllWorkers when asked (ChiefWorker is the operator's "", its default)."""

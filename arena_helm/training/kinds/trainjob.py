@@ -13,7 +13,7 @@ from pydantic import Field, model_validator
 
 from ...core.enums import CleanPodPolicy, ImagePullPolicy, RuntimeKind
 from ...core.grammars import AbsPath, Deadline, DNSSubdomain, Image, LabelKey, LabelValue, Quantity, QueueName
-from ...workload.job_values import resources, values_models
+from ...workload.job_values import no_extra, resources, values_models
 from ...workload.spec import HELM_RELEASE_MAX, MAX_REPLICAS, NAME_MAX, Gpus, JobSpec, Replica, flag_of_field, opt
 
 
@@ -187,7 +187,8 @@ __getattr__ = values_models(_values_models, "RuntimeRef", "TrainJobValues")
 
 
 # ---- spec -> values ---------------------------------------------------------------------------------
-ARENA_METADATA = False  # the runtime's pods carry no Arena labels, annotations or job-info env
+extra_env = extra_annotations = no_extra  # Arena's metadata is not set at all (JobKindInfo.arena_metadata)
+log_writer_selector = None
 
 
 def kind_values(spec: TrainJobSpec) -> dict[str, Any]:

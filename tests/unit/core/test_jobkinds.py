@@ -24,6 +24,23 @@ def test_every_kind_has_its_chart_spec_and_names():
         assert info.api_versions()[0] == f"{info.group}/{info.versions[0]}"
 
 
+def test_a_kind_s_apis_are_its_versions_each_with_who_serves_it():
+    from arena_helm.core.catalog import Api
+
+    assert kinds.BY_KEY["mpijob"].apis == (
+        Api("kubeflow.org", "v2beta1", "MPIJob", "mpijobs", "the Kubeflow mpi-operator"),
+        Api("kubeflow.org", "v1", "MPIJob", "mpijobs", kinds.TRAINING_OPERATOR))
+    assert kinds.BY_KEY["tfjob"].apis == (Api("kubeflow.org", "v1", "TFJob", "tfjobs", kinds.TRAINING_OPERATOR,
+                                              "validator.tfjob.training-operator.kubeflow.org"),)
+    assert kinds.BY_KEY["mpijob"].api_versions() == ("kubeflow.org/v2beta1", "kubeflow.org/v1")
+
+
+def test_a_kind_s_operator_says_restarting_or_its_pods_tell_it():
+    assert {k.key: k.writes_restarting for k in kinds.KINDS} == {
+        "tfjob": True, "pytorchjob": True, "mpijob": True, "jaxjob": True, "xgboostjob": True, "paddlejob": True,
+        "trainjob": False}
+
+
 def test_derived_tables_follow_the_registry():
     assert tuple(kinds.BY_CHART) == tuple(k.key for k in kinds.KINDS)
     assert {k.key: chart_kind({"chart": f"{k.chart}-0.1.0"}) for k in kinds.KINDS} == {k.key: k.kind for k in kinds.KINDS}
