@@ -11,6 +11,7 @@
 #   kueue               kueue                                                      sigs.k8s.io/kueue
 #   lws                 lws (LeaderWorkerSet)                                      sigs.k8s.io/lws
 #   kserve              kserve-manager (KServe's controller manager)               github.com/kserve/kserve
+#   ct                  ct (chart-testing: `ct lint`, `ct install` of the charts)   github.com/helm/chart-testing/v3
 #
 #   scripts/build-cluster.sh [COMPONENT...]   # default: every component; prints the bin folder last
 #   scripts/build-cluster.sh --versions       # the component table, one "name module version group" a line
@@ -50,6 +51,9 @@ COMPONENTS=(
     "lws|sigs.k8s.io/lws|v0.9.0|cmd:lws|k8s-v0.36"
     # KServe's manager (InferenceService etc.); its go.mod's replaces: k8s.io/* v0.34, controller-runtime v0.22.5
     "kserve|github.com/kserve/kserve|v0.20.0|cmd/manager:kserve-manager|kserve"
+    # chart-testing, as chart users and CI pipelines run it (it runs helm, git, yamllint and yamale: the last
+    # two are Python packages, in the test extras)
+    "ct|github.com/helm/chart-testing/v3|v3.14.0|ct|ct"
 )
 BUILD=1   # bump to rebuild every component
 

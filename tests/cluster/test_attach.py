@@ -19,7 +19,7 @@ import sys
 import pytest
 from kubernetes import client
 from typer.testing import CliRunner
-from waits import wait_for, wait_job_pods
+from waits import create_quota, wait_for, wait_job_pods
 
 from arena_helm.cli import app
 
@@ -149,11 +149,9 @@ def test_bad_targets_are_one_line_errors(ctx, cluster, kubelet, running, namespa
     kubelet.set_pod_state(ns, "train-worker-0", "Pending")
     fails(ctx("attach", "train", "-i", "train-worker-0", *touch), 1,
           f"pod train-worker-0 is Pending: wait until it runs (see arena-helm get train -n {ns})")
-    # a job with no pods yet: the real operator would make them at once, a pod quota (its status set here as
-    # the quota controller, not run in this cluster, would) makes the API server refuse them
-    core.create_namespaced_resource_quota(ns, {"metadata": {"name": "no-more-pods"}, "spec": {"hard": {"pods": "2"}}})
-    core.patch_namespaced_resource_quota_status("no-more-pods", ns, {"status": {"hard": {"pods": "2"},
-                                                                                "used": {"pods": "2"}}})
+    # a job with no pods yet: the real operator would make them at once, a pod quota of the two pods the
+    # namespace holds (counted by the real ResourceQuota controller) makes the API server refuse them
+    assert create_quota(core, ns, "no-more-pods", {"pods": "2"}) == {"pods": "2"}
     assert ctx("submit", "tf", "--name", "fresh", "--image", "img:1", "--", "true").exit_code == 0
     wait_for(lambda: any(e.reason == "FailedCreatePod" for e in core.list_namespaced_event(
         ns, field_selector="involvedObject.name=fresh").items), "the operator's refused pod")

@@ -17,7 +17,7 @@ from edgetools import cli, fake_kubectl, one_error, write_kubeconfig
 from kubecluster import LIMITED_NAMESPACE, make_claim
 from kubernetes import client
 from kubernetes.client.rest import ApiException
-from waits import conditions, live_pods, wait_condition, wait_for, wait_gone, wait_job_pods
+from waits import conditions, create_quota, live_pods, wait_condition, wait_for, wait_gone, wait_job_pods
 
 from arena_helm import TFJobSpec
 from arena_helm.adapters.charts import assemble_chart
@@ -229,10 +229,7 @@ def tfjob_quota(cluster, namespace):
     api = cluster.api_client()
     core = client.CoreV1Api(api)
     hard = {"count/tfjobs.kubeflow.org": "0"}
-    core.create_namespaced_resource_quota(namespace, {"metadata": {"name": "no-tfjobs"}, "spec": {"hard": hard}})
-    # what the quota controller (not run here) would write
-    core.patch_namespaced_resource_quota_status("no-tfjobs", namespace, {"status": {"hard": hard, "used": {
-        "count/tfjobs.kubeflow.org": "0"}}})
+    assert create_quota(core, namespace, "no-tfjobs", hard) == {"count/tfjobs.kubeflow.org": "0"}
     probe = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "probe"},
              "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": {"containers": [
                  {"name": "tensorflow", "image": "tf:2"}]}}}}}}

@@ -355,7 +355,11 @@ def interrupted_install(helm_bin, cluster, namespace: str, name: str, tmp_path: 
             env={**os.environ, "HELM_DRIVER": driver})
         kill_helm_when(proc, proxy, lambda: "pending-install" in record_status(cluster, namespace, name, driver),
                        "pending-install release record")
-        assert all(m != "GET" for m, _ in proxy.held_requests)
+        # the one request held: helm 3 creates the TFJob (POST), helm 4 applies it server-side (PATCH)
+        tfjobs_path = f"/apis/kubeflow.org/v1/namespaces/{namespace}/tfjobs"
+        assert [(m, urlsplit(p).path) for m, p in proxy.held_requests] == (
+            [("PATCH", f"{tfjobs_path}/{name}")] if helm_bin.parent.name.startswith("helm-4.") else
+            [("POST", tfjobs_path)])
     # the state an interrupted install leaves: one pending-install record, the TFJob never created
     assert record_status(cluster, namespace, name, driver) == ["pending-install"]
     assert tfjobs(cluster, namespace) == []

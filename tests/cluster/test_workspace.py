@@ -14,7 +14,7 @@ import clictx
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
-from waits import wait_for
+from waits import create_quota, wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -198,10 +198,7 @@ def test_a_shell_workspace_on_an_existing_home_and_delete_keep_home(cli, cluster
 def test_a_failed_start_leaves_nothing_behind(cli, cluster, namespace):
     """The API server refuses the Job (a ResourceQuota of no Jobs): no release, no token Secret, no home."""
     core = client.CoreV1Api(cluster.api_client())
-    hard = {"count/jobs.batch": "0"}
-    core.create_namespaced_resource_quota(namespace, {"metadata": {"name": "no-jobs"}, "spec": {"hard": hard}})
-    core.patch_namespaced_resource_quota_status("no-jobs", namespace, {"status": {"hard": hard, "used": {
-        "count/jobs.batch": "0"}}})
+    assert create_quota(core, namespace, "no-jobs", {"count/jobs.batch": "0"}) == {"count/jobs.batch": "0"}
     res = cli("workspace", "start", "nb")
     assert res.exit_code == 1 and len(res.stderr.strip().splitlines()) == 1, res.output
     assert "exceeded quota" in res.stderr, res.stderr

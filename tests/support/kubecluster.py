@@ -93,6 +93,8 @@ CONTROLLERS = (  # kube-controller-manager's names (cmd/kube-controller-manager/
     # a claim or volume in use is deleted only once nothing uses it (the StorageObjectInUseProtection admission
     # plugin's finalizers, which only these controllers remove: without them a deleted claim stays Terminating)
     "persistentvolumeclaim-protection-controller", "persistentvolume-protection-controller",
+    # a ResourceQuota's use, counted by the controller: the API server's quota admission refuses by it
+    "resourcequota-controller",
 )
 # The default StorageClass: the controller-manager's own hostPath provisioner (--enable-hostpath-provisioner,
 # pkg/volume/hostpath/host_path.go: a claim of a class whose provisioner is kubernetes.io/host-path gets a PV

@@ -121,6 +121,14 @@ def cri_line(text: str, stream: str = "stdout") -> str:
     return f"{stamp}.{ns % 1_000_000_000:09d}Z {stream} F {text}\n"
 
 
+
+def kubelet_labels(hostname: str) -> dict[str, str]:
+    """The labels a kubelet sets on its Node (kubernetes v1.37.2 pkg/kubelet/kubelet_node_status.go
+    ``initialNode``): ``kubernetes.io/hostname``, ``kubernetes.io/os`` and ``kubernetes.io/arch``, and their beta
+    forms."""
+    return {"kubernetes.io/hostname": hostname, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+            "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64"}
+
 class Kwok:
     """A kwok process for a ``TestCluster``; ``close()`` stops it. See the module docstring."""
 
@@ -269,8 +277,10 @@ class Kwok:
         """A Node (status included, one request) that kwok makes Ready, keeping its capacity and allocatable
         (``nvidia.com/gpu``); ``ready=False``: kwok registers it NotReady (KubeletNotReady) and it keeps the
         ``node.kubernetes.io/not-ready:NoSchedule`` taint the TaintNodesByCondition admission gave it.
-        ``pool`` (a test's namespace) labels it ``arena-helm.test/pool=<pool>`` (PodNodeSelector)."""
-        labels = dict(labels or {})
+        ``pool`` (a test's namespace) labels it ``arena-helm.test/pool=<pool>`` (PodNodeSelector). It carries the
+        labels every kubelet puts on its Node (kubernetes v1.37.2 pkg/kubelet/kubelet_node_status.go
+        ``initialNode``: hostname, os and arch, stable and beta), as the node's name is its hostname."""
+        labels = {**kubelet_labels(name), **(labels or {})}
         if pool:
             labels[POOL_LABEL] = pool
         key, value = self.node_label

@@ -70,3 +70,17 @@ def wait_condition(read: Callable[[], dict], ctype: str, status: str = "True", t
         return obj if any(c[0] == ctype and c[1] == status for c in conditions(obj)) else None
 
     return wait_for(got, f"condition {ctype}={status}", timeout)
+
+
+def create_quota(core, namespace: str, name: str, hard: dict[str, str], timeout: float = 60.0) -> dict[str, str]:
+    """A ResourceQuota ``hard`` in ``namespace``, once the real ResourceQuota controller has counted what the
+    namespace holds (its status names every resource of ``hard`` with its use: until then the quota admission
+    refuses everything the quota covers with "status unknown"); returns that use."""
+    core.create_namespaced_resource_quota(namespace, {"metadata": {"name": name}, "spec": {"hard": hard}})
+
+    def counted():
+        status = core.read_namespaced_resource_quota(name, namespace).status
+        used = (status.used or {}) if status else {}
+        return dict(used) if status and dict(status.hard or {}) == hard and set(used) == set(hard) else None
+
+    return wait_for(counted, f"the ResourceQuota controller's count of {namespace}/{name}", timeout)

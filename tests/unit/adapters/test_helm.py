@@ -49,8 +49,8 @@ def test_template_sends_values_on_stdin_then_the_users_flags_in_order(tmp_path):
 def test_uninstall_and_list_use_pyhelm3s_commands():
     helm, fake = helm_with(list=(0, b'[{"name": "a"}]', b""))
     helm.uninstall("job", "ns", wait=True)
-    assert fake.calls[-1][0][:3] == ["helm", "uninstall", "job"]
-    assert "--wait" in fake.calls[-1][0] and "--namespace" in fake.calls[-1][0]
+    assert fake.calls[-1][0] == ["helm", "uninstall", "job", "--timeout", "5m", "--namespace", "ns", "--wait",
+                                 "--kubeconfig", "/kc", "--kube-context", "ctx"]
     assert helm.list("ns") == [{"name": "a"}]
 
 
