@@ -26,3 +26,64 @@ def find_helm(explicit: str | None = None) -> str:
     if path is None:
         raise HelmNotFoundError(f"helm not found on PATH: {INSTALL_HINT}")
     return path
+
+
+# ---- living beside Arena: its installer puts helm on PATH as `arena-helm` (kubeflow/arena v0.15.5 install.sh),
+# and Arena runs that name as its helm (pkg/util/helm/helm.go helmCmd; helm_advanced.go through `bash -c`)
+COMMAND = "arena-helm"
+ALIAS = "arenahelm"  # this tool's clash-free name, for a PATH where Arena's helm comes first
+# helm's commands that arena-helm does not have: given one, this tool is being run as a helm
+HELM_ONLY = frozenset({"template", "install", "upgrade", "uninstall", "del", "un", "rollback", "status", "history",
+                       "repo", "dependency", "dep", "package", "lint", "show", "inspect", "pull", "fetch", "push",
+                       "search", "plugin", "env", "registry", "test", "verify", "create"})
+
+
+def commands_on_path(name: str = COMMAND) -> list[str]:
+    """Every executable file named ``name`` on PATH, in PATH order (each folder once)."""
+    out: list[str] = []
+    for folder in dict.fromkeys(os.environ.get("PATH", "").split(os.pathsep)):
+        path = os.path.join(folder or ".", name)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            out.append(path)
+    return out
+
+
+def is_ours(path: str) -> bool:
+    """Whether the program at ``path`` is this tool (a Python entry point that imports ``arena_helm``) rather
+    than another program of that name (Arena's helm: a Go binary)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1024)
+    except OSError:
+        return False
+    return head.startswith(b"#!") and b"arena_helm" in head
+
+
+def arenas_helm() -> str | None:
+    """The first ``arena-helm`` on PATH that is not this tool (Arena's helm), or None."""
+    return next((p for p in commands_on_path() if not is_ours(p)), None)
+
+
+def run_by_arena(depth: int = 3) -> bool:
+    """Whether a program named ``arena`` started this process (or the shell that did, up to ``depth``
+    ancestors): Arena running its helm. Linux's /proc; False where it cannot be read."""
+    pid = os.getppid()
+    for _ in range(depth):
+        if pid <= 1:
+            return False
+        try:
+            if os.path.basename(os.readlink(f"/proc/{pid}/exe")) == "arena":
+                return True
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+                pid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+    return False
+
+
+def helm_for_arena(argv: list[str]) -> str | None:
+    """Arena's helm when this command line is Arena's call of its helm (a helm command arena-helm lacks, or any
+    command from Arena itself) and Arena's helm is on PATH; None: the command is this tool's."""
+    if not argv or (argv[0] not in HELM_ONLY and not run_by_arena()):
+        return None
+    return arenas_helm()

@@ -8,6 +8,7 @@ an ``ArenaHelmError`` is one line and its exit code (1 for runtime failures); ne
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -103,5 +104,15 @@ def _root(
 
 
 def main() -> None:
-    """Console entry point."""
+    """Console entry point (``arena-helm``, and ``arenahelm``: the same tool under a name Arena's installer does
+    not take). Arena's installer puts helm on PATH as ``arena-helm`` too, and Arena runs that name as its helm:
+    a helm command line meant for it (``adapters.helmbin.helm_for_arena``) is handed, byte for byte, to Arena's
+    helm further on PATH, so that installing this tool does not break Arena."""
+    import os
+
+    from ..adapters.helmbin import helm_for_arena
+
+    helm = helm_for_arena(sys.argv[1:])
+    if helm is not None:
+        os.execv(helm, [helm, *sys.argv[1:]])
     app(prog_name="arena-helm")

@@ -183,6 +183,7 @@ def run(kube, helm_factory: Callable[[], Any], namespace: str, kinds: Iterable[s
     others = [API_KINDS[k] for k in keys if k in API_KINDS]
     report = Report(namespace, context)
     helm = _check_helm(report, helm_factory)
+    _check_arena_helm(report)
     if not _check_api(report, kube):
         for name in ("permissions", *[i.kind for i in chosen], *map(_api_check, others), "GPUs", "Prometheus",
                      "Kueue"):
@@ -222,6 +223,23 @@ def _check_helm(report: Report, helm_factory: Callable[[], Any]):
         return None
     report.add("helm", OK, f"{version} ({helm.binary})")
     return helm
+
+
+def _check_arena_helm(report: Report) -> None:
+    """Arena's helm on PATH under this tool's name (Arena's installer's ``arena-helm``): named, with how the two
+    live side by side (a row only where it is found)."""
+    from ..adapters.helmbin import ALIAS, COMMAND, arenas_helm, commands_on_path
+
+    arenas = arenas_helm()
+    if arenas is None:
+        return
+    first = commands_on_path()[0]
+    if first == arenas:
+        report.add("Arena's helm", OK, f"{COMMAND} on PATH is Arena's helm ({arenas}), ahead of this tool: run "
+                   f"this tool as {ALIAS}", needed=False)
+    else:
+        report.add("Arena's helm", OK, f"Arena's helm ({arenas}) comes after this tool's {COMMAND} ({first}) on "
+                   f"PATH: Arena's calls of its helm are handed on to it", needed=False)
 
 
 def _check_api(report: Report, kube) -> bool:

@@ -1160,16 +1160,17 @@ def test_golden(helm_bin, chart, name):
 
 # ============================================================================ NOTES.txt
 @pytest.mark.parametrize("chart", APP_CHARTS)
-def test_notes(helm_bin, chart, tmp_path):
+def test_notes(helm_bin, chart, tmp_path, request):
     version = subprocess.run([str(helm_bin), "version", "--short"], capture_output=True, text=True).stdout
-    if version.startswith("v3."):
-        pytest.skip("helm 3's `install --dry-run=client` still contacts a cluster; NOTES.txt is checked with helm 4")
+    env = _isolated_helm_env(tmp_path)
+    if version.startswith("v3."):  # helm 3's `install --dry-run=client` still reads the cluster's capabilities
+        env["KUBECONFIG"] = str(request.getfixturevalue("cluster").admin.kubeconfig)
     chart_dir = assemble_chart(chart, tmp_path)
     values = {**BASE, "nameOverride": "mnist", "tensorboard": {"enabled": True, "nameOverride": "mnist"}} \
         if chart in JOB_CHARTS else {**base_values(chart), **({} if chart == "traffic-split" else {"nameOverride": "mnist"})}
     proc = subprocess.run([str(helm_bin), "install", "rel", str(chart_dir), "-n", "team-a", "--dry-run=client",
                            "--values", "-"], input=yaml.safe_dump(values), capture_output=True, text=True,
-                          env=_isolated_helm_env(tmp_path))
+                          env=env)
     assert proc.returncode == 0, proc.stderr
     notes = proc.stdout.split("NOTES:", 1)[1]
     if chart in JOB_CHARTS:
