@@ -12,6 +12,8 @@
 #   lws                 lws (LeaderWorkerSet)                                      sigs.k8s.io/lws
 #   kserve              kserve-manager (KServe's controller manager)               github.com/kserve/kserve
 #   ct                  ct (chart-testing: `ct lint`, `ct install` of the charts)   github.com/helm/chart-testing/v3
+#   metrics-server      metrics-server (metrics.k8s.io from the kubelets: kwok's)   sigs.k8s.io/metrics-server
+#   arena               arena (Arena v1's CLI: the interop tests run it)           github.com/kubeflow/arena
 #
 #   scripts/build-cluster.sh [COMPONENT...]   # default: every component; prints the bin folder last
 #   scripts/build-cluster.sh --versions       # the component table, one "name module version group" a line
@@ -54,6 +56,11 @@ COMPONENTS=(
     # chart-testing, as chart users and CI pipelines run it (it runs helm, git, yamllint and yamale: the last
     # two are Python packages, in the test extras)
     "ct|github.com/helm/chart-testing/v3|v3.14.0|ct|ct"
+    # metrics.k8s.io as clusters serve it, from the kubelets' /metrics/resource (kwok emulates them)
+    "metrics-server|sigs.k8s.io/metrics-server|v0.8.0|cmd/metrics-server|metrics-server"
+    # Arena v1's own CLI, for the tests that compare the two tools on one cluster; its go.mod's replaces pin
+    # k8s.io/* v0.28, so it is a group of its own
+    "arena|github.com/kubeflow/arena|v0.15.5|cmd/arena|arena"
 )
 BUILD=1   # bump to rebuild every component
 

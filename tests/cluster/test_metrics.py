@@ -377,46 +377,59 @@ def _drain(fd):
 
 # ---- metrics.k8s.io ---------------------------------------------------------------------------------
 @pytest.fixture
-def metrics_api(cluster):
-    """metrics.k8s.io served by the API server (CRD stand-ins for metrics-server's PodMetrics/NodeMetrics)."""
-    from pathlib import Path
+def metrics_server(cluster, tmp_path):
+    """metrics.k8s.io served by the real metrics-server, scraping kwok's kubelets (tests/support/metricsserver.py),
+    for this test only."""
+    from controllers import source_dir
+    from metricsserver import MetricsServer
 
-    data = Path(__file__).resolve().parents[1] / "data" / "metrics-api"
-    for f in ("pods.metrics.k8s.io.yaml", "nodes.metrics.k8s.io.yaml"):
-        cluster.create_crd(data / f)
+    server = MetricsServer(cluster, tmp_path / "metrics-server", source_dir("metrics-server")).start()
     try:
         yield client.CustomObjectsApi(cluster.api_client())
     finally:
-        for name in ("pods.metrics.k8s.io", "nodes.metrics.k8s.io"):
-            cluster.delete_crd(name)
+        server.stop()
 
 
-def test_usage_comes_from_metrics_k8s_io_where_served(jobs, metrics_api, prometheus, namespace):
+def test_usage_comes_from_metrics_k8s_io_where_served(jobs, metrics_server, kubelet, prometheus, namespace):
+    """CPU and memory in `top job` and `top node` come from metrics.k8s.io as metrics-server serves it: each pod's
+    usage (kwok's kubelet reports the usage annotated on the pod: the CPU as a cumulative counter, which
+    metrics-server turns into a rate over two scrapes) and each node's (the sum of its pods, as kwok reports
+    it)."""
     ctx, m_node, l_node = jobs
-    ns, stamp = namespace, "2026-01-02T15:04:05Z"
-    for pod, cpu, mem in (("train-worker-0", "1200000000n", "4Gi"), ("train-worker-1", "300m", "1Gi"),
-                          ("old-chief-0", "2", "3Gi")):
-        metrics_api.create_namespaced_custom_object("metrics.k8s.io", "v1beta1", ns, "pods", {
-            "apiVersion": "metrics.k8s.io/v1beta1", "kind": "PodMetrics", "metadata": {"name": pod},
-            "timestamp": stamp, "window": "30s", "containers": [{"name": "tensorflow", "usage": {"cpu": cpu, "memory": mem}}]})
-    metrics_api.create_cluster_custom_object("metrics.k8s.io", "v1beta1", "nodes", {
-        "apiVersion": "metrics.k8s.io/v1beta1", "kind": "NodeMetrics", "metadata": {"name": m_node},
-        "timestamp": stamp, "window": "30s", "usage": {"cpu": "10", "memory": "50Gi"}})
-    try:
-        res = ok(ctx("top", "job", "--prometheus-url", prometheus.url))
-        assert res.stderr == ""
-        assert norm(res.stdout).splitlines()[1:3] == [  # GPUs from Prometheus, usage from metrics.k8s.io
-            f"train RUNNING TFJOB 4 4 0 44.5% 43008.0/327680.0(MiB) 8 1500m 16Gi 5Gi {m_node}",
-            f"old RUNNING TFJOB 1 1 0 42.0% 4096.0/16384.0(MiB) 0 2 0 3Gi {l_node}"]
-        res = ok(ctx("top", "node", m_node, l_node))  # no Prometheus at all: GPU N/A, usage still there
-        assert res.stderr.splitlines() == [
-            "note: no Prometheus found (no Service labelled as Arena looks for, no --prometheus-url or "
-            "--prometheus-service); GPU utilisation and memory read N/A"]
-        assert norm(res.stdout).splitlines()[1:3] == [  # l: the sum of its pods; m: its NodeMetrics
-            f"{l_node} 127.0.0.1 <none> Ready 1 1 N/A N/A 0/16 2 0/64Gi 3Gi",
-            f"{m_node} 127.0.0.1 gpu Ready 4 4 N/A N/A 8/64 10 16Gi/256Gi 50Gi"]
-    finally:
-        metrics_api.delete_cluster_custom_object("metrics.k8s.io", "v1beta1", "nodes", m_node)
+    ns = namespace
+    usage = {"train-worker-0": ("1200m", "4Gi"), "train-worker-1": ("300m", "1Gi"), "old-chief-0": ("500m", "3Gi")}
+    for pod, (cpu, mem) in usage.items():
+        kubelet.annotate(ns, pod, {"kwok.x-k8s.io/usage-cpu": cpu, "kwok.x-k8s.io/usage-memory": mem})
+
+    def served():
+        pods = metrics_server.list_namespaced_custom_object("metrics.k8s.io", "v1beta1", ns, "pods")["items"]
+        have = {p["metadata"]["name"]: p["containers"] for p in pods}
+        nodes = {n["metadata"]["name"] for n in metrics_server.list_cluster_custom_object(
+            "metrics.k8s.io", "v1beta1", "nodes")["items"]}
+        # two scrapes after the annotations: a rate of the annotated usage, not of the 1m before them
+        return set(have) == set(usage) and {m_node, l_node} <= nodes and all(
+            round(quantity(c["usage"]["cpu"]), 3) == quantity(usage[p][0]) for p, cs in have.items() for c in cs)
+
+    wait_for(served, "metrics-server's PodMetrics and NodeMetrics of the annotated usage", timeout=120)
+    res = ok(ctx("top", "job", "--prometheus-url", prometheus.url))
+    assert res.stderr == ""
+    assert norm(res.stdout).splitlines()[1:3] == [  # GPUs from Prometheus, usage from metrics.k8s.io
+        f"train RUNNING TFJOB 4 4 0 44.5% 43008.0/327680.0(MiB) 8 1500m 16Gi 5Gi {m_node}",
+        f"old RUNNING TFJOB 1 1 0 42.0% 4096.0/16384.0(MiB) 0 500m 0 3Gi {l_node}"]
+    res = ok(ctx("top", "node", m_node, l_node))  # no Prometheus at all: GPU N/A, usage still there
+    assert res.stderr.splitlines() == [
+        "note: no Prometheus found (no Service labelled as Arena looks for, no --prometheus-url or "
+        "--prometheus-service); GPU utilisation and memory read N/A"]
+    assert norm(res.stdout).splitlines()[1:3] == [  # each node's NodeMetrics: the sum of its pods
+        f"{l_node} 127.0.0.1 <none> Ready 1 1 N/A N/A 0/16 500m 0/64Gi 3Gi",
+        f"{m_node} 127.0.0.1 gpu Ready 4 4 N/A N/A 8/64 1500m 16Gi/256Gi 5Gi"]
+
+
+def quantity(text: str) -> float:
+    """A CPU quantity in cores (``1200m``, ``1199998765n``, ``2``)."""
+    from arena_helm.core.grammars import parse_quantity
+
+    return float(parse_quantity(text))
 
 
 # ---- idle GPUs and free GPUs ---------------------------------------------------------------------------

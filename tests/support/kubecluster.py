@@ -13,10 +13,11 @@ user, which the API server's bootstrap RBAC binds to the ``system:kube-scheduler
   ``FailedScheduling`` messages.
 - The controller-manager runs the namespace, garbage-collector, service-account, pod-GC, deployment,
   replicaset, job (Indexed Jobs included), statefulset, PersistentVolume binder and its hostPath provisioner
-  (the default StorageClass ``standard``), PVC/PV protection, TTL-after-finished, HPA and EndpointSlice
-  controllers.
+  (the default StorageClass ``standard``), PVC/PV protection, ResourceQuota, TTL-after-finished, HPA and
+  EndpointSlice controllers.
 - The API server runs the aggregation layer (a front-proxy CA and client cert, ``--requestheader-*``), so
-  that an aggregated API server (Kueue's visibility API) can be reached through it.
+  that an aggregated API server (Kueue's visibility API; metrics-server's metrics.k8s.io for the tests that
+  start it, tests/support/metricsserver.py) can be reached through it.
 - The API server enables the ``Priority`` admission plugin (a pod naming a missing PriorityClass is
   refused) and ``PodNodeSelector``: each test namespace carries ``scheduler.alpha.kubernetes.io/
   node-selector: arena-helm.test/pool=<namespace>``, so its pods go only to the nodes a test adds for that

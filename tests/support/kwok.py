@@ -8,7 +8,9 @@ are left alone), and its kubelet API on ``https://127.0.0.1:<free port>`` with a
 127.0.0.1 from ``cluster.ca`` (the API server verifies it: ``--kubelet-certificate-authority``). Its own
 CRDs ``logs`` and ``attaches`` (kwok.x-k8s.io, from the module's kustomize/crd/bases) are installed and
 ``--enable-crds=Logs,Attach,PortForward`` makes kwok watch per-pod objects; ``ClusterLogs``, ``ClusterAttach`` and
-``ClusterExec`` defaults come from a file made at start. Ready when ``/healthz`` answers; ``close()``
+``ClusterExec`` defaults come from a file made at start. kwok's own metrics objects (its module's
+kustomize/metrics) make each node serve the kubelet's ``/metrics/resource`` from the pods' usage annotations
+(tests/support/metricsserver.py scrapes them). Ready when ``/healthz`` answers; ``close()``
 stops it. The methods are those the tests used with the former Python kubelet stand-in (same signatures
 and meaning), done through kwok, plus ``finish_pod``, ``restart_container``, ``evict_pod``, ``wait_pod`` and ``annotate``.
 
@@ -100,6 +102,8 @@ STATE_ANNOTATIONS = tuple(A + k for k in (
     "waiting-reason", "waiting-message", "waiting-phase", "pod-reason", "pod-message", "exit-code", "reason",
     "message", "container", "restart-count", "restart-exit-code", "restart-reason", "evict", "evict-message",
 ))
+METRICS_FILES = ("resource/metrics-resource.yaml", "usage/usage-from-annotation.yaml")
+METRICS_PATH = "metrics.k8s.io/resource-metrics-path"  # Node annotation: where metrics-server scrapes it
 CRD_KINDS = {"Logs": "kwok.x-k8s.io_logs.yaml", "Attach": "kwok.x-k8s.io_attaches.yaml",
              "PortForward": "kwok.x-k8s.io_portforwards.yaml"}
 KWOK_GROUP, KWOK_VERSION = "kwok.x-k8s.io", "v1alpha1"
@@ -196,6 +200,9 @@ class Kwok:
                                            "envs": [{"name": "ARENA_HELM_KWOK_EXEC", "value": "1"}]}}]}},
         ]))
         configs = [DATA / f for f in CONFIG_FILES] + [w / "debugging.yaml"]
+        # the kubelets' /metrics/resource (what metrics-server scrapes), from the pods' kwok.x-k8s.io/usage-cpu
+        # and usage-memory annotations (1m and 1Mi without): kwok's own objects, as its module ships them
+        configs += [kwok_source_dir() / "kustomize" / "metrics" / f for f in METRICS_FILES]
         key, value = self.node_label
         argv = [
             str(kube_bin_dir(("kwok",)) / "kwok"),
@@ -295,7 +302,9 @@ class Kwok:
         body = {
             "apiVersion": "v1",
             "kind": "Node",
-            "metadata": {"name": name, "labels": labels, "annotations": {} if ready else {NOT_READY: "true"}},
+            "metadata": {"name": name, "labels": labels,
+                         "annotations": {METRICS_PATH: f"/metrics/nodes/{name}/metrics/resource",
+                                         **({} if ready else {NOT_READY: "true"})}},
             "spec": {"taints": taints or []},
             "status": {  # the API server keeps a Node's status on create
                 "capacity": capacity,
