@@ -202,11 +202,9 @@ def test_tensorboard_open_forwards_a_port_to_the_tensorboard(helm_bin, cli, name
     """`open` runs the real kubectl port-forward (API server -> kwok's pods/portforward) to the job's TensorBoard
     Service once its pod runs; kwok forwards the pod's 6006 to a small HTTP server here, standing in for
     TensorBoard (no TensorBoard image runs on kwok), and a page is fetched through the forward."""
-    import http.server
     import os
     import subprocess
     import sys
-    import threading
     import urllib.request
     from pathlib import Path
 
@@ -224,40 +222,25 @@ def test_tensorboard_open_forwards_a_port_to_the_tensorboard(helm_bin, cli, name
     pods = wait_for(lambda: core.list_namespaced_pod(namespace, label_selector="app.kubernetes.io/instance=viz,"
                                                      "app.kubernetes.io/component=tensorboard").items,
                     "the Deployment controller's TensorBoard pod")
-    seen: list[str] = []
-
-    class Stand(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - http.server's name
-            seen.append(self.path)
-            body = b"tensorboard stand-in"
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stand)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    kubelet.forward_port(namespace, pods[0].metadata.name, 6006, server.server_port)
-    kubelet.run_pod(namespace, pods[0].metadata.name, node)
+    pod = pods[0].metadata.name
     local = free_port()
     env = {**os.environ, "PATH": f"{helm_bin.parent}:/usr/bin:/bin"}  # the kubectl beside the helm
-    opener = subprocess.Popen([str(Path(sys.executable).parent / "arena-helm"), "tensorboard", "open", "viz",
-                               "--port", str(local), "--kubeconfig", str(cluster.admin.kubeconfig), "-n", namespace],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        said = opener.stderr.readline()
-        assert said == f"Forwarding http://localhost:{local} to viz-tensorboard (Ctrl-C stops)\n", (said, opener.poll())
-        # kubectl says when it listens: then the forward is up
-        assert opener.stdout.readline() == f"Forwarding from 127.0.0.1:{local} -> 6006\n"
-        with urllib.request.urlopen(f"http://localhost:{local}/", timeout=30) as resp:
-            assert resp.read() == b"tensorboard stand-in"
-        assert seen == ["/"]
-    finally:
-        opener.terminate()
-        opener.wait(timeout=30)
-        server.shutdown()
+    with kubelet.serving_http(namespace, pod, 6006, b"tensorboard stand-in") as seen:
+        kubelet.run_pod(namespace, pod, node)
+        opener = subprocess.Popen([str(Path(sys.executable).parent / "arena-helm"), "tensorboard", "open", "viz",
+                                   "--port", str(local), "--kubeconfig", str(cluster.admin.kubeconfig), "-n",
+                                   namespace], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            said = opener.stderr.readline()
+            assert said == f"Forwarding http://localhost:{local} to viz-tensorboard (Ctrl-C stops)\n", (
+                said, opener.poll())
+            # kubectl says when it listens: then the forward is up
+            assert opener.stdout.readline() == f"Forwarding from 127.0.0.1:{local} -> 6006\n"
+            with urllib.request.urlopen(f"http://localhost:{local}/", timeout=30) as resp:
+                assert resp.read() == b"tensorboard stand-in"
+            assert seen == ["/"]
+        finally:
+            opener.terminate()
+            opener.wait(timeout=30)
     kubelet.remove_node(node)
     core.delete_persistent_volume(f"pv-{namespace}-logs")

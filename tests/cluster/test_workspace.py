@@ -232,11 +232,9 @@ def test_open_forwards_a_port_to_the_server_with_its_token_and_attach_runs_in_th
     """`workspace open` runs the real kubectl port-forward (API server -> kwok's pods/portforward) to the
     workspace's Service; kwok forwards the pod's 8888 to a small HTTP server here, standing in for Jupyter
     (no Jupyter image can run on kwok). `workspace attach` runs a command through pods/exec."""
-    import http.server
     import os
     import subprocess
     import sys
-    import threading
     import urllib.request
     from pathlib import Path
 
@@ -246,39 +244,23 @@ def test_open_forwards_a_port_to_the_server_with_its_token_and_attach_runs_in_th
     cli.ok("workspace", "start", "nb", "--idle-stop", "1h")
     token = base64.b64decode(core.read_namespaced_secret("nb-token", namespace).data["token"]).decode()
     pod = job_pod(core, namespace, "nb-1")
-    seen: list[str] = []
-
-    class Stand(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - http.server's name
-            seen.append(self.path)
-            body = b"jupyter stand-in"
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stand)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    kubelet.forward_port(namespace, pod, 8888, server.server_port)
-    kubelet.run_pod(namespace, pod)
     local = free_port()
     env = {**os.environ, "PATH": f"{helm_bin.parent}:{os.environ['PATH']}"}  # the kubectl beside the helm
-    opener = subprocess.Popen([str(Path(sys.executable).parent / "arena-helm"), "workspace", "open", "nb", "--port",
-                               str(local), "--timeout", "60s", *clictx_base(helm_bin, cluster, namespace)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        url = opener.stdout.readline().strip()
-        assert url == f"http://localhost:{local}/lab?token={token}", (url, opener.poll())
-        with urllib.request.urlopen(url, timeout=30) as resp:
-            assert resp.read() == b"jupyter stand-in"
-        assert seen == [f"/lab?token={token}"]
-    finally:
-        opener.terminate()
-        opener.wait(timeout=30)
-        server.shutdown()
+    with kubelet.serving_http(namespace, pod, 8888, b"jupyter stand-in") as seen:
+        kubelet.run_pod(namespace, pod)
+        opener = subprocess.Popen([str(Path(sys.executable).parent / "arena-helm"), "workspace", "open", "nb",
+                                   "--port", str(local), "--timeout", "60s",
+                                   *clictx_base(helm_bin, cluster, namespace)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            url = opener.stdout.readline().strip()
+            assert url == f"http://localhost:{local}/lab?token={token}", (url, opener.poll())
+            with urllib.request.urlopen(url, timeout=30) as resp:
+                assert resp.read() == b"jupyter stand-in"
+            assert seen == [f"/lab?token={token}"]
+        finally:
+            opener.terminate()
+            opener.wait(timeout=30)
     assert cli.ok("workspace", "attach", "nb", "--", "sh", "-c", "echo in the workspace $ARENA_HELM_KWOK_EXEC") == (
         "in the workspace 1\n")
     res = cli("workspace", "open", "nb2")

@@ -74,6 +74,7 @@ Porting a test written for the former kubelet stand-in:
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -642,6 +643,35 @@ class Kwok:
                 "spec": {"forwards": [{"ports": [port], "target": {"address": "127.0.0.1", "port": target_port}}]}}
         client.CustomObjectsApi(self.api_client).create_namespaced_custom_object(
             KWOK_GROUP, KWOK_VERSION, namespace, "portforwards", body)
+
+    @contextlib.contextmanager
+    def serving_http(self, namespace: str, pod: str, port: int, body: bytes):
+        """The pod's ``port`` answers every HTTP GET with ``body``: a small server on this machine, standing in
+        for the program the pod's image would run (none runs on kwok), to which kwok forwards the port
+        (``forward_port``). Yields the paths requested, in order."""
+        import http.server
+        import threading
+
+        seen: list[str] = []
+
+        class Stand(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - http.server's name
+                seen.append(self.path)
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stand)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            self.forward_port(namespace, pod, port, server.server_port)
+            yield seen
+        finally:
+            server.shutdown()
 
     def write_log(self, namespace: str, pod: str, container: str, text: str, *, stream: str = "stdout") -> None:
         """Append ``text``'s lines (CRI format, stamped now; ``stream`` stdout or stderr) to the container's
