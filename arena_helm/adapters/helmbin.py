@@ -36,6 +36,8 @@ ALIAS = "arenahelm"  # this tool's clash-free name, for a PATH where Arena's hel
 HELM_ONLY = frozenset({"template", "install", "upgrade", "uninstall", "del", "un", "rollback", "status", "history",
                        "repo", "dependency", "dep", "package", "lint", "show", "inspect", "pull", "fetch", "push",
                        "search", "plugin", "env", "registry", "test", "verify", "create"})
+# helm's commands that arena-helm has too (helm's delete: its uninstall): only the caller tells them apart
+HELM_SHARED = frozenset({"list", "get", "delete", "version", "completion", "help"})
 
 
 def commands_on_path(name: str = COMMAND) -> list[str]:
@@ -59,9 +61,10 @@ def is_ours(path: str) -> bool:
     return head.startswith(b"#!") and b"arena_helm" in head
 
 
-def arenas_helm() -> str | None:
-    """The first ``arena-helm`` on PATH that is not this tool (Arena's helm), or None."""
-    return next((p for p in commands_on_path() if not is_ours(p)), None)
+def arenas_helm(found: list[str] | None = None) -> str | None:
+    """The first ``arena-helm`` on PATH (or of ``found``, ``commands_on_path()``'s) that is not this tool (Arena's
+    helm), or None."""
+    return next((p for p in (commands_on_path() if found is None else found) if not is_ours(p)), None)
 
 
 def run_by_arena(depth: int = 3) -> bool:
@@ -82,8 +85,9 @@ def run_by_arena(depth: int = 3) -> bool:
 
 
 def helm_for_arena(argv: list[str]) -> str | None:
-    """Arena's helm when this command line is Arena's call of its helm (a helm command arena-helm lacks, or any
-    command from Arena itself) and Arena's helm is on PATH; None: the command is this tool's."""
-    if not argv or (argv[0] not in HELM_ONLY and not run_by_arena()):
+    """Arena's helm when this command line is Arena's call of its helm (a helm command arena-helm lacks, or one
+    both have that Arena itself runs) and Arena's helm is on PATH; None: the command is this tool's. Any other
+    command (submit, logs, ...) reads nothing: the start-up of this tool's own commands pays no look."""
+    if not argv or not (argv[0] in HELM_ONLY or (argv[0] in HELM_SHARED and run_by_arena())):
         return None
     return arenas_helm()

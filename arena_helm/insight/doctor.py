@@ -230,10 +230,11 @@ def _check_arena_helm(report: Report) -> None:
     live side by side (a row only where it is found)."""
     from ..adapters.helmbin import ALIAS, COMMAND, arenas_helm, commands_on_path
 
-    arenas = arenas_helm()
+    found = commands_on_path()
+    arenas = arenas_helm(found)
     if arenas is None:
         return
-    first = commands_on_path()[0]
+    first = found[0]
     if first == arenas:
         report.add("Arena's helm", OK, f"{COMMAND} on PATH is Arena's helm ({arenas}), ahead of this tool: run "
                    f"this tool as {ALIAS}", needed=False)

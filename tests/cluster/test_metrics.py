@@ -377,13 +377,13 @@ def _drain(fd):
 
 # ---- metrics.k8s.io ---------------------------------------------------------------------------------
 @pytest.fixture
-def metrics_server(cluster, tmp_path):
+def metrics_server(cluster, controllers, tmp_path):
     """metrics.k8s.io served by the real metrics-server, scraping kwok's kubelets (tests/support/metricsserver.py),
     for this test only."""
     from controllers import source_dir
     from metricsserver import MetricsServer
 
-    server = MetricsServer(cluster, tmp_path / "metrics-server", source_dir("metrics-server")).start()
+    server = MetricsServer(controllers, tmp_path / "metrics-server", source_dir("metrics-server")).start()
     try:
         yield client.CustomObjectsApi(cluster.api_client())
     finally:

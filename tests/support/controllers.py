@@ -789,20 +789,10 @@ class Kueue(Controller):
                 self.ctl.delete_path(path)
                 self.ctl.create_path("/apis/apiregistration.k8s.io/v1/apiservices", doc)
         names = [d["metadata"]["name"] for d in self.visibility_objects() if d["kind"] == "APIService"]
-        deadline = time.monotonic() + timeout
-        while True:
-            states = {}
-            for name in names:
-                obj = self.ctl.get_path(f"/apis/apiregistration.k8s.io/v1/apiservices/{name}")
-                cond = next((c for c in (obj.get("status") or {}).get("conditions") or []
-                             if c.get("type") == "Available"), {})
-                states[name] = (cond.get("status"), cond.get("message", ""))
-            if all(st == "True" for st, _ in states.values()):
-                return
-            if time.monotonic() > deadline:
-                raise ControllerError(f"Kueue's visibility APIServices not Available {timeout:.0f} s after they "
-                                      f"were applied: {states}\n{self.log_tail()}")
-            time.sleep(0.25)
+        states = self.ctl.wait_apiservices(names, timeout)
+        if states:
+            raise ControllerError(f"Kueue's visibility APIServices not Available {timeout:.0f} s after they "
+                                  f"were applied: {states}\n{self.log_tail()}")
 
     def before_stop(self) -> None:
         """The APIServices go before their server: an unavailable aggregated API fails every client's discovery."""
@@ -1185,6 +1175,23 @@ class Controllers:
         except ApiException as exc:
             if exc.status != 404:
                 raise
+
+    def wait_apiservices(self, names: list[str], timeout: float) -> dict[str, tuple[str | None, str]]:
+        """Wait until the API server calls every APIService of ``names`` Available: {} then; after ``timeout``,
+        each one's (Available status, message)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            states = {}
+            for name in names:
+                obj = self.get_path(f"/apis/apiregistration.k8s.io/v1/apiservices/{name}")
+                cond = next((c for c in (obj.get("status") or {}).get("conditions") or []
+                             if c.get("type") == "Available"), {})
+                states[name] = (cond.get("status"), cond.get("message", ""))
+            if all(st == "True" for st, _ in states.values()):
+                return {}
+            if time.monotonic() > deadline:
+                return states
+            time.sleep(0.25)
 
     def apply_crd(self, body: dict, timeout: float = 60.0) -> None:
         """Create the CRD, or replace it when its served versions are the same (else delete it, with its

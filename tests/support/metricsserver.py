@@ -13,30 +13,22 @@ visibility API in tests/support/controllers.py."""
 from __future__ import annotations
 
 import subprocess
-import time
 from pathlib import Path
 
 import yaml
-from kubecluster import TestCluster, free_port, kube_bin_dir
+from kubecluster import free_port, kube_bin_dir
 
 NAMESPACE, NAME = "kube-system", "metrics-server"  # the release's (manifests/base/service.yaml)
 APISERVICE = "/apis/apiregistration.k8s.io/v1/apiservices"
 RESOLUTION = "10s"  # --metric-resolution: its least (above --kubelet-request-timeout); a CPU rate takes two scrapes
 
 
-def call(api, path: str, method: str, body: dict | None = None) -> dict:
-    """One request of the API server by path (an APIService has no typed client here), JSON in and out."""
-    import json
-
-    resp = api.call_api(path, method, body=body, auth_settings=["BearerToken"],
-                        header_params={"Content-Type": "application/json", "Accept": "application/json"},
-                        _preload_content=False, _return_http_data_only=True)
-    return json.loads(resp.data or b"{}")
-
-
 class MetricsServer:
-    def __init__(self, cluster: TestCluster, workdir: Path, source: Path):
-        self.cluster, self.dir, self.src = cluster, workdir, source
+    """metrics-server run by ``ctl`` (the session's ``controllers.Controllers``: its API paths and APIService
+    wait), for one test: ``start()``, then ``stop()``."""
+
+    def __init__(self, ctl, workdir: Path, source: Path):
+        self.ctl, self.cluster, self.dir, self.src = ctl, ctl.cluster, workdir, source
         self.dir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
         self.proc: subprocess.Popen | None = None
@@ -61,26 +53,18 @@ class MetricsServer:
         with self.log.open("wb") as log:
             self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                          start_new_session=True)
-        api = self.cluster.api_client()
-        core = client.CoreV1Api(api)
-        core.create_namespaced_service(NAMESPACE, {
+        client.CoreV1Api(self.ctl.api).create_namespaced_service(NAMESPACE, {
             "metadata": {"name": NAME},
             "spec": {"type": "ExternalName", "externalName": "localhost",
                      "ports": [{"name": "https", "port": self.port, "protocol": "TCP"}]}})
         doc = self.apiservice()
-        call(api, APISERVICE, "POST", doc)
-        deadline = time.monotonic() + timeout
-        while True:
-            obj = call(api, f"{APISERVICE}/{doc['metadata']['name']}", "GET")
-            cond = next((c for c in (obj.get("status") or {}).get("conditions") or []
-                         if c.get("type") == "Available"), {})
-            if cond.get("status") == "True":
-                return self
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise AssertionError(f"metrics-server's APIService not Available ({cond.get('message')}); "
-                                     f"metrics-server: {self.log.read_text()[-2000:]}")
-            time.sleep(0.25)
+        self.ctl.create_path(APISERVICE, doc)
+        states = self.ctl.wait_apiservices([doc["metadata"]["name"]], timeout)
+        if states:
+            self.stop()
+            raise AssertionError(f"metrics-server's APIService not Available: {states}; metrics-server: "
+                                 f"{self.log.read_text()[-2000:]}")
+        return self
 
     def stop(self) -> None:
         """The APIService first (an unavailable aggregated API fails every client's discovery), its Service,
@@ -88,14 +72,12 @@ class MetricsServer:
         from kubernetes import client
         from kubernetes.client.rest import ApiException
 
-        api = self.cluster.api_client()
-        for delete in (lambda: call(api, f"{APISERVICE}/{self.apiservice()['metadata']['name']}", "DELETE"),
-                       lambda: client.CoreV1Api(api).delete_namespaced_service(NAME, NAMESPACE)):
-            try:
-                delete()
-            except ApiException as exc:
-                if exc.status != 404:
-                    raise
+        self.ctl.delete_path(f"{APISERVICE}/{self.apiservice()['metadata']['name']}")
+        try:
+            client.CoreV1Api(self.ctl.api).delete_namespaced_service(NAME, NAMESPACE)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:

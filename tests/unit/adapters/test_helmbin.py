@@ -36,6 +36,7 @@ def test_arenas_helm_is_the_first_arena_helm_on_path_that_is_not_this_tool(tmp_p
     assert helmbin.commands_on_path() == [ours, arenas, str(tmp_path / "later" / "arena-helm")]
     assert helmbin.is_ours(ours) and not helmbin.is_ours(arenas)
     assert helmbin.arenas_helm() == arenas
+    assert helmbin.arenas_helm([ours]) is None  # of the files given
     path_of("usr", "venv")
     assert helmbin.arenas_helm() == arenas
     path_of("venv")
@@ -53,6 +54,14 @@ def test_a_helm_command_line_goes_to_arenas_helm_and_only_then(tmp_path, path_of
     assert helmbin.helm_for_arena([]) is None
     monkeypatch.setattr(helmbin, "run_by_arena", lambda depth=3: True)  # Arena runs it: even its list
     assert helmbin.helm_for_arena(["list", "--all"]) == arenas
+    assert helmbin.helm_for_arena(["get", "job"]) == arenas
+
+    def unread(depth=3):
+        raise AssertionError("a command only this tool has reads no process table")
+
+    monkeypatch.setattr(helmbin, "run_by_arena", unread)
+    assert helmbin.helm_for_arena(["submit", "tf"]) is None
+    assert helmbin.helm_for_arena(["logs", "job"]) is None
     path_of("venv")
     assert helmbin.helm_for_arena(["template", "x", "chart"]) is None  # no helm of Arena's: the tool's own error
 
