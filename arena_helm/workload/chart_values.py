@@ -410,6 +410,8 @@ class TensorBoardValues(ValuesModel):
         description="CPU/memory requests and limits of the TensorBoard container.")
     node_selector: dict[LabelKey, LabelValue] = Field({}, description="Node labels the TensorBoard pod must match.")
     tolerations: list[Toleration] = Field([], description="Tolerations of the TensorBoard pod.")
+    priority_class_name: Empty | DNSSubdomain = Field("", description="PriorityClass of the TensorBoard pod; \"\" = "
+                                                      "none.")
     affinity: Affinity = Field(default_factory=Affinity, description="Affinity of the TensorBoard pod.")
     pod_security_context: PodSecurityContext = Field(
         default_factory=lambda: PodSecurityContext(run_as_non_root=True, run_as_user=10001, run_as_group=10001,

@@ -222,7 +222,8 @@ def tensorboard_values(spec: JobSpec) -> dict[str, Any]:
     pod that writes the logs (a required podAffinity). A URL: TensorBoard reads it itself, with the job's env
     (``-e``, ``--env-from-secret``, ``--env-from``: the storage's endpoint and credentials the training writes
     with; HOME is the chart's). The image is pulled as the job's (``--image-pull-policy``, Always by default:
-    Arena's TensorBoard always pulls)."""
+    Arena's TensorBoard always pulls; ``--image-pull-secret``), and the pod tolerates the job's taints
+    (``--toleration``: local logging puts it on the node of the pod that writes) at the job's ``--priority``."""
     out: dict[str, Any] = {"enabled": True, "logDir": spec.logdir, "imagePullPolicy": spec.image_pull_policy.value,
                            "service": {"type": spec.tensorboard_service_type.value}}
     volume = spec.logdir_volume()
@@ -242,6 +243,13 @@ def tensorboard_values(spec: JobSpec) -> dict[str, Any]:
             out["envFrom"] = [e.to_values() for e in spec.env_from]
     if spec.tensorboard_image:
         out["image"] = spec.tensorboard_image
+    # where the job's pods may run and pull from, TensorBoard may too (Arena's tensorboard templates)
+    if spec.toleration:
+        out["tolerations"] = [t.to_values() for t in spec.toleration]
+    if spec.priority:
+        out["priorityClassName"] = spec.priority
+    if spec.image_pull_secret:
+        out["imagePullSecrets"] = list(spec.image_pull_secret)
     return out
 
 

@@ -1,6 +1,19 @@
-"""Arena parity: for each Arena command line of CASES, Arena's own chart (tests/data/arena-charts, vendored
-unchanged) rendered with the values Arena's Go builders would write (tests/support/arena_values.py) against
-arena-helm's ``submit KIND ... --dry-run`` for the same command line, compared semantically per replica role.
+"""Arena parity: for each Arena command line of CASES, what Arena v0.15.5's own CLI installs (``arena submit
+KIND ... --helm-binary``, built from its Go module by scripts/build-cluster.sh, run as its installer sets it up:
+its charts in ``$HOME/charts``, its helm on PATH as ``arena-helm``, its kubectl as ``arena-kubectl``) against what
+arena-helm's ``submit KIND ...`` installs for the same command line, on one test cluster, compared semantically
+per replica role.
+
+Arena's helm here is a recording one (``recording_helm``): it keeps the arguments and the values file Arena hands
+it and the manifests the real helm 3 renders of them, which Arena then applies with the real kubectl. arena-helm's
+side is its release's manifest (``helm get manifest``). The cluster is a control plane of its own with the Kubeflow
+CRDs and no controller (tests/cluster/bare/): nothing runs the jobs, so the two sides' objects are read as they
+were made. Both tools use the same kubeconfig (a token, named by a TokenReview: ``admin``).
+
+Arena's MPIJob is kubeflow.org/v1alpha1 (its chart and its client), served by the MPIJob CRD Arena's own deployment
+installs (``arena-artifacts/crds/kubeflow.org_mpijobs.yaml`` of its module: v1alpha1 only); the MPIJob CRD of
+mpi-operator v0.8.0 (v2beta1) has the same name, so Arena's MPI cases run with Arena's CRD swapped in, and
+arena-helm's with mpi-operator's.
 
 Compared, per role (TF: PS/Worker/Chief/Evaluator, PyTorch: Master/Worker, MPI: Launcher/Worker):
 replicas, restartPolicy, image, imagePullPolicy, the effective argv (command + args), workingDir, env (name ->
@@ -13,8 +26,8 @@ the labels and annotations Arena's tooling reads (TRACKED_LABELS, TRACKED_ANNOTA
 gives with --label/--annotation). The job itself ("Job"): those labels and annotations, the run policy
 (cleanPodPolicy, backoffLimit, activeDeadlineSeconds, ttlSecondsAfterFinished, successPolicy) and MPI's
 slotsPerWorker. The TensorBoard ("TensorBoard"): Deployment and Service present, Service type and ports,
-container port, image and pull policy, the labels ``role`` and ``release``, and where its ``--logdir`` reads
-from (volume source and path inside it).
+container port, image and pull policy, pull secrets, tolerations and priority class, the labels ``role`` and
+``release``, and where its ``--logdir`` reads from (volume source and path inside it).
 
 Both sides are compared as the API server and the operators see them: missing fields take the defaults of
 Kubernetes (requests default to limits, a toleration's operator to Equal, dnsPolicy ClusterFirst,
@@ -29,10 +42,6 @@ cleanPodPolicy None, and the launcher Job's backoffLimit 6 from the Job API).
 The deliberate differences are the NORMALIZATIONS below, each with its reason and the docs/compatibility.md
 section it belongs to; nothing else is normalized: any other difference fails the case with one line per
 (role, field, Arena value, arena-helm value).
-
-Arena's side is what Arena's code computes with the machine's state fixed (arena_values.py: user
-``kubecfg:basicauth:alice``, the uid md5 of it, root, an empty cluster so auto-selected ports start at 20000, a
-CRD with runPolicy, no kube-batch); arena-helm gets a kubeconfig whose user is that basic-auth user ``alice``.
 """
 
 from __future__ import annotations
@@ -40,10 +49,11 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 import posixpath
 import re
+import shutil
 import subprocess
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -52,18 +62,20 @@ from typing import Any
 
 import pytest
 import yaml
-from arena_values import ArenaUsageError, arena_values, parse_argv
-from helmtools import REPO
+from controllers import source_dir
+from helmtools import REPO, helm_path
+from kubecluster import kube_bin_dir, make_claim
+from kubernetes import client
 from kubernetes.utils.quantity import parse_quantity
 from typer.testing import CliRunner
 
 from arena_helm.cli import app
 
-ARENA_CHARTS = REPO / "tests" / "data" / "arena-charts"
-NAMESPACE = "team-a"
-BASIC_AUTH_USER = "alice"
-ARENA_USER_NAME = f"kubecfg:basicauth:{BASIC_AUTH_USER}"  # pkg/apis/config/user.go, getUserName (basic auth)
+pytestmark = pytest.mark.cluster
+
+HELM = "3.17.3"  # Arena's installer ships helm 3; arena-helm's side uses the same binary
 GIT_URL = "https://github.com/kubeflow/arena.git"
+ARENA_USER = "admin"  # what a TokenReview of the admin kubeconfig's token says (pkg/apis/config/user.go)
 
 # The labels and annotations Arena's tooling reads (pkg/apis/types/const.go, training.go; the charts'
 # _helpers.tpl; pkg/argsbuilder/const.go), compared wherever either side sets them.
@@ -134,12 +146,12 @@ def _tf_retry(arena: dict, helm: dict, case: Case) -> None:
     # only when the command line gives --retry: without it, arena-helm must leave backoffLimit unset as Arena does
     if not any(a == "--retry" or a.startswith("--retry=") for a in case.argv):
         return
-    if helm["Job"].get("backoffLimit") == case.arena_flags["Retry"] and arena["Job"].get("backoffLimit") is None:
+    if helm["Job"].get("backoffLimit") == int(case.value("--retry", default="0")) and arena["Job"].get("backoffLimit") is None:
         helm["Job"]["backoffLimit"] = None
 
 
 def _pytorch_no_retry(arena: dict, helm: dict, case: Case) -> None:
-    if case.kind != "pytorchjob" or case.arena_flags["Retry"]:
+    if case.kind != "pytorchjob" or int(case.value("--retry", default="0")):
         return
     # --retry 0: Arena's backoffLimit 0 with the workers OnFailure, arena-helm no backoffLimit with the workers Never
     # (the master is Never on both sides, and compared)
@@ -166,7 +178,7 @@ def _config_file_layout(arena: dict, helm: dict, case: Case) -> None:
 
 
 def _tensorboard_default_image(arena: dict, helm: dict, case: Case) -> None:
-    if case.arena_flags["TensorboardImage"]:
+    if case.value("--tensorboard-image", "--tensorboardImage"):
         return
     for model in (arena, helm):
         if model.get("TensorBoard"):
@@ -365,9 +377,20 @@ class Case:
     kind: str
     argv: tuple[str, ...]
 
-    @property
-    def arena_flags(self) -> dict[str, Any]:
-        return parse_argv(self.kind, self.command_line())[0]
+    name = "job"  # every case's --name
+
+    def values(self, *names: str) -> list[str]:
+        """The values the command line gives the flag ``names`` (its spellings), in order."""
+        out = []
+        for i, word in enumerate(self.argv):
+            flag, eq, value = word.partition("=")
+            if flag in names:
+                out.append(value if eq else self.argv[i + 1])
+        return out
+
+    def value(self, *names: str, default: str = "") -> str:
+        found = self.values(*names)
+        return found[-1] if found else default
 
     def command_line(self, config_file: Path | str = "/etc/parity/config.yaml") -> list[str]:
         """The argv, with CONFIG_FILE replaced by a real local file (Arena reads --config-file's host file)."""
@@ -414,6 +437,8 @@ CASES = [Case(*c) for c in (
                                      "tensorflow/tensorflow:2.15.0", *CMD)),
     ("tf-pod-flags", "tfjob", (*TF, "--toleration", "gpu=true:NoSchedule,Equal", "--priority", "high",
                                "--image-pull-secret", "regcred", "--hostNetwork", "--hostIPC", "--hostPID", *CMD)),
+    ("tf-tensorboard-pod-flags", "tfjob", (*TF, "--tensorboard", "--toleration", "gpu=true:NoSchedule,Equal",
+                                           "--priority", "high", "--image-pull-secret", "regcred", *CMD)),
     ("tf-sync-camel-case", "tfjob", (*TF, "--syncMode", "git", "--syncSource", GIT_URL, *CMD)),
     ("tf-affinity-role-sequence", "tfjob", (*TF, "--ps", "2", "--workers", "2", "--worker-affinity-policy", "spread",
                                             "--ps-affinity-policy", "binpack", "--ps-affinity-constraint", "required",
@@ -464,47 +489,122 @@ CASES = [Case(*c) for c in (
 
 
 # ================================================================================================== rendering
-def render_arena(helm: Path, case: Case) -> list[dict]:
-    """Arena's chart with the values Arena writes (workflow.SubmitJob -> helm.GenerateHelmTemplate: an install
-    dry-run with release = job name; the same manifests as ``helm template``), and the ``--set-file`` options of
-    --config-file, as Arena gives them to a helm binary (without one, Arena's files are empty: see
-    arena_values)."""
-    name = case.arena_flags["Name"]
-    with tempfile.TemporaryDirectory() as tmp:
-        values, set_files = arena_values(case.kind, case.command_line(config_file(Path(tmp))),
-                                         username=ARENA_USER_NAME)
-        path = Path(tmp) / "values.json"
-        path.write_text(json.dumps(values, ensure_ascii=False), encoding="utf-8")
-        options = [word for option in set_files for word in option.split(" ", 1)]
-        proc = subprocess.run([str(helm), "template", name, str(ARENA_CHARTS / case.kind), "--namespace", NAMESPACE,
-                               "--values", str(path), *options], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    return [d for d in yaml.safe_load_all(proc.stdout) if d]
-
-
-KUBECONFIG = f"""apiVersion: v1
-kind: Config
-clusters:
-- name: parity
-  cluster: {{server: "https://127.0.0.1:6443"}}
-users:
-- name: {BASIC_AUTH_USER}
-  user: {{username: {BASIC_AUTH_USER}, password: parity}}
-contexts:
-- name: parity
-  context: {{cluster: parity, user: {BASIC_AUTH_USER}, namespace: {NAMESPACE}}}
-current-context: parity
+# Arena's helm: keeps what Arena hands it (its arguments, the values file) and what the real helm renders of
+# them in $PARITY_RECORD, and answers as the real helm. Arena runs it as
+# `bash -c "arena-helm template -f VALUES --namespace NS NAME [--set-file ...] CHART > FILE"`
+# (pkg/util/helm/helm_advanced.go, GenerateHelmTemplateLegacy: what --helm-binary selects).
+RECORDING_HELM = """#!/bin/bash
+set -o pipefail
+printf '%s\\n' "$@" > "$PARITY_RECORD/argv"
+cp "$3" "$PARITY_RECORD/values.yaml"
+"$REAL_HELM" "$@" | tee "$PARITY_RECORD/manifest.yaml"
 """
 
+# Arena applies the job and then fails: --model-name/--model-source registers the model with an MLflow server
+# found in the cluster (pkg/apis/arenaclient/model_client.go), and this cluster runs none; what it installed is what it rendered.
+ARENA_FAILS_AFTER_APPLY = {
+    "pt-model": 'level=error msg="failed to create proxied model client: no mlflow service in any namespace found"',
+}
 
-def render_arena_helm(helm: Path, case: Case, tmp_path: Path) -> tuple[list[dict] | None, str]:
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(KUBECONFIG, encoding="utf-8")
-    res = CliRunner().invoke(app, ["submit", case.kind, "--kubeconfig", str(kubeconfig), "-n", NAMESPACE,
-                                   "--helm-binary", str(helm), "--dry-run", *case.command_line(config_file(tmp_path))])
+
+@dataclass
+class ArenaRun:
+    docs: list[dict]  # the manifests Arena's helm rendered, which Arena applies
+    helm_argv: list[str]  # what Arena handed its helm
+    namespace: str
+    home: Path  # Arena's HOME (its charts)
+    work: Path  # its TMPDIR (the values file) and the case's local files (--config-file)
+
+
+class MpiCrd:
+    """The MPIJob CRD the cluster serves: Arena's own (v1alpha1) for Arena's MPI cases, mpi-operator's v2beta1 (the
+    session's) for arena-helm's."""
+
+    def __init__(self, cluster):
+        self.cluster, self.version = cluster, "v2beta1"
+
+    def ensure(self, version: str) -> None:
+        if self.version == version:
+            return
+        self.cluster.delete_crd("mpijobs.kubeflow.org")
+        self.cluster.create_crd(source_dir("arena") / "arena-artifacts" / "crds" / "kubeflow.org_mpijobs.yaml"
+                                if version == "arena" else self.cluster.mpi_crd_file(version))
+        self.version = version
+
+
+@pytest.fixture(scope="module")
+def mpi_crd(cluster):
+    crd = MpiCrd(cluster)
+    yield crd
+    crd.ensure("v2beta1")
+
+
+@pytest.fixture(scope="module")
+def priority_class(cluster):
+    """The PriorityClass ``high`` the cases name (arena-helm checks that a named class exists)."""
+    client.SchedulingV1Api(cluster.api_client()).create_priority_class(
+        {"metadata": {"name": "high"}, "value": 1000})
+
+
+def prepare_namespace(cluster, name: str) -> None:
+    """A namespace with the PVCs the cases mount (--data logs-pvc:..., train-data:...)."""
+    cluster.create_namespace(name)
+    core = client.CoreV1Api(cluster.api_client())
+    for claim in ("logs-pvc", "train-data"):
+        make_claim(core, name, claim, modes=["ReadWriteMany"], size="1Gi", bound=False)
+
+
+@pytest.fixture(scope="module")
+def arena_side(cluster, mpi_crd, priority_class, tmp_path_factory) -> Callable[[Case], ArenaRun]:
+    """``render(case)``: Arena v0.15.5's own ``arena submit KIND --helm-binary ...`` of the case in a namespace of
+    its own, as its installer sets it up (HOME/charts: the module's charts; PATH: arena, the recording
+    ``arena-helm``, the real kubectl as ``arena-kubectl``); one run per case, kept for the module."""
+    home, bin_dir = tmp_path_factory.mktemp("arena-home"), tmp_path_factory.mktemp("arena-bin")
+    (home / "charts").symlink_to(source_dir("arena") / "charts")
+    shutil.copy(kube_bin_dir(("arena",)) / "arena", bin_dir / "arena")
+    (bin_dir / "arena-helm").write_text(RECORDING_HELM)
+    (bin_dir / "arena-helm").chmod(0o755)
+    shutil.copy(helm_path(HELM).parent / "kubectl", bin_dir / "arena-kubectl")
+    runs: dict[str, ArenaRun] = {}
+
+    def render(case: Case) -> ArenaRun:
+        if case.id in runs:
+            return runs[case.id]
+        mpi_crd.ensure("arena" if case.kind == "mpijob" else "v2beta1")
+        ns = f"arena-{case.id}"
+        prepare_namespace(cluster, ns)
+        record, work = tmp_path_factory.mktemp("record"), tmp_path_factory.mktemp("work")
+        env = {"HOME": str(home), "PATH": f"{bin_dir}:/usr/bin:/bin", "KUBECONFIG": str(cluster.admin.kubeconfig),
+               "PARITY_RECORD": str(record), "REAL_HELM": str(helm_path(HELM)), "TMPDIR": str(work)}
+        proc = subprocess.run([str(bin_dir / "arena"), "submit", case.kind, "--helm-binary", "-n", ns,
+                               *case.command_line(config_file(work))], capture_output=True, text=True, env=env,
+                              timeout=300, check=False)
+        helm_argv = (record / "argv").read_text().splitlines() if (record / "argv").exists() else []
+        last = re.sub(r'^time="[^"]*" ', "", proc.stderr.strip().splitlines()[-1]) if proc.stderr.strip() else ""
+        expected = ARENA_FAILS_AFTER_APPLY.get(case.id)
+        assert (proc.returncode, helm_argv[:2], expected and last) == (
+            1 if expected else 0, ["template", "-f"], expected), (proc.stdout, proc.stderr)
+        docs = [d for d in yaml.safe_load_all((record / "manifest.yaml").read_text()) if d]
+        runs[case.id] = ArenaRun(docs, helm_argv, ns, home, work)
+        return runs[case.id]
+
+    return render
+
+
+def render_arena_helm(cluster, mpi_crd, case: Case, tmp_path: Path) -> tuple[list[dict] | None, str]:
+    """arena-helm's ``submit KIND ...`` of the case (the real install, helm 3, the same kubeconfig) in a namespace
+    of its own; its release's manifest."""
+    mpi_crd.ensure("v2beta1")
+    ns = f"ours-{case.id}"
+    prepare_namespace(cluster, ns)
+    res = CliRunner().invoke(app, ["submit", case.kind, "--kubeconfig", str(cluster.admin.kubeconfig), "-n", ns,
+                                   "--helm-binary", str(helm_path(HELM)), *case.command_line(config_file(tmp_path))])
     if res.exit_code != 0:
         return None, res.output
-    return [d for d in yaml.safe_load_all(res.stdout) if d], ""
+    proc = subprocess.run([str(helm_path(HELM)), "get", "manifest", case.name, "-n", ns], capture_output=True,
+                          text=True, env={**os.environ, "KUBECONFIG": str(cluster.admin.kubeconfig)}, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return [d for d in yaml.safe_load_all(proc.stdout) if d], ""
 
 
 # ================================================================================================= the model
@@ -729,6 +829,9 @@ def _tensorboard(docs: list[dict], release: str) -> dict | None:
             "podSecurityContext": copy.deepcopy(pod.get("securityContext") or {}),
             "securityContext": copy.deepcopy(container.get("securityContext") or {}),
             "automountServiceAccountToken": pod.get("automountServiceAccountToken"),
+            "tolerations": _tolerations(pod),
+            "priorityClassName": pod.get("priorityClassName"),
+            "imagePullSecrets": sorted(s["name"] for s in pod.get("imagePullSecrets") or []),
         })
     if services:
         svc = services[0]
@@ -792,13 +895,12 @@ def model_of(docs: list[dict], case: Case, side: str) -> dict:
         model_job["successPolicy"] = spec.get("successPolicy") or ""
     if slots is not None:
         model_job["slotsPerWorker"] = slots
-    return {"Job": model_job, "roles": roles, "TensorBoard": _tensorboard(docs, case.arena_flags["Name"])}
+    return {"Job": model_job, "roles": roles, "TensorBoard": _tensorboard(docs, case.name)}
 
 
 def _restrict_metadata(model: dict, case: Case) -> None:
-    flags = case.arena_flags
-    labels = {*TRACKED_LABELS, *(s.split("=", 1)[0] for s in flags["label"] if "=" in s)}
-    annotations = {*TRACKED_ANNOTATIONS, *(s.split("=", 1)[0] for s in flags["annotation"] if "=" in s)}
+    labels = {*TRACKED_LABELS, *(s.split("=", 1)[0] for s in case.values("--label", "-l") if "=" in s)}
+    annotations = {*TRACKED_ANNOTATIONS, *(s.split("=", 1)[0] for s in case.values("--annotation", "-a") if "=" in s)}
     for holder in _label_holders(model):
         holder["labels"] = _tracked(holder.get("labels"), labels)
         holder["annotations"] = _tracked(holder.get("annotations"), annotations)
@@ -866,13 +968,9 @@ def report(case: Case, diffs: list[tuple[str, str, Any, Any]]) -> str:
 
 
 # ==================================================================================================== tests
-def test_the_cases_are_arena_command_lines():
-    """Every case is a command line Arena accepts (arena_values raises ArenaUsageError like Arena refuses)."""
+def test_the_cases_are_distinct():
     assert len(CASES) >= 18
     assert len({c.id for c in CASES}) == len(CASES)
-    with tempfile.TemporaryDirectory() as tmp:
-        for case in CASES:
-            arena_values(case.kind, case.command_line(config_file(Path(tmp))))
 
 
 def test_the_normalization_table_is_named_and_documented():
@@ -886,44 +984,10 @@ def test_the_normalization_table_is_named_and_documented():
                          f"{[n.name for n in NORMALIZATIONS if n.doc_section in missing]} must be listed there")
 
 
-def test_arena_refuses_what_arena_refuses():
-    """The port is strict where Arena is: unknown flags (arena-helm's own spellings), MPI's missing flags, a
-    sync mode without source."""
-    refused = [("tfjob", [*TF, "--cpu", "1", *CMD]), ("mpijob", [*MPI, "--share-memory", "1Gi", *CMD]),
-               ("mpijob", [*MPI, "--running-timeout", "1h", *CMD]), ("pytorchjob", [*PT, "--host-network", *CMD]),
-               ("pytorchjob", [*PT, "--sync-mode", "git", *CMD]), ("tfjob", [*TF]),
-               ("pytorchjob", [*PT, "--queue", "q1", "--sync-branch", "dev", *CMD])]
-    for kind, argv in refused:
-        with pytest.raises(ArenaUsageError):
-            arena_values(kind, argv)
-
-
-def test_arena_values_follow_the_go_builders():
-    """Spot checks of the port against the Go code (file: function)."""
-    v, _ = arena_values("tfjob", [*TF, *CMD], username=ARENA_USER_NAME)
-    # submit_tfjob.go setStandaloneMode + transform: one worker, no PS -> Chief on the first free port
-    assert (v["workers"], v["chief"], v["usechief"], v["chiefPort"]) == (0, 1, True, 20000)
-    assert v["annotations"]["arena.kubeflow.org/disable-tf-config"] == "true"
-    # submit.go setJobInfoToEnv runs before setStandaloneMode: workers=1
-    assert v["envs"] == {"workers": "1", "gpus": "0", "NVIDIA_VISIBLE_DEVICES": "void"}
-    # arenaconfig.go: the user id is the md5 of the user name
-    assert v["labels"]["arena.kubeflow.org/uid"] == hashlib.md5(ARENA_USER_NAME.encode()).hexdigest()
-    v, _ = arena_values("pytorchjob", [*PT, "--workers", "3", "--gang", *CMD])
-    # training/submit_pytorchjob.go: WorkerCount - 1 after the build; the pod group counts the given 3
-    assert (v["workers"], v["podGroupMinAvailable"], v["podGroupName"]) == (2, "3", "pytorchjob-job")
-    assert v["annotations"]["requestGPUsOfJobOwner"] == "0" and v["shareMemory"] == "2Gi"
-    v, _ = arena_values("mpijob", [*MPI, "--gpus", "2", *CMD])
-    assert (v["cleanPodPolicy"], v["workers"], v["annotations"]["requestGPUsOfJobOwner"]) == ("All", 1, "2")
-    v, _ = arena_values("pytorchjob", [*PT, "--toleration", "a=b:NoSchedule", "--toleration", "all", "--toleration",
-                                       "c=d:NoExecute,Equal", *CMD])
-    # parseTolerationString needs '=', ':' and ','; "all" ends the list
-    assert v["tolerations"] == [{"operator": "Exists"}]
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_arena_parity(helm_bin, case, tmp_path):
-    arena_docs = render_arena(helm_bin, case)
-    helm_docs, refusal = render_arena_helm(helm_bin, case, tmp_path)
+def test_arena_parity(arena_side, cluster, mpi_crd, case, tmp_path):
+    arena_docs = arena_side(case).docs
+    helm_docs, refusal = render_arena_helm(cluster, mpi_crd, case, tmp_path)
     if helm_docs is None:
         pytest.fail(f"{case.id}: arena-helm refuses Arena's command line `arena submit {case.kind} "
                     f"{' '.join(case.argv)}`:\n{refusal}", pytrace=False)
@@ -933,24 +997,37 @@ def test_arena_parity(helm_bin, case, tmp_path):
         pytest.fail(report(case, diffs), pytrace=False)
 
 
+def test_arena_hands_its_helm_a_values_file_and_the_config_files(arena_side):
+    """What the recording helm saw of one case: Arena's own arguments (the values file, the namespace, the release,
+    --set-file for each --config-file, the chart in $HOME/charts)."""
+    run = arena_side(next(c for c in CASES if c.id == "pt-config-file"))
+    values_file = run.helm_argv[2]
+    assert re.fullmatch(re.escape(str(run.work)) + r"/values[0-9]+", values_file), values_file
+    # pkg/argsbuilder/submit.go (setConfigFiles): the md5 of the container directory, its first 15 hex digits
+    directory_key = hashlib.md5(b"/etc/train").hexdigest()[:15]
+    assert run.helm_argv == ["template", "-f", values_file, "--namespace", run.namespace, "job",
+                             "--set-file", f"configFiles.{directory_key}.config-0.content={run.work}/train-config.yaml",
+                             f"{run.home}/charts/pytorchjob"]
+
+
 # ============================================================================= the harness checks itself
 NON_MPI_CASES = [c for c in CASES if c.kind != "mpijob"]
 
 
 @pytest.mark.parametrize("case", NON_MPI_CASES, ids=[c.id for c in NON_MPI_CASES])
-def test_the_harness_finds_no_difference_between_arena_and_itself(helm_bin, case):
+def test_the_harness_finds_no_difference_between_arena_and_itself(arena_side, case):
     """Arena's render read as if arena-helm had made it: no difference, so every difference a parity case
     reports comes from arena-helm's side (MPI excepted: the two sides are read as different API versions)."""
-    docs = render_arena(helm_bin, case)
+    docs = arena_side(case).docs
     arena, helm = normalized_models(docs, copy.deepcopy(docs), case)
     assert differences(arena, helm) == []
 
 
-def test_the_harness_reports_each_planted_difference(helm_bin):
+def test_the_harness_reports_each_planted_difference(arena_side):
     """One change per compared field family in a copy of Arena's render is reported once, by role and field,
     with both values; an equal value in another spelling (2Gi vs 2048Mi) is not a difference."""
     case = next(c for c in CASES if c.id == "pt-cpu-memory")
-    docs = render_arena(helm_bin, case)
+    docs = arena_side(case).docs
     planted = copy.deepcopy(docs)
     job = next(d for d in planted if d["kind"] == "PyTorchJob")
     master = job["spec"]["pytorchReplicaSpecs"]["Master"]
@@ -983,18 +1060,28 @@ def test_the_harness_reports_each_planted_difference(helm_bin):
     assert "  Master | volumeMounts./dev/shm | (emptyDir, Memory, 2Gi, ) | (emptyDir, Memory, 1Gi, )" in text
 
 
+ARENA_GLOBAL_FLAGS = {"--arena-namespace", "--config", "--helm-binary", "--loglevel", "-n", "--namespace", "--pprof",
+                      "--trace", "-h", "--help"}
+
+
 @pytest.mark.parametrize("kind", ["tfjob", "pytorchjob", "mpijob"])
-def test_every_arena_flag_is_an_arena_helm_flag(kind):
-    """Every flag of Arena's submit command (the port's tables, read from pkg/argsbuilder/submit*.go), its
-    deprecated camelCase spellings included, is a flag of arena-helm's submit command of the same kind."""
+def test_every_arena_flag_is_an_arena_helm_flag(kind, tmp_path):
+    """Every flag ``arena submit KIND --help`` lists (Arena's own binary; its global flags aside), short
+    spellings included, is a flag of arena-helm's submit command of the same kind. (Arena hides its deprecated
+    camelCase spellings from --help; the cases above submit them: tf-camel-case, pt-camel-case.)"""
     import typer.main
-    from arena_values import arena_flags
 
     from arena_helm.cli.submit import make_command
 
+    proc = subprocess.run([str(kube_bin_dir(("arena",)) / "arena"), "submit", kind, "--help"], capture_output=True,
+                          text=True, env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}, check=True)
+    # a flag line: "  -a, --annotation stringArray     the annotations, ..." (the spellings, then the help text)
+    spellings = [re.split(r"\s{2,}", line.strip(), maxsplit=1)[0] for line in proc.stdout.splitlines()
+                 if line.startswith("  ")]
+    theirs = {flag for words in spellings for flag in re.findall(r"(?<![\w-])--?[A-Za-z][\w-]*", words)}
+    theirs -= ARENA_GLOBAL_FLAGS
     single = typer.Typer()
     single.command()(make_command(kind))
     ours = {o for p in typer.main.get_command(single).params for o in (*p.opts, *p.secondary_opts)}
-    theirs = {f"--{name}" for name in arena_flags(kind)}
     assert len(theirs) > 40
     assert sorted(theirs - ours) == []
