@@ -22,6 +22,8 @@ from ..core.errors import (
     ClusterError,
     CredentialsError,
     ForbiddenError,
+    HelmNotFoundError,
+    HelmTooOldError,
     KubeconfigError,
     NamespaceNotFoundError,
     NotFoundError,
@@ -36,6 +38,10 @@ _FORBIDDEN = re.compile(
     r'(?: in API group "(?P<group>[^"]*)")?'
     r'(?: in the namespace "(?P<namespace>[^"]*)"| at the cluster scope)?'
 )
+# The ResourceQuota admission's refusal (k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go:
+# "exceeded quota: %s, requested: %s, used: %s, limited: %s"), after the object it refused
+_QUOTA = re.compile(r'(?P<what>[\w.-]+ "[^"]+") is forbidden: exceeded quota: (?P<quota>[^,]+), '
+                    r'requested: (?P<requested>.*?), used: (?P<used>.*?), limited: (?P<limited>.*)$')
 _URL = re.compile(r'"?(?P<url>https?://[^/"\s]+)')
 _REASONS = (
     (re.compile(r"connection refused", re.I), "connection refused"),
@@ -75,7 +81,14 @@ def credentials_rejected(action: str, server: str | None) -> CredentialsError:
 
 
 def forbidden(action: str, message: str) -> ForbiddenError:
-    """The API server's RBAC denial, with verb, resource and namespace named, and what to do instead."""
+    """The API server's RBAC denial, with verb, resource and namespace named, and what to do instead; or a
+    ResourceQuota's refusal, with the quota's numbers and what to do."""
+    q = _QUOTA.search(" ".join(message.split()))
+    if q:
+        return ForbiddenError(
+            f"{action}: the ResourceQuota {q['quota']} refuses {q['what']} (requested {q['requested']}, used "
+            f"{q['used']}, limited {q['limited']}): free some of it or ask a cluster admin for more (kubectl "
+            f"describe resourcequota {q['quota']} in the release's namespace)")
     m = _FORBIDDEN.search(message)
     if not m:
         return ForbiddenError(f"{action}: forbidden: {' '.join(message.split())}")
@@ -126,7 +139,7 @@ def from_helm(msg: str, action: str, kubeconfig: str | None = None, context: str
         rest = (m.group("rest") or "").lstrip(": ").strip()
         return KubeconfigError(f"kubeconfig {m.group('file')} is malformed: {rest or 'not valid YAML'}: "
                                f"{KUBECONFIG_HINT}")
-    if "forbidden" in low and _FORBIDDEN.search(msg):
+    if "forbidden" in low and (_FORBIDDEN.search(msg) or _QUOTA.search(msg)):
         return forbidden(action, msg)
     missing = no_namespace(action, msg)
     if missing is not None:
@@ -148,12 +161,13 @@ def from_helm(msg: str, action: str, kubeconfig: str | None = None, context: str
 
 
 def nothing_installed(exc: BaseException) -> bool:
-    """True when a failed ``helm install`` cannot have created anything: the cluster was never reached
-    (unreachable, credentials rejected, no kubeconfig), the chart refused the values before any write, the
-    namespace does not exist (helm's release record is its first write there), or RBAC refused helm a read or
-    its own release storage (Secrets)."""
+    """True when a failed ``helm install`` cannot have created anything: no usable helm ran (none found, or one
+    too old), the cluster was never reached (unreachable, credentials rejected, no kubeconfig), the chart
+    refused the values before any write, the namespace does not exist (helm's release record is its first
+    write there), or RBAC refused helm a read or its own release storage (Secrets)."""
     if isinstance(exc, ForbiddenError) and re.search(r'User "[^"]*" cannot (get|list|watch) | secrets ', str(exc)):
         # helm reads (the release history, the objects it would create) before it writes, and writes its
         # release record (a Secret) before any object: a denied read or a denied Secret means nothing was made
         return True
-    return isinstance(exc, UnreachableError | CredentialsError | KubeconfigError | UsageError | NamespaceNotFoundError)
+    return isinstance(exc, UnreachableError | CredentialsError | KubeconfigError | UsageError | NamespaceNotFoundError
+                      | HelmNotFoundError | HelmTooOldError)

@@ -24,7 +24,15 @@ from typing import Any
 
 from ..core import stats
 from ..core.debuglog import debug
-from ..core.errors import AlreadyExistsError, ClusterError, ForbiddenError, HelmError, NotFoundError, UsageError
+from ..core.errors import (
+    AlreadyExistsError,
+    ClusterError,
+    ForbiddenError,
+    HelmError,
+    HelmTooOldError,
+    NotFoundError,
+    UsageError,
+)
 from .helmbin import find_helm
 
 MIN_HELM = (3, 8)
@@ -345,7 +353,7 @@ class Helm:
                 _store_version(self.binary, version)
         m = re.match(r"v?(\d+)\.(\d+)", version)
         if not m or (int(m.group(1)), int(m.group(2))) < MIN_HELM:
-            raise HelmError(
+            raise HelmTooOldError(
                 f"helm {version or '(unknown version)'} at {self.binary} is too old: arena-helm needs helm "
                 f"{MIN_HELM[0]}.{MIN_HELM[1]} or newer (scripts/install-helm.sh installs 3.17 and 4.1)"
             )

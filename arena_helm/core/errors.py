@@ -74,6 +74,10 @@ class HelmError(ArenaHelmError):
     """helm ran and failed."""
 
 
+class HelmTooOldError(HelmError):
+    """The helm binary is older than arena-helm needs: it was asked its version only, nothing else ran."""
+
+
 class ClusterError(ArenaHelmError):
     """The API server could not be reached or answered with an error."""
 

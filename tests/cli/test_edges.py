@@ -33,10 +33,6 @@ def hint(command: str) -> str:
     return HINT + (DRY_RUN if command in WITH_DRY_RUN else "")
 
 
-def ends_with_the_hint(line: str, command: str) -> None:
-    assert line.endswith(hint(command)), line
-
-
 def test_the_root_command_alone_prints_its_help_and_exits_0():
     res = cli()
     assert res.exit_code == 0, res.output
@@ -58,15 +54,14 @@ def test_version_flag():
 
 
 def test_an_unknown_command_is_still_a_usage_error():
-    one_error(cli("bogus"), 2, "No such command 'bogus'")
+    one_error(cli("bogus"), 2, "error: No such command 'bogus'. Did you mean 'logs'? (see 'arena-helm --help')")
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_an_explicit_kubeconfig_that_does_not_exist(command, tmp_path, helm_bin):
     missing = tmp_path / "missing.yaml"
     res = cli(*COMMANDS[command], "--kubeconfig", str(missing), "--helm-binary", str(helm_bin))
-    line = one_error(res, 1, f"error: kubeconfig {missing} (from --kubeconfig) does not exist: {HINT}")
-    ends_with_the_hint(line, command)
+    one_error(res, 1, f"error: kubeconfig {missing} (from --kubeconfig) does not exist: {hint(command)}")
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))
@@ -74,28 +69,27 @@ def test_a_malformed_kubeconfig_is_one_line(command, tmp_path, helm_bin):
     bad = tmp_path / "bad.yaml"
     bad.write_text("apiVersion: v1\nkind: Config\nclusters: [\n")
     res = cli(*COMMANDS[command], "--helm-binary", str(helm_bin), env={"KUBECONFIG": str(bad)})
-    line = one_error(res, 1, f"error: kubeconfig {bad} is malformed", HINT)
-    assert "(line " in line
-    ends_with_the_hint(line, command)
+    one_error(res, 1, f"error: kubeconfig {bad} is malformed (line 4): expected the node content, but found "
+                      f"'<stream end>': {hint(command)}")
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_no_kubeconfig_at_all(command, tmp_path, helm_bin):
     env = {"KUBECONFIG": f"{tmp_path / 'a'}:{tmp_path / 'b'}"}
     res = cli(*COMMANDS[command], "--helm-binary", str(helm_bin), env=env)
-    line = one_error(res, 1, f"error: no kubeconfig: none of the files in KUBECONFIG={env['KUBECONFIG']} exists: "
-                             f"{HINT}")
-    ends_with_the_hint(line, command)
+    one_error(res, 1, f"error: no kubeconfig: none of the files in KUBECONFIG={env['KUBECONFIG']} exists: "
+                      f"{hint(command)}")
 
 
 def test_a_kubeconfig_without_a_current_context_names_its_contexts(tmp_path, helm_bin):
     path = write_kubeconfig(tmp_path / "k.yaml", clusters=[("c", "https://127.0.0.1:1", None)], users=[("u", "t")],
                             contexts=[("one", "c", "u", None), ("two", "c", "u", None)])
     res = cli("top", "node", "--kubeconfig", str(path))
-    one_error(res, 1, f"kubeconfig {path} (from --kubeconfig) has no current-context: pick one with --context NAME "
-                      f"(it has one, two), or {HINT}")
+    one_error(res, 1, f"error: kubeconfig {path} (from --kubeconfig) has no current-context: pick one with "
+                      f"--context NAME (it has one, two), or {HINT}")
     res = cli("top", "node", "--kubeconfig", str(path), "--context", "three")
-    one_error(res, 1, f"kubeconfig {path} (from --kubeconfig) has no context 'three' (it has one, two): {HINT}")
+    one_error(res, 1, f"error: kubeconfig {path} (from --kubeconfig) has no context 'three' (it has one, two): "
+                      f"{HINT}")
 
 
 @pytest.mark.parametrize("helm_kind", ["submit-missing", "submit-malformed"])
@@ -106,11 +100,12 @@ def test_submit_says_the_same_for_a_broken_kubeconfig(helm_kind, tmp_path, helm_
         path.write_text("apiVersion: v1\nkind: Config\nclusters: [\n")
     res = cli("submit", "tf", "--name", "t", "--image", "i", "--kubeconfig", str(path), "--helm-binary",
               str(helm_bin), "--", "python", "t.py")
+    # submit has --dry-run: it says so
     if helm_kind == "submit-missing":
-        line = one_error(res, 1, f"error: kubeconfig {path} ", "does not exist", HINT)
+        one_error(res, 1, f"error: kubeconfig {path} (from --kubeconfig) does not exist: {HINT}{DRY_RUN}")
     else:
-        line = one_error(res, 1, f"error: kubeconfig {path} is malformed", HINT)
-    assert line.endswith(HINT + DRY_RUN), line  # submit has --dry-run: it says so
+        one_error(res, 1, f"error: kubeconfig {path} is malformed (line 4): expected the node content, but found "
+                          f"'<stream end>': {HINT}{DRY_RUN}")
 
 
 def _rendered_namespaces(text: str) -> set:
@@ -166,7 +161,8 @@ def test_tensorboard_start_dry_run_prints_the_manifests_without_a_cluster(tmp_pa
     res = cli("tensorboard", "start", "tb1", "--logdir", "logs:/run1", "--dry-run", "-n", "x", "--helm-binary",
               str(helm_bin))
     assert {d["metadata"]["namespace"] for d in yaml.safe_load_all(res.stdout) if d} == {"x"}
-    one_error(cli("tensorboard", "start", "tb1", "--dry-run", "--helm-binary", str(helm_bin)), 2, "--logdir")
+    one_error(cli("tensorboard", "start", "tb1", "--dry-run", "--helm-binary", str(helm_bin)), 2,
+              "error: give exactly one of --logdir PVC:PATH (the logs in a PVC) and --host-path DIR")
 
 
 @pytest.mark.parametrize("kind", [k.key for k in KINDS])

@@ -203,11 +203,9 @@ def test_tensorboard_open_forwards_a_port_to_the_tensorboard(helm_bin, cli, name
     Service once its pod runs; kwok forwards the pod's 6006 to a small HTTP server here, standing in for
     TensorBoard (no TensorBoard image runs on kwok), and a page is fetched through the forward."""
     import os
-    import subprocess
-    import sys
     import urllib.request
-    from pathlib import Path
 
+    from edgetools import running_cli
     from kubecluster import free_port
 
     res = cli("submit", "tf", "--name", "viz", "--image", "tf:2", "-d", "logs:/logs", "--tensorboard", "--logdir",
@@ -227,10 +225,8 @@ def test_tensorboard_open_forwards_a_port_to_the_tensorboard(helm_bin, cli, name
     env = {**os.environ, "PATH": f"{helm_bin.parent}:/usr/bin:/bin"}  # the kubectl beside the helm
     with kubelet.serving_http(namespace, pod, 6006, b"tensorboard stand-in") as seen:
         kubelet.run_pod(namespace, pod, node)
-        opener = subprocess.Popen([str(Path(sys.executable).parent / "arena-helm"), "tensorboard", "open", "viz",
-                                   "--port", str(local), "--kubeconfig", str(cluster.admin.kubeconfig), "-n",
-                                   namespace], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        try:
+        with running_cli("tensorboard", "open", "viz", "--port", str(local), "--kubeconfig",
+                         str(cluster.admin.kubeconfig), "-n", namespace, env=env) as opener:
             said = opener.stderr.readline()
             assert said == f"Forwarding http://localhost:{local} to viz-tensorboard (Ctrl-C stops)\n", (
                 said, opener.poll())
@@ -238,9 +234,6 @@ def test_tensorboard_open_forwards_a_port_to_the_tensorboard(helm_bin, cli, name
             assert opener.stdout.readline() == f"Forwarding from 127.0.0.1:{local} -> 6006\n"
             with urllib.request.urlopen(f"http://localhost:{local}/", timeout=30) as resp:
                 assert resp.read() == b"tensorboard stand-in"
-            assert seen == ["/"]
-        finally:
-            opener.terminate()
-            opener.wait(timeout=30)
+        assert seen == ["/"]
     kubelet.remove_node(node)
     core.delete_persistent_volume(f"pv-{namespace}-logs")

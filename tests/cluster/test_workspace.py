@@ -200,8 +200,10 @@ def test_a_failed_start_leaves_nothing_behind(cli, cluster, namespace):
     core = client.CoreV1Api(cluster.api_client())
     assert create_quota(core, namespace, "no-jobs", {"count/jobs.batch": "0"}) == {"count/jobs.batch": "0"}
     res = cli("workspace", "start", "nb")
-    assert res.exit_code == 1 and len(res.stderr.strip().splitlines()) == 1, res.output
-    assert "exceeded quota" in res.stderr, res.stderr
+    assert res.exit_code == 1 and res.stderr.strip() == (
+        'error: installing release nb: the ResourceQuota no-jobs refuses jobs.batch "nb-1" (requested '
+        "count/jobs.batch=1, used count/jobs.batch=0, limited count/jobs.batch=0): free some of it or ask a cluster "
+        "admin for more (kubectl describe resourcequota no-jobs in the release's namespace)"), res.output
     assert cli.views() == {}
     assert not core.list_namespaced_secret(namespace, label_selector="app.kubernetes.io/instance=nb").items
     claims = core.list_namespaced_persistent_volume_claim(namespace).items
@@ -233,11 +235,9 @@ def test_open_forwards_a_port_to_the_server_with_its_token_and_attach_runs_in_th
     workspace's Service; kwok forwards the pod's 8888 to a small HTTP server here, standing in for Jupyter
     (no Jupyter image can run on kwok). `workspace attach` runs a command through pods/exec."""
     import os
-    import subprocess
-    import sys
     import urllib.request
-    from pathlib import Path
 
+    from edgetools import running_cli
     from kubecluster import free_port
 
     core = client.CoreV1Api(cluster.api_client())
@@ -248,19 +248,13 @@ def test_open_forwards_a_port_to_the_server_with_its_token_and_attach_runs_in_th
     env = {**os.environ, "PATH": f"{helm_bin.parent}:{os.environ['PATH']}"}  # the kubectl beside the helm
     with kubelet.serving_http(namespace, pod, 8888, b"jupyter stand-in") as seen:
         kubelet.run_pod(namespace, pod)
-        opener = subprocess.Popen([str(Path(sys.executable).parent / "arena-helm"), "workspace", "open", "nb",
-                                   "--port", str(local), "--timeout", "60s",
-                                   *clictx_base(helm_bin, cluster, namespace)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        try:
+        with running_cli("workspace", "open", "nb", "--port", str(local), "--timeout", "60s",
+                         *clictx_base(helm_bin, cluster, namespace), env=env) as opener:
             url = opener.stdout.readline().strip()
             assert url == f"http://localhost:{local}/lab?token={token}", (url, opener.poll())
             with urllib.request.urlopen(url, timeout=30) as resp:
                 assert resp.read() == b"jupyter stand-in"
-            assert seen == [f"/lab?token={token}"]
-        finally:
-            opener.terminate()
-            opener.wait(timeout=30)
+        assert seen == [f"/lab?token={token}"]
     assert cli.ok("workspace", "attach", "nb", "--", "sh", "-c", "echo in the workspace $ARENA_HELM_KWOK_EXEC") == (
         "in the workspace 1\n")
     res = cli("workspace", "open", "nb2")

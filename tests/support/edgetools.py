@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -25,18 +28,17 @@ def with_flags(args, flags: list[str]) -> list[str]:
     return args + flags
 
 
-def one_error(res, code: int, *texts: str) -> str:
-    """Exit ``code``; stderr is exactly one ``error:`` line holding every text; no traceback. Returns the line."""
+def one_error(res, code: int, line: str) -> str:
+    """Exit ``code``; stderr is exactly one line, ``line`` (the whole of it, ``error: `` included); no traceback.
+    Returns the line."""
+    assert line.startswith("error: "), f"give the whole line, 'error: ' included: {line!r}"
     assert res.exit_code == code, (res.exit_code, res.output, res.exception)
     assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
     assert "Traceback" not in res.output
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1, res.stderr
-    line = lines[0]
-    assert line.startswith("error: "), line
-    for text in texts:
-        assert text in line, (text, line)
-    return line
+    assert lines[0] == line, (lines[0], line)
+    return lines[0]
 
 
 def write_kubeconfig(path: Path, *, clusters=(), users=(), contexts=(), current: str | None = None) -> Path:
@@ -68,10 +70,15 @@ def write_job_status(api_client, kind_plural: str, namespace: str, name: str, co
         "kubeflow.org", version, namespace, kind_plural, name, {"status": {"conditions": conds}})
 
 
-def fake_kubectl(directory: Path) -> Path:
-    """A ``kubectl`` that records its argv in ``argv.txt`` next to it and exits 0."""
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / "kubectl"
-    path.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{directory}/argv.txt"\n')
-    path.chmod(0o755)
-    return path
+@contextlib.contextmanager
+def running_cli(*args: str, env: dict):
+    """The installed ``arena-helm`` console script run with ``args`` as a process of its own, for the commands
+    that run until stopped (``tensorboard open``, ``workspace open``: a real ``kubectl port-forward``); yields
+    the Popen (text pipes); it is stopped (SIGTERM) afterwards."""
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "arena-helm"), *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        yield proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

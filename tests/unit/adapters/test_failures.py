@@ -6,7 +6,16 @@ from __future__ import annotations
 import pytest
 
 from arena_helm.adapters import failures
-from arena_helm.core.errors import CredentialsError, ForbiddenError, KubeconfigError, UnreachableError, UsageError
+from arena_helm.core.errors import (
+    CredentialsError,
+    ForbiddenError,
+    HelmError,
+    HelmNotFoundError,
+    HelmTooOldError,
+    KubeconfigError,
+    UnreachableError,
+    UsageError,
+)
 
 HELM_MESSAGES = [
     # (helm 3's error line, helm 4's, the class, words in the message)
@@ -72,3 +81,18 @@ def test_nothing_installed():
     assert failures.nothing_installed(UsageError("values rejected"))
     assert failures.nothing_installed(ForbiddenError('i: forbidden: User "a" cannot get tfjobs.kubeflow.org in x'))
     assert not failures.nothing_installed(ForbiddenError('i: forbidden: User "a" cannot create pods in namespace x'))
+    # no usable helm ran: nothing to remove; helm that ran and failed may have left a release
+    assert failures.nothing_installed(HelmTooOldError("helm v3.2.0 at /x is too old"))
+    assert failures.nothing_installed(HelmNotFoundError("no helm"))
+    assert not failures.nothing_installed(HelmError("installing release x: timed out waiting for the condition"))
+
+
+def test_a_resource_quota_refusal_names_the_quota_and_its_numbers():
+    msg = ('INSTALLATION FAILED: tfjobs.kubeflow.org "j" is forbidden: exceeded quota: team, requested: '
+           'count/tfjobs.kubeflow.org=1, used: count/tfjobs.kubeflow.org=2, limited: count/tfjobs.kubeflow.org=2')
+    err = failures.from_helm(msg, "installing release j")
+    assert isinstance(err, ForbiddenError)
+    assert str(err) == ('installing release j: the ResourceQuota team refuses tfjobs.kubeflow.org "j" (requested '
+                        'count/tfjobs.kubeflow.org=1, used count/tfjobs.kubeflow.org=2, limited '
+                        'count/tfjobs.kubeflow.org=2): free some of it or ask a cluster admin for more (kubectl '
+                        'describe resourcequota team in the release\'s namespace)')
