@@ -2,7 +2,7 @@
 person: Prometheus found as a cluster has it, GPU and CPU figures read from the cluster's own pods, and log lines a
 pod asks for. The tests set these figures themselves (tests/support/promsim.py); here the pods say them.
 
-- Prometheus: Debian's, scraping the exporter stand-in (promsim: DCGM's series as dcgm-exporter 3.x prints them,
+- Prometheus: Debian's, scraping the exporter stand-in (promsim: DCGM's series as dcgm-exporter 4.4.2-4.7.0 prints them,
   the kubelet's cAdvisor series), registered as Arena looks for it: a Service ``monitoring/prometheus-server``
   labelled ``kubernetes.io/name=prometheus-server`` with Endpoints at its address, reached through the API server's
   service proxy (``PrometheusServer.proxy_ok``; where network namespaces are not permitted, ``--prometheus-url`` /

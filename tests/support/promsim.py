@@ -3,12 +3,27 @@
 The simulator is a small HTTP server that serves, in Prometheus' text exposition format, what the test
 sets for the simulated pods and nodes:
 
-- ``/dcgm``: NVIDIA dcgm-exporter's series (``DCGM_FI_DEV_GPU_UTIL``, ``DCGM_FI_DEV_FB_USED``,
-  ``DCGM_FI_DEV_FB_FREE`` in MiB; labels ``gpu``, ``UUID``, ``device``, ``modelName``, ``Hostname``,
-  ``container``, ``namespace``, ``pod``), as dcgm-exporter 3.x prints them
-  (NVIDIA/dcgm-exporter ``etc/default-counters.csv``, ``pkg/dcgmexporter``): ``container``/``namespace``/``pod``
-  only on a GPU the kubelet maps to a pod (``kubernetes.go`` ``PodMapper.Process``), none on a free GPU. The
-  scrape job carries the target labels the GPU operator's ServiceMonitor scrape gives (job
+- ``/dcgm``: NVIDIA dcgm-exporter's series ``DCGM_FI_DEV_GPU_UTIL``, ``DCGM_FI_DEV_FB_FREE`` and
+  ``DCGM_FI_DEV_FB_USED`` (MiB) as release 4.4.2-4.7.0 prints them. No GPU here, so no dcgm-exporter: what
+  is served is a real ``/metrics`` capture of that release, ``tests/data/dcgm-exporter/metrics-4.4.2-4.7.0.txt``,
+  read at run time as a template. It comes from kOps' AI-conformance run on an L4 node, scraping the exporter
+  of GPU operator v25.10.1, whose chart pins ``nvcr.io/nvidia/k8s/dcgm-exporter:4.4.2-4.7.0-distroless``
+  (cncf/k8s-ai-conformance commit 83cdb76,
+  ``v1.35/kops/tests/TestObservability_AcceleratorMetrics_ViaDCGM/output.md``; the whole chain of sources is in
+  ``tests/data/dcgm-exporter/PROVENANCE.md``). Its ``# HELP``/``# TYPE`` lines are served verbatim (the rows
+  of NVIDIA/dcgm-exporter tag 4.4.2-4.7.0, commit 54267f29ee80, ``etc/dcp-metrics-included.csv``, the file the
+  operator sets in ``DCGM_EXPORTER_COLLECTORS``; ``etc/default-counters.csv`` has the same rows), and so are
+  its label names, order and spelling (``gpu``, ``UUID``, ``pci_bus_id``, ``device``, ``modelName``,
+  ``Hostname``, ``DCGM_FI_DRIVER_VERSION``). Only the values and the per-GPU labels are the simulated state's:
+  ``gpu`` the device index, ``UUID``, ``pci_bus_id`` (the captured bus number plus the index), ``device``
+  ``nvidiaN``, ``modelName``, ``Hostname`` the node; the driver version stays the captured one. Values print
+  as the release prints DCGM's int64 fields (``%d``; a fractional simulated value as its float fields,
+  ``%f``). The captured GPU ran no pod, so a busy GPU's workload labels follow the release's code:
+  ``internal/pkg/transformation/kubernetes.go`` ``PodMapper.Process`` adds ``pod``/``namespace``/``container``
+  and ``pod_uid`` (empty without ``--kubernetes-enable-pod-uid``) to a GPU the kubelet maps to a pod, nothing
+  to a free GPU, and ``internal/pkg/rendermetrics/render_metrics.go`` prints them after the captured labels in
+  key order (``container``, ``namespace``, ``pod``, ``pod_uid``; Prometheus drops the empty one). The scrape
+  job carries the target labels the GPU operator's ServiceMonitor scrape gives (job
   ``nvidia-dcgm-exporter``; ``namespace``/``pod``/``container`` of the exporter's own pod, ``service``,
   ``endpoint``; ``honorLabels`` false, the operator's default): Prometheus renames a busy GPU's own to
   ``exported_namespace``/``exported_pod``/``exported_container``, and a free GPU's series carry the
@@ -35,6 +50,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -42,6 +58,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
+import uuid
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -53,6 +70,11 @@ EXPORTER_NAMESPACE, EXPORTER_POD = "gpu-operator", "nvidia-dcgm-exporter-5xq8d"
 # endpoint relabelings: the pod's namespace, name and container, the Service, the endpoint's port name)
 EXPORTER_TARGET_LABELS = {"namespace": EXPORTER_NAMESPACE, "pod": EXPORTER_POD, "container": "nvidia-dcgm-exporter",
                           "service": "nvidia-dcgm-exporter", "endpoint": "gpu-metrics"}
+# the dcgm-exporter release /dcgm serves, and the real /metrics capture of it that is served
+# (tests/data/dcgm-exporter/PROVENANCE.md)
+DCGM_RELEASE = "4.4.2-4.7.0"
+DCGM_CAPTURE = REPO / "tests" / "data" / "dcgm-exporter" / f"metrics-{DCGM_RELEASE}.txt"
+DCGM_FIELDS = {"DCGM_FI_DEV_GPU_UTIL": "util", "DCGM_FI_DEV_FB_FREE": "free_mib", "DCGM_FI_DEV_FB_USED": "used_mib"}
 
 
 def prometheus_binary() -> str:
@@ -74,10 +96,12 @@ class Gpu:
     pod: str = ""  # empty: a free GPU (its series carry no pod of their own)
     container: str = ""
     legacy: bool = False  # served with Arena's gpu-exporter names instead of DCGM's
+    model: str = "NVIDIA A100-SXM4-80GB"  # DCGM's modelName (the tests' 81920 MiB cards)
 
     @property
     def uuid(self) -> str:
-        return f"GPU-{abs(hash((self.node, self.device))) % 10**8:08d}-sim"
+        """A GPU UUID as NVML prints it (``GPU-`` and a UUID), the same for the same node and device."""
+        return f"GPU-{uuid.uuid5(uuid.NAMESPACE_URL, f'arena-helm-sim/{self.node}/{self.device}')}"
 
 
 @dataclass
@@ -94,6 +118,58 @@ def _labels(**kv) -> str:
     return "{" + ",".join(f'{k}="{v}"' for k, v in kv.items()) + "}"
 
 
+@dataclass(frozen=True)
+class DcgmFamily:
+    """One series family of the dcgm-exporter capture: its ``# HELP``/``# TYPE`` lines as captured, and its
+    sample's labels (name, captured value) in the captured order."""
+
+    name: str
+    head: tuple[str, ...]
+    labels: tuple[tuple[str, str], ...]
+
+
+_SAMPLE = re.compile(r"(?P<name>[A-Za-z_:][A-Za-z0-9_:]*)\{(?P<labels>.*)\} (?P<value>\S+)")
+_LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="([^"\\]*)"(?:,|$)')
+# the labels dcgm-exporter gives each GPU (render_metrics.go); every other captured label keeps its value
+_PER_GPU = ("gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname")
+
+
+def dcgm_capture(path: Path = DCGM_CAPTURE) -> tuple[DcgmFamily, ...]:
+    """The families of the capture at ``path``, in its order: each a ``# HELP`` and a ``# TYPE`` line and
+    one sample line. Raises ValueError if the capture is not that, or lacks a family or a per-GPU label."""
+    heads: dict[str, list[str]] = {}
+    labels: dict[str, tuple[tuple[str, str], ...]] = {}
+    for line in path.read_text().splitlines():
+        if line.startswith(("# HELP ", "# TYPE ")):
+            heads.setdefault(line.split(" ", 3)[2], []).append(line)
+            continue
+        m = _SAMPLE.fullmatch(line)
+        pairs = tuple(_LABEL.findall(m["labels"])) if m else ()
+        if not m or m["name"] in labels or ",".join(f'{k}="{v}"' for k, v in pairs) != m["labels"]:
+            raise ValueError(f"{path}: not one sample line of a family: {line!r}")
+        labels[m["name"]] = pairs
+    families = tuple(DcgmFamily(name, tuple(heads.get(name, ())), pairs) for name, pairs in labels.items())
+    for f in families:
+        names = [k for k, _ in f.labels]
+        if [h.split(" ", 2)[1] for h in f.head] != ["HELP", "TYPE"] or any(k not in names for k in _PER_GPU):
+            raise ValueError(f"{path}: {f.name} lacks its HELP/TYPE lines or a per-GPU label: {f}")
+    if set(heads) != set(labels) or {f.name for f in families} != set(DCGM_FIELDS):
+        raise ValueError(f"{path}: families {sorted(heads)} / {sorted(labels)}, not {sorted(DCGM_FIELDS)}")
+    return families
+
+
+def _pci_bus_id(captured: str, device: int) -> str:
+    """Device ``device``'s PCI bus id: the captured one (GPU 0's) with ``device`` added to its bus number."""
+    domain, bus, rest = captured.split(":", 2)
+    return f"{domain}:{(int(bus, 16) + device) % 256:02X}:{rest}"
+
+
+def _dcgm_value(v: float) -> str:
+    """As dcgm-exporter 4.4.2-4.7.0 prints a value (``internal/pkg/collector/gpu_collector.go`` ``toString``):
+    DCGM's int64 fields (these three) ``%d``, its float fields ``%f``."""
+    return f"{int(v)}" if float(v).is_integer() else f"{v:f}"
+
+
 class ExporterSim:
     def __init__(self, host: str):
         self.lock = threading.Lock()
@@ -101,6 +177,7 @@ class ExporterSim:
         self.pods: dict[tuple[str, str], PodUsage] = {}
         self.node_exporters: set[str] = set()  # nodes served by an exporter target of their own
         self.scrapes: dict[str, int] = {}
+        self.dcgm_families = dcgm_capture()  # the capture /dcgm serves, read once per simulator
         sim = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -157,20 +234,22 @@ class ExporterSim:
         return None
 
     def _dcgm(self, node: str | None) -> str:
-        """The series of ``node``'s GPUs (its own exporter), or of the nodes that have none (the default)."""
+        """The series of ``node``'s GPUs (its own exporter), or of the nodes that have none (the default), laid
+        out as the capture: its HELP/TYPE lines, its labels in its order with the GPU's own substituted, then a
+        busy GPU's workload labels (``render_metrics.go``: ``Labels``, then ``Attributes`` in key order)."""
         out = []
-        for name, help_, field_ in (("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", "util"),
-                                    ("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", "used_mib"),
-                                    ("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", "free_mib")):
-            out += [f"# HELP {name} {help_}", f"# TYPE {name} gauge"]
+        for fam in self.dcgm_families:
+            out += fam.head
             for g in self.gpus.values():
                 if g.legacy or (g.node != node if node else g.node in self.node_exporters):
                     continue
-                labels = dict(gpu=g.device, UUID=g.uuid, device=f"nvidia{g.device}", modelName="NVIDIA A100-SXM4-80GB",
-                              Hostname=g.node, DCGM_FI_DRIVER_VERSION="535.104.05")
-                if g.pod:
-                    labels.update(container=g.container, namespace=g.namespace, pod=g.pod)
-                out.append(f"{name}{_labels(**labels)} {getattr(g, field_):g}")
+                own = {"gpu": str(g.device), "UUID": g.uuid, "device": f"nvidia{g.device}", "modelName": g.model,
+                       "Hostname": g.node}
+                labels = [(k, _pci_bus_id(v, g.device) if k == "pci_bus_id" else own.get(k, v)) for k, v in fam.labels]
+                if g.pod:  # kubernetes.go PodMapper.Process; pod_uid is empty without --kubernetes-enable-pod-uid
+                    labels += [("container", g.container), ("namespace", g.namespace), ("pod", g.pod), ("pod_uid", "")]
+                body = ",".join(f'{k}="{v}"' for k, v in labels)
+                out.append(f"{fam.name}{{{body}}} {_dcgm_value(getattr(g, DCGM_FIELDS[fam.name]))}")
         return "\n".join(out) + "\n"
 
     def _legacy(self) -> str:
