@@ -122,7 +122,8 @@ def _arena_helm_logger_restored():
 # The same order for every worker (xdist wants the collections equal); in one process it changes nothing
 # but the order.
 _FIRST = ("tests/cluster/test_load.py", "tests/cluster/test_sdk_interop.py", "tests/cluster/test_trainjob_sdk.py",
-          "tests/cluster/test_faults.py", "tests/cluster/test_lifecycle.py", "tests/cluster/test_release_index.py")
+          "tests/cluster/test_faults.py", "tests/cluster/test_ct_install.py", "tests/cluster/test_lifecycle.py",
+          "tests/cluster/test_release_index.py")
 _TIERS = ("tests/cluster/", "tests/charts/", "tests/cli/", "tests/repo/", "tests/unit/")
 
 

@@ -535,10 +535,11 @@ def test_delete_of_a_standalone_tensorboard_points_to_tensorboard_stop(helm_bin,
     assert releases(cluster, namespace) == []
 
 
-def test_tensorboard_open_waits_for_the_pod_and_gives_up(helm_bin, cluster, namespace, kubelet):
+def test_tensorboard_open_waits_for_the_pod_and_gives_up(helm_bin, cluster, namespace, kubelet, tmp_path):
     o = opts(cluster, namespace, helm_bin)
     ok(cli("tensorboard", "start", "tbo", "--logdir", "logs:/run1", *o))
-    env = {"PATH": f"{helm_bin.parent}:/usr/bin:/bin"}  # the real kubectl beside the helm
+    # the real kubectl beside the helm; its cache ($HOME/.kube/cache) in the test's folder
+    env = {"PATH": f"{helm_bin.parent}:/usr/bin:/bin", "HOME": str(tmp_path)}
     # the Deployment controller makes the pod, but it cannot run (no node, no claim yet): open gives up
     res = cli("tensorboard", "open", "tbo", "--timeout", "2s", *o, env=env)
     assert res.exit_code == 3, res.output
