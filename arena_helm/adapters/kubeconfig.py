@@ -176,6 +176,10 @@ def load(explicit: str | None, context: str | None = None) -> KubeView:
     or parsed (as kubectl does)."""
     paths, source = candidate_files(explicit)
     if explicit and not paths[0].exists():
+        if os.pathsep in explicit and all(Path(part).exists() for part in explicit.split(os.pathsep) if part):
+            # a list, as KUBECONFIG takes: --kubeconfig (kubectl's and helm's) takes one file
+            raise KubeconfigError(f"kubeconfig {explicit} (from --kubeconfig) does not exist: --kubeconfig takes one "
+                                  f"file; to merge several, list them in KUBECONFIG ({os.pathsep}-separated)")
         raise KubeconfigError(f"kubeconfig {explicit} (from --kubeconfig) does not exist: {HINT}")
     docs = [(p, _read(p)) for p in paths if p.exists()]
     view = KubeView(files=[p for p, _ in docs], source=source, explicit=explicit, config=merge(docs))

@@ -160,7 +160,7 @@ def _already_exists(exc: AlreadyExistsError, kind: str, name: str, namespace: st
         return exc
     return AlreadyExistsError(
         f"{kind} {name} already exists in namespace {namespace} (not from arena-helm): pick another --name, "
-        f"or delete that object first"
+        f"or delete that object first (kubectl delete {kind.lower()} {name} -n {namespace})"
     )
 
 

@@ -7,29 +7,16 @@ MPIJob v2beta1 (the two CRDs share one name)."""
 from __future__ import annotations
 
 import pytest
-from chartinstall import CASES, MPI_V1_CASE, case_id, install_read_back_uninstall
-from kubernetes import client
+from chartinstall import CASES, MPI_V1_CASE, case_id, install_read_back_uninstall, team_runtime
 
 pytestmark = pytest.mark.cluster
 HERE = [c for c in CASES if c != MPI_V1_CASE]
-TRAINER = ("trainer.kubeflow.org", "v1alpha1")
-
-
-def team_runtime(cluster, namespace: str, name: str) -> None:
-    """A namespaced TrainingRuntime ``name``, a copy of Trainer's torch-distributed ClusterTrainingRuntime:
-    Trainer's admission webhook refuses a TrainJob whose runtime does not exist yet (as charts/trainjob's
-    full-values.yaml names one)."""
-    custom = client.CustomObjectsApi(cluster.api_client())
-    ctr = custom.get_cluster_custom_object(*TRAINER, "clustertrainingruntimes", "torch-distributed")
-    custom.create_namespaced_custom_object(*TRAINER, namespace, "trainingruntimes", {
-        "apiVersion": "/".join(TRAINER), "kind": "TrainingRuntime",
-        "metadata": {"name": name, "labels": ctr["metadata"].get("labels") or {}}, "spec": ctr["spec"]})
 
 
 @pytest.mark.parametrize(("chart", "values"), HERE, ids=[case_id(c) for c in HERE])
 def test_chart_installs_reads_back_and_uninstalls(chart, values, helm_bin, cluster, namespace, tmp_path):
     if (chart, values) == ("trainjob", "full-values.yaml"):
-        team_runtime(cluster, namespace, "team-torch")
+        team_runtime(cluster, namespace)
     install_read_back_uninstall(chart, values, helm_bin, cluster, namespace, tmp_path)
 
 

@@ -92,8 +92,8 @@ def test_an_explicit_kubeconfig_is_one_file(helm_bin, cluster, namespace, tmp_pa
     a = cluster.admin.kubeconfig
     res = cli("list", "--kubeconfig", f"{a}:{a}", "-n", namespace, "--helm-binary", str(helm_bin))
     # (list has no --dry-run to offer)
-    one_error(res, 1, f"error: kubeconfig {a}:{a} (from --kubeconfig) does not exist: give the right one with "
-                      "--kubeconfig FILE (or KUBECONFIG)")
+    one_error(res, 1, f"error: kubeconfig {a}:{a} (from --kubeconfig) does not exist: --kubeconfig takes one file; "
+                      "to merge several, list them in KUBECONFIG (:-separated)")
     # --kubeconfig wins over KUBECONFIG
     res = cli("list", "--kubeconfig", str(a), "-n", namespace, "--helm-binary", str(helm_bin),
               env={"KUBECONFIG": str(tmp_path / "nope.yaml")})

@@ -26,6 +26,25 @@ CASES = sorted(
 MPI_V1_CASE = ("mpijob", "v1-values.yaml")  # the MPIJob v1 CRD, which a cluster running mpi-operator lacks
 
 
+TRAINER = ("trainer.kubeflow.org", "v1alpha1")
+# charts/trainjob's ci/full-values.yaml names the TrainingRuntime team-torch and patches its replicated jobs node and
+# launcher: Trainer v2.3.0's deepspeed-distributed ClusterTrainingRuntime has both (torch-distributed has no
+# launcher, and JobSet refuses a patched launcher that has no image)
+TEAM_RUNTIME, TEAM_RUNTIME_SOURCE = "team-torch", "deepspeed-distributed"
+
+
+def team_runtime(cluster, namespace: str) -> None:
+    """The namespaced TrainingRuntime TEAM_RUNTIME, a copy of TEAM_RUNTIME_SOURCE: Trainer's admission webhook
+    refuses a TrainJob whose runtime does not exist yet."""
+    from kubernetes import client
+
+    custom = client.CustomObjectsApi(cluster.api_client())
+    source = custom.get_cluster_custom_object(*TRAINER, "clustertrainingruntimes", TEAM_RUNTIME_SOURCE)
+    custom.create_namespaced_custom_object(*TRAINER, namespace, "trainingruntimes", {
+        "apiVersion": "/".join(TRAINER), "kind": "TrainingRuntime",
+        "metadata": {"name": TEAM_RUNTIME, "labels": source["metadata"].get("labels") or {}}, "spec": source["spec"]})
+
+
 def case_id(case: tuple[str, str]) -> str:
     return f"{case[0]}-{case[1].removesuffix('-values.yaml')}"
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arena_helm.adapters.kubeconfig import merge
+import pytest
+
+from arena_helm.adapters.kubeconfig import load, merge
+from arena_helm.core.errors import KubeconfigError
 
 
 def test_merge_first_file_wins_per_name_and_for_current_context():
@@ -25,3 +28,17 @@ def test_merge_first_file_wins_per_name_and_for_current_context():
 def test_merge_current_context_from_the_first_file_that_sets_it():
     out = merge([(Path("/a"), {"contexts": []}), (Path("/b"), {"current-context": "from-b"})])
     assert out["current-context"] == "from-b"
+
+
+def test_an_explicit_list_of_files_is_refused_with_where_lists_go(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_text("{}")
+    b.write_text("{}")
+    with pytest.raises(KubeconfigError) as err:
+        load(f"{a}:{b}")
+    assert str(err.value) == (f"kubeconfig {a}:{b} (from --kubeconfig) does not exist: --kubeconfig takes one file; "
+                              "to merge several, list them in KUBECONFIG (:-separated)")
+    with pytest.raises(KubeconfigError) as err:
+        load(str(tmp_path / "c"))
+    assert str(err.value) == (f"kubeconfig {tmp_path / 'c'} (from --kubeconfig) does not exist: give the right one "
+                              "with --kubeconfig FILE (or KUBECONFIG)")
