@@ -13,6 +13,7 @@
 #   kserve              kserve-manager (KServe's controller manager)               github.com/kserve/kserve
 #   ct                  ct (chart-testing: `ct lint`, `ct install` of the charts)   github.com/helm/chart-testing/v3
 #   metrics-server      metrics-server (metrics.k8s.io from the kubelets: kwok's)   sigs.k8s.io/metrics-server
+#   metallb             metallb-controller (LoadBalancer addresses from a pool)    go.universe.tf/metallb
 #   arena               arena (Arena v1's CLI: the interop tests run it)           github.com/kubeflow/arena
 #
 #   scripts/build-cluster.sh [COMPONENT...]   # default: every component; prints the bin folder last
@@ -58,6 +59,10 @@ COMPONENTS=(
     "ct|github.com/helm/chart-testing/v3|v3.14.0|ct|ct"
     # metrics.k8s.io as clusters serve it, from the kubelets' /metrics/resource (kwok emulates them)
     "metrics-server|sigs.k8s.io/metrics-server|v0.8.0|cmd/metrics-server|metrics-server"
+    # MetalLB's controller: it gives a LoadBalancer Service its address from an IPAddressPool, as on bare-metal
+    # clusters (its speaker, which announces the addresses, is not built: nothing routes them here); k8s.io/*
+    # v0.33 and controller-runtime v0.20: a group of its own
+    "metallb|go.universe.tf/metallb|v0.15.2|controller:metallb-controller|metallb"
     # Arena v1's own CLI, for the tests that compare the two tools on one cluster; its go.mod's replaces pin
     # k8s.io/* v0.28, so it is a group of its own
     "arena|github.com/kubeflow/arena|v0.15.5|cmd/arena|arena"

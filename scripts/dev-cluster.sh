@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test suite's cluster, for trying every command by hand: a Kubernetes 1.37 control plane (a default
 # StorageClass, PVC protection), kwok with two GPU nodes (8 nvidia.com/gpu each), the real controllers
-# (training-operator, mpi-operator, JobSet, Trainer, Kueue with batch/job, LeaderWorkerSet, KServe), all built
-# from their Go modules by scripts/build-cluster.sh and run as local processes on 127.0.0.1, and Debian's
+# (training-operator, mpi-operator, JobSet, Trainer, Kueue with batch/job, LeaderWorkerSet, KServe, and MetalLB's
+# controller: LoadBalancer Services get 127.0.0.200-250), all built from their Go modules by
+# scripts/build-cluster.sh and run as local processes on 127.0.0.1, and Debian's
 # Prometheus with the GPU-metrics stand-in (tests/support/devcluster.py, tests/support/devfeed.py).
 #
 #   scripts/dev-cluster.sh up      # start it (the first time also builds it); prints the lines to source

@@ -32,8 +32,8 @@ _ns_counter = itertools.count()
 def cluster():
     """The test cluster for the whole session: etcd + kube-apiserver + kube-controller-manager +
     kube-scheduler, kwok for the nodes and their pods (``cluster.kwok``; tests/support/kwok.py) and the real
-    controllers: training-operator, mpi-operator, JobSet, Kubeflow Trainer and Kueue (``cluster.controllers``;
-    tests/support/controllers.py).
+    controllers: training-operator, mpi-operator, JobSet, Kubeflow Trainer, Kueue, LeaderWorkerSet, KServe,
+    metrics-server and MetalLB's controller (``cluster.controllers``; tests/support/controllers.py).
 
     Local quick runs may set ARENA_HELM_SKIP_CLUSTER=1 to skip these tests; under CI they never skip:
     a failed build fails the run. (tests/cluster/bare/ overrides it with a control plane that runs no

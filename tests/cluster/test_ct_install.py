@@ -25,9 +25,10 @@ while ct runs. Every Deployment a chart makes reaches all its replicas ready (he
 status wait for these), and each chart's own workload ran: a pod its controller made (training-operator's,
 LWS's StatefulSet, KServe's Deployment, JobSet's or the workspace's Job) became Ready. ct waits for none of
 these pods (helm 3's --wait reads no custom resource, helm 4's kstatus finds a TFJob's status current at once);
-they run within a second or two here, while ct prints the release's events and pods before uninstalling it. This
-cluster has no load balancer controller: the watch gives a LoadBalancer Service (tensorboard's
-hostpath-values.yaml) an ingress address, as MetalLB or a cloud's controller would; helm's --wait waits for one.
+they run within a second or two here, while ct prints the release's events and pods before uninstalling it. A
+LoadBalancer Service (tensorboard's hostpath-values.yaml), which helm's --wait waits for until it has an ingress
+address, gets one from the real MetalLB controller's pool (tests/support/controllers.py), as on a bare-metal
+cluster; the watch records the addresses given.
 
 Timeouts: the workloads are ready within seconds, so ``--helm-extra-args "--timeout 60s"`` instead of ct.yaml's
 600s: a workload that never becomes ready fails its chart in a minute. A planted chart whose Deployment can go
@@ -53,6 +54,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from chartinstall import team_runtime
+from controllers import in_metallb_pool
 from helmtools import HELM_VERSIONS, helm_path, kubectl_path
 from kubecluster import HOSTPATH_PROVISIONER
 from kubernetes import client, watch
@@ -69,8 +72,9 @@ LEFT_OUT = {
 }
 CHARTS = sorted(p.parent.name for p in (REPO / "charts").glob("*/Chart.yaml") if p.parent.name not in LEFT_OUT)
 RELEASE_LABEL = "app.kubernetes.io/instance"
-# the controllers of the charts' workloads (mpi-operator's only for mpijob, left out of the main run)
-CONTROLLERS = ("training-operator", "jobset", "trainer", "kueue", "lws", "kserve")
+# the controllers of the charts' workloads (mpi-operator's only for mpijob, left out of the main run) and MetalLB's,
+# which gives a LoadBalancer Service its address
+CONTROLLERS = ("training-operator", "jobset", "trainer", "kueue", "lws", "kserve", "metallb")
 HELM_TIMEOUT = "60s"
 # what makes the pods of each chart's own workload (the owner of the pod); traffic-split makes routing only
 WORKLOAD = {
@@ -91,10 +95,6 @@ STORAGE_CLASS = "fast"  # workspace's full-values.yaml: its home PVC's class
 CLAIMS = ("models", "training-data", "training-logs", "checkpoints", "my-home")
 SERVICE_ACCOUNT = "trainer"
 LOCAL_QUEUE = "team-a"  # workspace's full-values.yaml (helm 4 waits for its Job to start: Kueue must admit it)
-# trainjob's full-values.yaml patches the replicated jobs node and launcher of TrainingRuntime team-torch: a copy of
-# the release's ClusterTrainingRuntime that has both
-RUNTIME, RUNTIME_SOURCE = "team-torch", "deepspeed-distributed"
-TRAINER = ("trainer.kubeflow.org", "v1alpha1")
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
 CT_LABEL = "arena-helm.test/ct-install"  # the namespaces the ClusterQueue takes
 # distributed-serving's full-values.yaml: 2 groups of a leader and 3 workers, 8 GPUs each; 2 nodes to spare
@@ -236,10 +236,7 @@ def ct_namespace(cluster, kubelet, namespace, cluster_prereqs):
                 "metadata": {"name": claim},
                 "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
         core.create_namespaced_service_account(namespace, {"metadata": {"name": SERVICE_ACCOUNT}})
-        source = custom.get_cluster_custom_object(*TRAINER, "clustertrainingruntimes", RUNTIME_SOURCE)
-        custom.create_namespaced_custom_object(*TRAINER, namespace, "trainingruntimes", {
-            "apiVersion": "/".join(TRAINER), "kind": "TrainingRuntime",
-            "metadata": {"name": RUNTIME, "labels": source["metadata"].get("labels") or {}}, "spec": source["spec"]})
+        team_runtime(cluster, namespace)  # trainjob's full-values.yaml: TrainingRuntime team-torch
         custom.create_namespaced_custom_object(*KUEUE, namespace, "localqueues", {
             "apiVersion": "/".join(KUEUE), "kind": "LocalQueue", "metadata": {"name": LOCAL_QUEUE},
             "spec": {"clusterQueue": cluster_prereqs}})
@@ -254,10 +251,8 @@ def ct_namespace(cluster, kubelet, namespace, cluster_prereqs):
 # ---- what happens in the namespace while ct runs ----------------------------------------------------------
 class Recorder:
     """Watches the namespace's Deployments, pods and Services while ct runs: the most ready replicas each
-    Deployment had, whether each pod was ever Ready and what made it; a LoadBalancer Service gets an ingress
-    address (this cluster has no load balancer controller)."""
-
-    LB_ADDRESS = "127.0.0.7"
+    Deployment had, whether each pod was ever Ready and what made it, the ingress addresses MetalLB gave each
+    LoadBalancer Service."""
 
     def __init__(self, cluster, namespace: str):
         api = cluster.api_client()
@@ -265,7 +260,7 @@ class Recorder:
         self.namespace = namespace
         self.deployments: dict[str, dict] = {}  # uid -> name, release, owned, replicas, ready (the most seen)
         self.pods: dict[str, dict] = {}  # uid -> name, release, owner, ready (ever)
-        self.load_balancers: set[str] = set()
+        self.load_balancers: dict[str, set[str]] = {}  # LoadBalancer Service -> the ingress IPs it was given
         self.errors: list[str] = []
         self._stop = threading.Event()
         self._threads = [threading.Thread(target=self._watch, args=(fn, on), daemon=True) for fn, on in (
@@ -323,16 +318,11 @@ class Recorder:
             c.type == "Ready" and c.status == "True" for c in (p.status.conditions if p.status else None) or [])
 
     def _service(self, s) -> None:
-        if s.spec.type != "LoadBalancer" or s.metadata.deletion_timestamp:
+        if s.spec.type != "LoadBalancer":
             return
-        if not (s.status and s.status.load_balancer and s.status.load_balancer.ingress):
-            try:
-                self.core.patch_namespaced_service_status(s.metadata.name, self.namespace, {
-                    "status": {"loadBalancer": {"ingress": [{"ip": self.LB_ADDRESS}]}}})
-                self.load_balancers.add(s.metadata.name)
-            except ApiException as exc:
-                if exc.status != 404:  # deleted meanwhile
-                    raise
+        ingress = (s.status.load_balancer.ingress if s.status and s.status.load_balancer else None) or []
+        if ingress:
+            self.load_balancers.setdefault(s.metadata.name, set()).update(i.ip for i in ingress)
 
 
 def release_chart(release: str) -> str:
@@ -399,7 +389,9 @@ def test_ct_install_passes_every_chart_this_cluster_serves(ct_dir, helm_version,
     ran = workloads_that_ran(rec)
     assert {c: k for c, k in WORKLOAD.items() if k not in ran.get(c, set())} == {}, ran
     assert set(ran) == set(WORKLOAD)
-    assert rec.load_balancers  # tensorboard's hostpath-values.yaml: a LoadBalancer Service, given an address
+    # tensorboard's hostpath-values.yaml: a LoadBalancer Service, given an address of MetalLB's pool
+    assert rec.load_balancers, "no LoadBalancer Service got an address"
+    assert {n: ips for n, ips in rec.load_balancers.items() if not all(map(in_metallb_pool, ips))} == {}
 
 
 def test_ct_install_takes_mpijob_up_to_its_v1_values(ct_dir, cluster, controllers, ct_namespace, tmp_path):

@@ -8,6 +8,7 @@ import re
 
 import pytest
 import yaml
+from controllers import in_metallb_pool, wait_load_balancer_address
 from edgetools import with_flags
 from kubecluster import make_claim
 from kubernetes import client
@@ -157,7 +158,11 @@ def test_dry_run_with_tensorboard_renders_job_deployment_and_service(helm_bin):
 
 
 @pytest.mark.parametrize("stype", ["ClusterIP", "NodePort", "LoadBalancer"])
-def test_standalone_tensorboard_url_for_each_service_type(cli, cluster, kubelet, namespace, stype):
+def test_standalone_tensorboard_url_for_each_service_type(cli, cluster, controllers, kubelet, namespace, stype):
+    """A LoadBalancer Service's address is the one the real MetalLB controller gives it from its pool
+    (tests/support/controllers.py), which `tensorboard list` shows."""
+    if stype == "LoadBalancer":
+        controllers.require("metallb")
     node = f"tb-{namespace}-{stype.lower()}"
     kubelet.add_node(node, pool=namespace)
     try:
@@ -169,8 +174,8 @@ def test_standalone_tensorboard_url_for_each_service_type(cli, cluster, kubelet,
         dep = client.AppsV1Api(cluster.api_client()).read_namespaced_deployment("tb-tensorboard", namespace)
         assert "/logs/runs/7" in " ".join(dep.spec.template.spec.containers[0].args)
         if stype == "LoadBalancer":
-            core.patch_namespaced_service_status("tb-tensorboard", namespace,
-                                                 {"status": {"loadBalancer": {"ingress": [{"ip": "127.0.0.5"}]}}})
+            address = wait_load_balancer_address(core, namespace, "tb-tensorboard")
+            assert in_metallb_pool(address), address
         rows = cli("tensorboard", "list").stdout.splitlines()
         line = next(r for r in rows if r.startswith("tb "))
         if stype == "ClusterIP":
@@ -180,7 +185,7 @@ def test_standalone_tensorboard_url_for_each_service_type(cli, cluster, kubelet,
             assert line.split()[-1] == f"http://127.0.0.1:{svc.spec.ports[0].node_port}"
             assert f"Open it: http://127.0.0.1:{svc.spec.ports[0].node_port}" in res.stdout
         else:
-            assert line.split()[-1] == "http://127.0.0.5:6006"
+            assert line.split()[-1] == f"http://{address}:6006"
         assert "standalone" in line
         res = cli("tensorboard", "stop", "tb")
         assert res.exit_code == 0, res.output

@@ -4,18 +4,20 @@
 ``stop(names)`` stops only those, their webhook configurations first). The binaries are built from their Go
 modules by ``scripts/build-cluster.sh`` (versions there): training-operator v1.9.3 (``training-operator.v1``),
 mpi-operator v0.8.0, Kubeflow Trainer v2.3.0 (``trainer-controller-manager``), JobSet v0.12.0, Kueue v0.17.0,
-and for the servings LeaderWorkerSet v0.9.0 (``lws``) and KServe v0.20.0 (``kserve-manager``).
+for the servings LeaderWorkerSet v0.9.0 (``lws``) and KServe v0.20.0 (``kserve-manager``), and MetalLB v0.15.2's
+controller (``metallb-controller``: LoadBalancer Service addresses).
 Everything they need is read from each module's own source (``scripts/build-cluster.sh --source NAME``): the
 CRDs (so they are the CRDs of the versions that run), the webhook configurations (``clientConfig.service``
 turned into ``clientConfig.url`` on 127.0.0.1 with our CA bundle), the ClusterTrainingRuntimes, and the two
 paths the controllers hard-code.
 
 Each controller runs with the admin kubeconfig, on free loopback ports, leader election off (mpi-operator
-cannot turn it off: it takes a Lease in its own namespace), metrics off, and its log in the cluster's
-workdir (``<name>.log``). ``start`` waits for each one's readiness (``/readyz`` of controller-runtime, for
-mpi-operator the "Started workers" line) and only then applies its webhook configurations; it records the
-start time of each (``start_seconds``). A controller that cannot run is recorded in ``errors`` (with the
-reason and its log tail) and the others still start; ``require(name)`` fails a test with that reason.
+cannot turn it off: it takes a Lease in its own namespace), metrics off (MetalLB's are its only endpoint), and
+its log in the cluster's workdir (``<name>.log``). ``start`` waits for each one's readiness (``/readyz`` of
+controller-runtime, for mpi-operator the "Started workers" line, for MetalLB its pool in ``/metrics``) and only
+then applies its webhook configurations; it records the start time of each (``start_seconds``). A controller
+that cannot run is recorded in ``errors`` (with the reason and its log tail) and the others still start;
+``require(name)`` fails a test with that reason.
 
 How each one runs:
 
@@ -60,6 +62,12 @@ How each one runs:
   no kube-proxy runs); ``stop`` removes them first (an unavailable aggregated API fails discovery). Its 11 CRDs get the
   release's conversion webhook (``config/components/crd/patches``) pointed at Kueue; ``stop`` sets them back
   to ``conversion: None`` so that v1beta1 reads keep working without Kueue.
+- ``MetalLB``: the controller bare-metal clusters run to give a LoadBalancer Service its address
+  (``status.loadBalancer.ingress``, which helm's ``--wait`` and ``tensorboard list`` wait for or read), here
+  from one IPAddressPool of loopback addresses in ``metallb-system`` (``METALLB_POOL``: ``METALLB_ADDRESSES``,
+  the first free one first; ``wait_load_balancer_address``); ``--webhook-mode=disabled`` (no webhook server, no
+  cert rotation), its metrics on a free port, without its speaker (the announcements: nothing routes the
+  addresses here). So no test writes a Service's status by hand.
 
 MPIJob v1 and v2beta1 share the CRD ``mpijobs.kubeflow.org``: ``mpi="v2beta1"`` (the default) installs
 mpi-operator's CRD (v2beta1 only), ``mpi="v1"`` training-operator's (v1 only), deleting the other one (and
@@ -102,8 +110,8 @@ from kubecluster import REPO, TestCluster, free_port, kube_bin_dir
 
 from arena_helm.core.jobkinds import KINDS
 
-ALL = ("training-operator", "mpi-operator", "jobset", "trainer", "kueue", "lws", "kserve")  # the session's
-START_ORDER = ("jobset", "trainer", "training-operator", "mpi-operator", "lws", "kserve", "kueue")  # kueue's webhooks last
+ALL = ("training-operator", "mpi-operator", "jobset", "trainer", "kueue", "lws", "kserve", "metallb")  # the session's
+START_ORDER = ("metallb", "jobset", "trainer", "training-operator", "mpi-operator", "lws", "kserve", "kueue")  # kueue's webhooks last
 LOOPBACK = "127.0.0.1"
 KUEUE_FINALIZER = "kueue.x-k8s.io/resource-in-use"
 KUEUE_API = ("kueue.x-k8s.io", "v1beta2")
@@ -111,6 +119,10 @@ KUEUE_API = ("kueue.x-k8s.io", "v1beta2")
 # kubeflow.org kind of the registry but MPIJob (mpi-operator's v2beta1 by default; training-operator's v1 with
 # mpi="v1")
 TRAINING_OPERATOR_KINDS = [k.key for k in KINDS if k.group == "kubeflow.org" and k.key != "mpijob"]
+# MetalLB's IPAddressPool (in its namespace, metallb-system): the addresses it gives LoadBalancer Services,
+# first free one first; loopback ones, which nothing routes (no speaker runs)
+METALLB_POOL = "arena-helm-test"
+METALLB_ADDRESSES = ("127.0.0.200", "127.0.0.250")
 
 
 class ControllerError(RuntimeError):
@@ -1063,7 +1075,93 @@ class KServe(Controller):
                     raise
 
 
-CLASSES = {c.name: c for c in (TrainingOperator, MPIOperator, JobSet, Trainer, Kueue, LWS, KServe)}
+class MetalLB(Controller):
+    """MetalLB v0.15.2's controller (``go.universe.tf/metallb/controller``, controller-runtime v0.20.4): what
+    bare-metal clusters run to give a LoadBalancer Service its address. It assigns ``status.loadBalancer.ingress``
+    from the IPAddressPools of its namespace (``--namespace``); its speaker, which announces the addresses (ARP,
+    BGP), does not run: nothing has to route them here.
+
+    - Its CRDs: ``config/crd/kustomization.yaml``'s resources (IPAddressPool, L2Advertisement, BGPPeer, ...);
+      the kustomization's conversion webhook for BGPPeer is not applied (no webhook runs, no BGPPeer is made).
+    - One pool, ``METALLB_POOL`` (``METALLB_ADDRESSES``, loopback addresses), made before it starts.
+    - ``--webhook-mode=disabled``: no webhook server (its port, 9443, is hard-coded in internal/k8s/k8s.go) and
+      no cert rotation (which would write a Secret and wait for it); ``--port``: its metrics server, the only
+      HTTP endpoint it has (on all interfaces: internal/k8s/k8s.go sets no host); the release's readiness probe
+      is its ``/metrics``. Ready here once ``/metrics`` counts the pool's addresses
+      (``metallb_allocator_addresses_total``): the pool is loaded, a Service gets an address at once. Leader
+      election is off in the code; no memberlist Secret (``--ml-secret-name``: the speakers').
+    - A port taken between ``free_port`` and its start does not stop it (it logs "cannot listen and serve"
+      and runs without metrics): ``ready`` reports it as an address in use, so that it is started again."""
+
+    name = component = "metallb"
+    binary = "metallb-controller"
+    namespace = "metallb-system"
+    pool_api = ("metallb.io", "v1beta1", "ipaddresspools")
+
+    def crds(self) -> list[Path]:
+        base = self.src / "config" / "crd"
+        kust = yaml.safe_load((base / "kustomization.yaml").read_text())
+        return [base / r for r in kust["resources"]]
+
+    def prepare(self) -> list[str]:
+        from kubernetes import client
+
+        self.ctl.ensure_namespace(self.namespace)
+        custom = client.CustomObjectsApi(self.ctl.api)
+        body = {"apiVersion": "/".join(self.pool_api[:2]), "kind": "IPAddressPool",
+                "metadata": {"name": METALLB_POOL, "namespace": self.namespace},
+                "spec": {"addresses": ["-".join(METALLB_ADDRESSES)]}}
+        self.ctl.create_or_replace(
+            lambda: custom.create_namespaced_custom_object(*self.pool_api[:2], self.namespace, self.pool_api[2], body),
+            lambda rv: custom.replace_namespaced_custom_object(
+                *self.pool_api[:2], self.namespace, self.pool_api[2], METALLB_POOL,
+                {**body, "metadata": {**body["metadata"], "resourceVersion": rv}}),
+            lambda: custom.get_namespaced_custom_object(*self.pool_api[:2], self.namespace, self.pool_api[2],
+                                                        METALLB_POOL)["metadata"]["resourceVersion"])
+        self.log_offset = self.log.stat().st_size if self.log.exists() else 0
+        return [str(self.ctl.bin_dir / self.binary), f"--kubeconfig={self.cluster.admin.kubeconfig}",
+                f"--namespace={self.namespace}", "--webhook-mode=disabled", f"--port={self.health_port}",
+                "--log-level=info"]
+
+    def ready(self) -> bool:
+        with open(self.log, "rb") as f:
+            f.seek(self.log_offset)
+            if b"cannot listen and serve" in f.read():
+                raise ControllerError(f"metallb: its metrics port {self.health_port}: address already in use\n"
+                                      f"{self.log_tail()}")
+        try:
+            with urllib.request.urlopen(f"http://{LOOPBACK}:{self.health_port}/metrics", timeout=2) as resp:
+                text = resp.read().decode()
+        except (urllib.error.URLError, OSError):
+            return False
+        m = re.search(rf'^metallb_allocator_addresses_total\{{pool="{METALLB_POOL}"\}} (\S+)$', text, re.M)
+        return bool(m) and float(m.group(1)) > 0
+
+
+def in_metallb_pool(address: str) -> bool:
+    """Whether ``address`` is one of the MetalLB pool's (``METALLB_ADDRESSES``)."""
+    first, last = (ipaddress.ip_address(a) for a in METALLB_ADDRESSES)
+    return first <= ipaddress.ip_address(address) <= last
+
+
+def wait_load_balancer_address(core, namespace: str, name: str, timeout: float = 30.0) -> str:
+    """The address MetalLB gives the LoadBalancer Service ``name`` (its first ``status.loadBalancer.ingress``
+    IP), once it did; fails after ``timeout`` with the Service's events."""
+    deadline = time.monotonic() + timeout
+    while True:
+        svc = core.read_namespaced_service(name, namespace)
+        ingress = (svc.status.load_balancer.ingress if svc.status and svc.status.load_balancer else None) or []
+        if ingress and ingress[0].ip:
+            return ingress[0].ip
+        if time.monotonic() > deadline:
+            events = [f"{e.reason}: {e.message}" for e in core.list_namespaced_event(
+                namespace, field_selector=f"involvedObject.kind=Service,involvedObject.name={name}").items]
+            raise AssertionError(f"Service {namespace}/{name}: no load balancer address after {timeout}s "
+                                 f"(events: {events})")
+        time.sleep(0.1)
+
+
+CLASSES = {c.name: c for c in (TrainingOperator, MPIOperator, JobSet, Trainer, Kueue, LWS, KServe, MetalLB)}
 
 
 # ---- all of them ----------------------------------------------------------------------------------------

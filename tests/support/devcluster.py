@@ -1,8 +1,8 @@
 """The test suite's cluster for a person (``scripts/dev-cluster.sh up|down|env``): the same Kubernetes control
-plane (its default StorageClass, PVC protection), kwok and real controllers (Kueue with batch/job) that
-``tests/conftest.py`` starts, the same Prometheus with the GPU-metrics stand-in, plus two kwok GPU nodes, kept
-running until SIGTERM. Writes ``kubeconfig`` (the admin's), ``env`` (the lines to source) and ``ready`` into the
-state folder it is given.
+plane (its default StorageClass, PVC protection), kwok and real controllers (Kueue with batch/job, MetalLB giving
+LoadBalancer Services loopback addresses) that ``tests/conftest.py`` starts, the same Prometheus with the
+GPU-metrics stand-in, plus two kwok GPU nodes, kept running until SIGTERM. Writes ``kubeconfig`` (the
+admin's), ``env`` (the lines to source) and ``ready`` into the state folder it is given.
 
     python tests/support/devcluster.py STATE_DIR [--nodes N] [--gpus G]
 
