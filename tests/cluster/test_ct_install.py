@@ -55,6 +55,7 @@ from pathlib import Path
 import pytest
 import yaml
 from chartinstall import team_runtime
+from charttesting import checkout, ct_folder
 from controllers import in_metallb_pool
 from helmtools import HELM_VERSIONS, helm_path, kubectl_path
 from kubecluster import HOSTPATH_PROVISIONER
@@ -65,7 +66,6 @@ from waits import wait_for
 pytestmark = pytest.mark.cluster
 
 REPO = Path(__file__).resolve().parents[2]
-CT_INPUTS = ("ct.yaml", ".yamllint", "tests/data/chart_schema.yaml")  # ct.yaml and what it names
 LEFT_OUT = {
     "arena-common": "a library chart: helm installs no library chart",
     "mpijob": "ci/v1-values.yaml is an MPIJob kubeflow.org/v1: this cluster serves mpi-operator's v2beta1 only",
@@ -108,22 +108,7 @@ DELETING = re.compile(r'^Deleting release "([^"]+)"\.\.\.$', re.M)
 # ---- ct -----------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def ct_dir() -> Path:
-    """The folder of the ct binary (built once, then taken from the cache by its stamp)."""
-    proc = subprocess.run(["bash", str(REPO / "scripts" / "build-cluster.sh"), "ct"], capture_output=True,
-                          text=True, check=False)
-    assert proc.returncode == 0, proc.stderr
-    folder = Path(proc.stdout.strip().splitlines()[-1])
-    assert (folder / "ct").is_file(), folder
-    return folder
-
-
-def checkout(root: Path) -> Path:
-    """What ct reads: the charts (without built dependencies) and ct.yaml with what it names."""
-    shutil.copytree(REPO / "charts", root / "charts", ignore=shutil.ignore_patterns("*.tgz"))
-    for name in CT_INPUTS:
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(REPO / name, root / name)
-    return root
+    return ct_folder()
 
 
 def run_ct(ct_dir: Path, root: Path, helm_version: str, cluster, tmp_path: Path, *args: str):

@@ -8,40 +8,21 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from charttesting import checkout, ct_folder
 from helmtools import helm_path
 
 REPO = Path(__file__).resolve().parents[2]
 README_COMMAND = ["ct", "lint", "--config", "ct.yaml"]
-# what ct.yaml names, besides the charts: its yamllint configuration and its Chart.yaml schema
-CT_INPUTS = (".yamllint", "tests/data/chart_schema.yaml")
 
 
 @pytest.fixture(scope="module")
 def ct_dir() -> Path:
-    """The folder of the ct binary (built once, then taken from the cache by its stamp)."""
-    proc = subprocess.run(["bash", str(REPO / "scripts" / "build-cluster.sh"), "ct"], capture_output=True,
-                          text=True, check=False)
-    assert proc.returncode == 0, proc.stderr
-    folder = Path(proc.stdout.strip().splitlines()[-1])
-    assert (folder / "ct").is_file(), folder
-    return folder
-
-
-def checkout(tmp_path: Path) -> Path:
-    """What ct reads, copied (ct lint's ``helm dependency build`` writes into the charts' folders: the
-    repository's own stay as they are, for the other tests running meanwhile)."""
-    root = tmp_path / "repo"
-    shutil.copytree(REPO / "charts", root / "charts", ignore=shutil.ignore_patterns("*.tgz"))
-    for name in ("ct.yaml", *CT_INPUTS):
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(REPO / name, root / name)
-    return root
+    return ct_folder()
 
 
 def run_ct(ct_dir: Path, root: Path, helm_version: str, tmp_path: Path) -> subprocess.CompletedProcess:
@@ -71,7 +52,7 @@ def charts() -> set[str]:
 
 @pytest.mark.parametrize("helm_version", ["3.17.3", "4.1.4"], ids=["helm3", "helm4"])
 def test_ct_lint_passes_every_chart(ct_dir, helm_version, tmp_path):
-    res = run_ct(ct_dir, checkout(tmp_path), helm_version, tmp_path)
+    res = run_ct(ct_dir, checkout(tmp_path / "repo"), helm_version, tmp_path)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr
     assert verdicts(res.stdout) == dict.fromkeys(charts(), "✔︎")
     assert res.stdout.rstrip().endswith("All charts linted successfully"), res.stdout[-500:]
@@ -83,7 +64,7 @@ def test_ct_lint_passes_every_chart(ct_dir, helm_version, tmp_path):
 def test_ct_lint_fails_on_what_it_checks(ct_dir, tmp_path):
     """Trailing spaces yamllint refuses (tfjob's values.yaml), a key the Chart.yaml schema does not know
     (pytorchjob) and a template helm lint --strict refuses (mpijob): ct fails those three, passes the rest."""
-    root = checkout(tmp_path)
+    root = checkout(tmp_path / "repo")
     values = root / "charts" / "tfjob" / "values.yaml"
     values.write_text(values.read_text() + "# planted   \n")
     chart_yaml = root / "charts" / "pytorchjob" / "Chart.yaml"

@@ -189,6 +189,16 @@ def _deep_merge(base: dict, patch: dict) -> None:
             base[k] = copy.deepcopy(v)
 
 
+def kustomization(kdir: Path) -> dict:
+    """The kustomization.yaml of ``kdir``."""
+    return yaml.safe_load((kdir / "kustomization.yaml").read_text()) or {}
+
+
+def kustomized_files(kdir: Path) -> list[Path]:
+    """The files a kustomization lists as its resources (a release's CRDs)."""
+    return [kdir / r for r in kustomization(kdir)["resources"]]
+
+
 def _kustomize_patches(kdir: Path, docs: list[dict]) -> None:
     """Apply a kustomization's ``patches`` (JSON6902 files, or strategic merges of webhook lists by name)."""
     kust = yaml.safe_load((kdir / "kustomization.yaml").read_text()) or {}
@@ -628,10 +638,8 @@ class Trainer(Controller):
     binary = "trainer-controller-manager"
 
     def crds(self) -> list[Path]:
-        base = self.src / "manifests" / "base" / "crds"
-        kust = yaml.safe_load((base / "kustomization.yaml").read_text())
         jobset_crds = sorted((source_dir("jobset") / "config" / "components" / "crd" / "bases").glob("*.yaml"))
-        return [base / r for r in kust["resources"]] + jobset_crds
+        return kustomized_files(self.src / "manifests" / "base" / "crds") + jobset_crds
 
     def prepare(self) -> list[str]:
         self.write_serving_cert(self.dir / "tmp" / "k8s-webhook-server" / "serving-certs")
@@ -692,8 +700,7 @@ class Kueue(Controller):
         return self.src / "config" / "components" / "crd"
 
     def crds(self) -> list[Path]:
-        kust = yaml.safe_load((self.crd_dir() / "kustomization.yaml").read_text())
-        return [self.crd_dir() / r for r in kust["resources"]]
+        return kustomized_files(self.crd_dir())
 
     def crd_patch(self, body: dict) -> dict:
         """The release's conversion webhook (config/components/crd/patches/webhook_in_*.yaml) at our URL."""
@@ -915,9 +922,7 @@ class LWS(Controller):
     lws_api = ("leaderworkerset.x-k8s.io", "v1", "leaderworkersets")
 
     def crds(self) -> list[Path]:
-        base = self.src / "config" / "crd"
-        kust = yaml.safe_load((base / "kustomization.yaml").read_text())
-        return [base / r for r in kust["resources"]]
+        return kustomized_files(self.src / "config" / "crd")
 
     def prepare(self) -> list[str]:
         return config_file_args(self, "config.lws.x-k8s.io/v1alpha1")
@@ -1099,9 +1104,7 @@ class MetalLB(Controller):
     pool_api = ("metallb.io", "v1beta1", "ipaddresspools")
 
     def crds(self) -> list[Path]:
-        base = self.src / "config" / "crd"
-        kust = yaml.safe_load((base / "kustomization.yaml").read_text())
-        return [base / r for r in kust["resources"]]
+        return kustomized_files(self.src / "config" / "crd")
 
     def prepare(self) -> list[str]:
         from kubernetes import client
