@@ -630,3 +630,48 @@ def test_the_python_api_serves_a_spec_and_renders_it(helm_bin, cli, cluster, nam
     with pytest.raises(AlreadyExistsError, match="serving py version v1 exists"):
         submit_serving(spec, helm, kube)
     cli.ok("serve", "delete", "py")
+
+
+def test_the_distributed_serving_notes_port_forward_reaches_the_leader(cli, cluster, kubelet, namespace, helm_bin):
+    """The chart's NOTES (what `helm install` prints; `helm get notes`) of a distributed serving give a `kubectl
+    port-forward` command: run with the real kubectl (a free local port beside the Service's), it reaches the
+    leader's port through the API server and kwok's port-forward, and a page is fetched through it (a small server
+    here stands in for vLLM, which no kwok pod runs)."""
+    from helmtools import kubectl_path
+    from kubecluster import free_port
+
+    kubelet.add_node(f"fw-{namespace}", pool=namespace, gpus=8)
+    try:
+        forwarded_page(cli, cluster, kubelet, namespace, helm_bin, kubectl_path(), free_port())
+    finally:
+        kubelet.remove_node(f"fw-{namespace}")
+
+
+def forwarded_page(cli, cluster, kubelet, namespace, helm_bin, kubectl, local) -> None:
+    import os
+    import subprocess
+    import urllib.request
+
+    cli.ok("serve", "distributed", "--name", "fw", "--version", "v1", "--image", "vllm/vllm-openai:v0.12.0",
+           "--gpus", "1", "--workers", "1", "--restful-port", "8000", "--leader-command", "vllm serve /m",
+           "--worker-command", "sleep infinity", "--wait", "--timeout", "90s")
+    env = {**os.environ, "KUBECONFIG": str(cluster.admin.kubeconfig)}
+    (release,) = [r["name"] for r in json.loads(subprocess.run(
+        [str(helm_bin), "list", "-n", namespace, "-o", "json"], env=env, capture_output=True, text=True,
+        check=True).stdout)]
+    notes = subprocess.run([str(helm_bin), "get", "notes", release, "-n", namespace], env=env, capture_output=True,
+                           text=True, check=True).stdout
+    (hint,) = [line.split() for line in notes.splitlines() if line.strip().startswith("kubectl port-forward")]
+    assert hint == ["kubectl", "port-forward", "-n", namespace, "service/fw-v1", "8000"]
+    with kubelet.serving_http(namespace, "fw-v1-0", 8000, b"vllm stand-in") as seen:
+        forward = subprocess.Popen([str(kubectl), *hint[1:-1], f"{local}:{hint[-1]}"], env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert forward.stdout.readline() == f"Forwarding from 127.0.0.1:{local} -> 8000\n", forward.poll()
+            with urllib.request.urlopen(f"http://127.0.0.1:{local}/v1/models", timeout=30) as resp:
+                assert resp.read() == b"vllm stand-in"
+        finally:
+            forward.terminate()
+            forward.wait(timeout=30)
+        assert seen == ["/v1/models"]
+    cli.ok("serve", "delete", "fw")
