@@ -124,6 +124,15 @@ def test_arena_helm_reads_a_job_arena_submitted(arena, ours, cluster, namespace,
     got = mask(ours("get", "atf")).splitlines()
     assert [ln for ln in got if ln.startswith(("Name:", "Status:", "Trainer:", "Release:"))] == [
         "Name: atf", "Status: RUNNING", "Trainer: TFJOB", "Release: N/A (the job has no helm release)"]
+    rows = mask(ours("top", "job")).splitlines()
+    assert rows[1].split()[:5] == ["atf", "RUNNING", "TFJOB", "0", "0"], rows
+    # arena-helm delete leaves a job it has no release of to its maker, and says how to remove it
+    res = runner.invoke(app, ["delete", "atf", "--kubeconfig", str(cluster.admin.kubeconfig), "-n", namespace,
+                              "--helm-binary", str(helm_path("4.1.4"))])
+    assert (res.exit_code, res.stderr) == (2, (
+        f"error: tfjob/atf in namespace {namespace} has no helm release (it was made without helm, e.g. with kubectl "
+        f"or the Kubeflow SDK): delete the job object with 'arena-helm delete atf --object -n {namespace}' or "
+        f"'kubectl delete tfjobs.kubeflow.org atf -n {namespace}'\n"))
     # and Arena still manages its own job: its get and delete (its ConfigMap atf-tfjob)
     assert arena("get", "atf").returncode == 0
     res = arena("delete", "atf")
