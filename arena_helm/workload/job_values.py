@@ -243,14 +243,14 @@ def tensorboard_values(spec: JobSpec) -> dict[str, Any]:
             out["envFrom"] = [e.to_values() for e in spec.env_from]
     if spec.tensorboard_image:
         out["image"] = spec.tensorboard_image
-    # where the job's pods may run and pull from, TensorBoard may too (Arena's tensorboard templates)
-    if spec.toleration:
-        out["tolerations"] = [t.to_values() for t in spec.toleration]
-    if spec.priority:
-        out["priorityClassName"] = spec.priority
-    if spec.image_pull_secret:
-        out["imagePullSecrets"] = list(spec.image_pull_secret)
+    # where the job's pods may run and pull from, TensorBoard may too (Arena's tensorboard templates): the same
+    # values the pod-flags mapping gives the job's pods
+    pod = spec.pod_values()
+    out.update({key: pod[key] for key in TENSORBOARD_POD_KEYS if key in pod})
     return out
+
+
+TENSORBOARD_POD_KEYS = ("tolerations", "priorityClassName", "imagePullSecrets")
 
 
 def logdir_mount_values(spec: JobSpec, host_paths: list[dict[str, Any]]) -> dict[str, Any]:
