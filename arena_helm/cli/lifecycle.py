@@ -1,5 +1,5 @@
-"""``suspend``, ``resume``, ``wait`` and ``attach``: pause a job (through its release), follow it to its end,
-open a shell in one of its pods."""
+"""``suspend``, ``resume``, ``scaleout``, ``scalein``, ``wait`` and ``attach``: pause or scale a job (through its
+release), follow it to its end, open a shell in one of its pods."""
 
 from __future__ import annotations
 
@@ -39,6 +39,43 @@ def resume_cmd(
 ) -> None:
     """Resume a suspended job: a helm upgrade with runPolicy.suspend=false (the operator recreates its pods)."""
     _set_suspend(name, False, type_, g)
+
+
+def _scale(name: str, count: int, type_, g: Application) -> None:
+    from ..releases.reader import kind_of_type
+    from ..releases.suspension import scale_workers
+
+    kind = kind_of_type(type_)
+    ns, c = cluster_for(g)
+    r = scale_workers(c, ns, name, count, kind)
+    typer.echo(f"{r.kind.lower()}/{r.name} scaled from {r.before} to {r.workers} workers (release {r.name} revision "
+               f"{r.revision}, namespace {r.namespace})")
+
+
+ScaleCount = Annotated[int, typer.Option("--count", min=1, help="How many workers to add or remove (Arena's).")]
+
+
+@with_globals
+def scaleout_cmd(
+    g: Application,
+    name: JobName,
+    count: ScaleCount = 1,
+    type_: TypeO = None,
+) -> None:
+    """Add workers to an elastic job (submitted with --min-workers/--max-workers): a helm upgrade of its release,
+    up to its --max-workers."""
+    _scale(name, count, type_, g)
+
+
+@with_globals
+def scalein_cmd(
+    g: Application,
+    name: JobName,
+    count: ScaleCount = 1,
+    type_: TypeO = None,
+) -> None:
+    """Remove workers from an elastic job: a helm upgrade of its release, down to its --min-workers."""
+    _scale(name, -count, type_, g)
 
 
 @with_globals

@@ -85,6 +85,10 @@ class JobKindInfo:
     controllers:     who serves each version then (``Controller``)
     arena_metadata:  whether its pods carry Arena's labels, annotations and job-info env (a TrainJob's runtime
                      pods do not: its chart sets no job info)
+    elastic_key:     the key of its elastic bounds in the spec (``elasticPolicy``: minReplicas, maxReplicas), also
+                     its chart's value; "" when the kind has none
+    scale_type:      the replica type ``scaleout``/``scalein`` change within those bounds (its chart's block is
+                     the lower-cased name)
     """
 
     key: str
@@ -113,6 +117,8 @@ class JobKindInfo:
     version_field: str = ""
     controllers: tuple[Controller, ...] = ()
     arena_metadata: bool = True
+    elastic_key: str = ""
+    scale_type: str = ""
 
     @property
     def chart(self) -> str:
@@ -198,7 +204,10 @@ KINDS: tuple[JobKindInfo, ...] = (
         main_types=("master", "worker"), operator=TRAINING_OPERATOR, spec="arena_helm.training.kinds.pytorchjob:PyTorchJobSpec",
         values="arena_helm.training.kinds.pytorchjob:PyTorchJobValues",
         summary="a PyTorchJob (Master + --workers - 1 Workers)",
-        webhook="validator.pytorchjob.training-operator.kubeflow.org"
+        webhook="validator.pytorchjob.training-operator.kubeflow.org",
+        # training-operator v1.9.3 pkg/apis/kubeflow.org/v1/pytorch_types.go ElasticPolicy; its CRD's scale
+        # subresource is the Worker replicas
+        elastic_key="elasticPolicy", scale_type="Worker",
     ),
     JobKindInfo(
         key="mpijob", aliases=("mpi",), kind="MPIJob", group="kubeflow.org", versions=("v2beta1", "v1"),

@@ -357,6 +357,37 @@ def job_priority(job: dict) -> str:
     return "N/A"
 
 
+@dataclass(frozen=True)
+class Elastic:
+    """An elastic job's worker count (``JobKindInfo.elastic_key``/``scale_type``): its bounds, the count its spec
+    asks for (what scaleout/scalein change) and the operator's count of active pods."""
+
+    min_workers: int
+    max_workers: int
+    workers: int
+    active: int
+
+    def text(self) -> str:
+        return f"{self.workers} ({self.active} active), elastic {self.min_workers} to {self.max_workers}"
+
+    def to_json(self) -> dict[str, int]:
+        return {"minWorkers": self.min_workers, "maxWorkers": self.max_workers, "workers": self.workers,
+                "activeWorkers": self.active}
+
+
+def elastic_of(job: dict | None) -> Elastic | None:
+    """The worker count of an elastic job (its kind's elastic bounds set in its spec), else None."""
+    info = BY_KIND.get((job or {}).get("kind") or "")
+    spec = (job or {}).get("spec") or {}
+    policy = spec.get(info.elastic_key) if info is not None and info.elastic_key else None
+    if not isinstance(policy, dict) or policy.get("minReplicas") is None or policy.get("maxReplicas") is None:
+        return None
+    replicas = ((spec.get(info.replica_key) or {}).get(info.scale_type) or {}).get("replicas")
+    status = (((job or {}).get("status") or {}).get("replicaStatuses") or {}).get(info.scale_type) or {}
+    return Elastic(int(policy["minReplicas"]), int(policy["maxReplicas"]), int(replicas or 0),
+                   int(status.get("active") or 0))
+
+
 @dataclass
 class JobView:
     name: str
@@ -389,6 +420,7 @@ class JobView:
     user: str = ""  # the submitting user Arena records (annotation arena.kubeflow.org/username); top's idle summary
     queue: QueueInfo | None = None  # of a job submitted to a Kueue LocalQueue (--queue-name)
     family: Family = Family.TRAINING  # what the row is among the jobs (top job's groups): set by who makes it
+    elastic: Elastic | None = None  # of an elastic job: its worker count and bounds
 
     @property
     def finished(self) -> bool:
@@ -425,6 +457,7 @@ class JobView:
             "release": self.release,
             **({"runtime": self.runtime} if self.runtime else {}),
             **({"queue": self.queue.to_json()} if self.queue else {}),
+            **({"elastic": self.elastic.to_json()} if self.elastic else {}),
         }
 
 
@@ -561,4 +594,5 @@ def job_view(*, release: dict | None, job: dict | None, pods: list[dict], now: d
         user=(meta.get("annotations") or {}).get(USER_NAME_ANNOTATION, ""),
         queue=queue,
         family=Family.TRAINING,
+        elastic=elastic_of(job),
     )

@@ -137,6 +137,7 @@ def job_detail(v: JobView, *, pending: str, events: list[dict], show_events: boo
         f"({rel.get('chart', '?')}-{rel.get('chartVersion', '?')}, {rel.get('status', '?')})" if rel else
         "Release:     N/A (the job has no helm release)",
         f"GPUs:        {v.requested_gpus} requested, {gpu_alloc_text(v)}",
+        *([f"Workers:     {v.elastic.text()}"] if v.elastic else []),
     ]
     if v.queue is not None:
         lines.append(f"Queue:       {v.queue.text()}")

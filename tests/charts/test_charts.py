@@ -525,7 +525,7 @@ COMMON_JOB_KEYS = {
 CONTRACT = {
     "tfjob": (COMMON_JOB_KEYS | {"chief", "worker", "ps", "evaluator", "successPolicy"},
               {"chief", "worker", "ps", "evaluator"}, True),
-    "pytorchjob": (COMMON_JOB_KEYS | {"master", "worker", "nprocPerNode"}, {"master", "worker"}, True),
+    "pytorchjob": (COMMON_JOB_KEYS | {"master", "worker", "nprocPerNode", "elasticPolicy"}, {"master", "worker"}, True),
     "mpijob": (COMMON_JOB_KEYS | {"mpiApiVersion", "launcher", "worker", "slotsPerWorker", "mpiImplementation",
                                   "sshAuthMountPath"}, {"launcher", "worker"}, False),
     "jaxjob": (COMMON_JOB_KEYS | {"worker"}, {"worker"}, True),

@@ -22,10 +22,10 @@ port named "pytorchjob-port" (MASTER_PORT).
 {{/*
 pytorchjob.jobInfo: Arena's job info of the rendered PyTorchJob as JSON {workers, gpus, requestGPUs} (see
 arena-common's _jobinfo.tpl): Arena's --workers counts the master (master.replicas + worker.replicas), --gpus
-is the master's gpus; requestGPUs counts every pod.
+is the master's gpus (an elastic job's, which has no master: the workers'); requestGPUs counts every pod.
 */}}
 {{- define "pytorchjob.jobInfo" -}}
 {{- $v := .Values -}}
 {{- $requestGPUs := include "arena-common.requestGPUs" (dict "root" . "keys" (list "master" "worker")) -}}
-{{- dict "workers" (add (int $v.master.replicas) (int $v.worker.replicas)) "gpus" (int (include "arena-common.gpus" $v.master)) "requestGPUs" (int $requestGPUs) | toJson -}}
+{{- dict "workers" (add (int $v.master.replicas) (int $v.worker.replicas)) "gpus" (int (include "arena-common.gpus" (ternary $v.master $v.worker (gt (int $v.master.replicas) 0)))) "requestGPUs" (int $requestGPUs) | toJson -}}
 {{- end -}}
