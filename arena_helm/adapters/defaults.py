@@ -8,6 +8,7 @@ Defaults file: ``$ARENA_HELM_CONFIG``, else ``~/.config/arena-helm/config.yaml``
       tfjob: tensorflow/tensorflow:2.15.0
       pytorchjob: pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime
       mpijob: mpioperator/mpi-pi:openmpi
+      deepspeedjob: deepspeed/deepspeed:latest   # a preset's own key (horovodjob, deepspeedjob)
       tensorboard: tensorflow/tensorflow:2.15.0
       sync: registry.k8s.io/git-sync/git-sync:v4.4.0   # --sync-mode git
       rsync: registry.example.com/tools/rsync:3.2     # --sync-mode rsync (default: Arena's rsync image)
@@ -27,12 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import UsageError
-from ..core.jobkinds import KINDS
+from ..core.jobkinds import SUBMITTABLE
 
 ENV_CONFIG = "ARENA_HELM_CONFIG"
 KNOWN_KEYS = {"namespace", "imagePullSecrets", "images", "prometheus"}
 PROMETHEUS_KEYS = {"url", "service", "timeout"}
-IMAGE_KEYS = {k.key for k in KINDS} | {"tensorboard", "sync", "rsync"}
+IMAGE_KEYS = set(SUBMITTABLE) | {"tensorboard", "sync", "rsync"}
 
 
 @dataclass

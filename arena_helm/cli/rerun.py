@@ -35,7 +35,7 @@ def _given_fields(kind_key: str, args: list[str]) -> tuple[dict[str, Any], set[s
     from typer._click.core import ParameterSource
 
     from ..core.errors import UsageError
-    from ..core.jobkinds import BY_KEY
+    from ..core.jobkinds import SUBMITTABLE
     from .specflags import fields_from, spec_options
 
     if not args:
@@ -44,7 +44,7 @@ def _given_fields(kind_key: str, args: list[str]) -> tuple[dict[str, Any], set[s
         ctx = _kind_command(kind_key).make_context(f"arena-helm rerun ({kind_key} flags)", list(args))
     except typer._click.exceptions.UsageError as exc:  # noqa: SLF001 - Typer's click
         raise UsageError(exc.format_message()) from None
-    _, options = spec_options(BY_KEY[kind_key].spec_class())
+    _, options = spec_options(SUBMITTABLE[kind_key].spec_class())
     given = {n for n in ctx.params if ctx.get_parameter_source(n) is ParameterSource.COMMANDLINE}
     run_given = sorted(n for n in given if n not in {o.param for o in options} and n != "command")
     if run_given:
@@ -116,7 +116,6 @@ def rerun_cmd(
     training command after --), which replace what was recorded; everything else stays as it was."""
     from ..adapters.helm import NO_SOURCES
     from ..core.errors import UsageError
-    from ..core.jobkinds import BY_KIND
     from ..releases.reader import kind_of_type
     from ..releases.rerun import new_spec, next_name, read
     from ..workload.provenance import record, rerun_values
@@ -142,7 +141,7 @@ def rerun_cmd(
             raise UsageError(str(exc)) from None
     ns, c = cluster_for(g)
     rec = read(c, ns, name, kind)
-    key = BY_KIND[rec.kind].key
+    key = rec.submit_key
     given, given_params = _given_fields(key, list(ctx.args))
     if new_name is None:
         new_name = next_name(name, {n for (rns, n) in c.index(ns) if rns == ns})

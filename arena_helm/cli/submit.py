@@ -20,7 +20,7 @@ from typing import Annotated, Any
 import typer
 
 from ..core.enums import CheckOutput, DryRunOutput, SubmitOutput
-from ..core.jobkinds import KINDS, lookup
+from ..core.jobkinds import KINDS, SUBMITTABLE
 from .common import Application, ArenaConfig, ArenaNamespace, loglevel_option, offer_dry_run, wait_seconds
 from .groups import lazy_app
 from .specflags import CMD_SETTINGS, Opt, WordsCommand, check_command_words, spec_command
@@ -70,9 +70,9 @@ def run_submit(kind_key: str, fields: dict[str, Any], command: list[str] | None,
     from ..adapters.defaults import load_defaults, resolve_namespace
     from ..adapters.helm import ValueSources
     from ..core.errors import UsageError
-    from ..core.jobkinds import BY_KEY
+    from ..core.jobkinds import SUBMITTABLE
 
-    info = BY_KEY[kind_key]
+    info = SUBMITTABLE[kind_key]  # a kind, or a preset of one
     words = list(command or [])
     check_command_words(ctx, words)
     dry_run, output, check = run["dry_run"], run["output"], run["check"]
@@ -247,7 +247,7 @@ def _install(spec, sources, run: dict[str, Any], wait_seconds: int, g: Applicati
 def make_command(kind_key: str, *, fit: bool = False):
     """The submit command of one kind (``fit``: its fit command): its signature is the COMMAND argument, the
     spec's options, the run options and the global options."""
-    info = lookup(kind_key)
+    info = SUBMITTABLE[kind_key]
     doc = inspect.cleandoc(info.spec_class().__doc__ or "").replace("``", "")  # reST literals read as plain text
 
     def submit(lead: dict[str, Any], fields: dict[str, Any], given: dict[str, Any], g: Application) -> None:
@@ -277,7 +277,7 @@ def __getattr__(name: str):
 app = lazy_app(
     {
         name: ("submit", f"cmd_{info.key}", f"Submit {info.summary}.", name != info.key, CMD_SETTINGS)
-        for info in KINDS for name in info.names
+        for info in SUBMITTABLE.values() for name in info.names
     },
     help="Submit a training job (" + ", ".join(k.kind for k in KINDS) + ") as a Helm release.",
     command_cls=WordsCommand,
@@ -288,7 +288,7 @@ fit_app = lazy_app(
     {
         name: ("submit", f"fit_{info.key}", f"Check whether {info.summary} would fit the cluster.", name != info.key,
                CMD_SETTINGS)
-        for info in KINDS for name in info.names
+        for info in SUBMITTABLE.values() for name in info.names
     },
     help="Check whether a job would fit the cluster, its pods on the nodes and its queue's quota: exit 0 fits now, "
          "4 only once others finish, 5 never.",

@@ -270,10 +270,52 @@ KINDS: tuple[JobKindInfo, ...] = (
     ),
 )
 
+
+
+@dataclass(frozen=True)
+class JobPreset:
+    """A submit command that makes a job of another kind with a framework's settings: Arena's ``horovodjob`` and
+    ``deepspeedjob`` are MPIJobs here (mpi-operator's launcher and workers, its hostfile and SSH). Its spec is a
+    subclass of the kind's (the kind's chart, values and read side; the preset adds its env and Arena's flags),
+    so the job it makes is the kind's in every other command (``list`` shows the kind).
+
+    key:     the CLI name (``submit horovodjob``), also the defaults file's image key
+    aliases: other CLI names
+    base:    the key of the kind it makes
+    spec:    ``module:Class`` of its spec (a subclass of the kind's, imported on first use)
+    summary: one line for ``submit --help``, with its article
+    """
+
+    key: str
+    aliases: tuple[str, ...]
+    base: str
+    spec: str
+    summary: str
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.key, *self.aliases)
+
+    def spec_class(self) -> type:
+        return _load(self.spec)
+
+
+PRESETS: tuple[JobPreset, ...] = (
+    JobPreset(key="horovodjob", aliases=("horovod", "hvd"), base="mpijob",
+              spec="arena_helm.training.kinds.horovodjob:HorovodJobSpec",
+              summary="a Horovod job (an MPIJob: --workers workers, the launcher runs horovodrun or mpirun)"),
+    JobPreset(key="deepspeedjob", aliases=("deepspeed", "ds"), base="mpijob",
+              spec="arena_helm.training.kinds.deepspeedjob:DeepSpeedJobSpec",
+              summary="a DeepSpeed job (an MPIJob: --workers workers, the launcher runs deepspeed)"),
+)
+
 BY_KEY: dict[str, JobKindInfo] = {k.key: k for k in KINDS}
 BY_KIND: dict[str, JobKindInfo] = {k.kind: k for k in KINDS}
 BY_CHART: dict[str, JobKindInfo] = {k.chart: k for k in KINDS}  # a release's chart name -> the kind it makes
-BY_NAME: dict[str, JobKindInfo] = {name: k for k in KINDS for name in k.names}
+BY_NAME: dict[str, JobKindInfo] = {name: k for k in KINDS for name in k.names} | {
+    name: BY_KEY[p.base] for p in PRESETS for name in p.names}  # -T horovodjob: the kind it makes
+# what ``submit`` and ``fit`` take: every kind and every preset, by key
+SUBMITTABLE: dict[str, JobKindInfo | JobPreset] = {t.key: t for t in (*KINDS, *PRESETS)}
 REPLICA_KEYS: tuple[str, ...] = tuple(dict.fromkeys(k.replica_key for k in KINDS if k.replica_key))
 POD_JOB_LABELS: tuple[str, ...] = tuple(dict.fromkeys(k.pod_job_label for k in KINDS))
 GROUPS: tuple[str, ...] = tuple(dict.fromkeys(k.group for k in KINDS))

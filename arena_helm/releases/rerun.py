@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import NotFoundError, UsageError
-from ..core.jobkinds import BY_KIND
+from ..core.jobkinds import BY_KIND, SUBMITTABLE
 from ..workload.provenance import of_values
 
 if TYPE_CHECKING:
@@ -39,8 +39,14 @@ class Recorded:
     def spec_fields(self) -> dict[str, Any]:
         return dict(self.provenance.get("spec") or {})
 
+    @property
+    def submit_key(self) -> str:
+        """What it was submitted as: its preset (``deepspeedjob``), else its kind's key."""
+        preset = str(self.provenance.get("preset") or "")
+        return preset if preset in SUBMITTABLE else BY_KIND[self.kind].key
+
     def old_spec(self) -> JobSpec:
-        return _spec(self.kind, self.name, self.namespace, self.spec_fields)
+        return _spec(self.submit_key, self.name, self.namespace, self.spec_fields)
 
 
 def read(c: Cluster, namespace: str, name: str, kind: str | None = None) -> Recorded:
@@ -59,10 +65,10 @@ def read(c: Cluster, namespace: str, name: str, kind: str | None = None) -> Reco
     return rec
 
 
-def _spec(kind: str, name: str, namespace: str, fields: dict[str, Any]) -> JobSpec:
+def _spec(key: str, name: str, namespace: str, fields: dict[str, Any]) -> JobSpec:
     from pydantic import ValidationError
 
-    cls = BY_KIND[kind].spec_class()
+    cls = SUBMITTABLE[key].spec_class()
     try:
         return cls(**{**fields, "name": name, "namespace": namespace})
     except ValidationError as exc:
@@ -77,7 +83,7 @@ def new_spec(rec: Recorded, name: str, given: dict[str, Any]) -> JobSpec:
     the recorded list), named ``name`` in the recorded namespace."""
     fields = {**rec.spec_fields, **given}
     fields.pop("user", None)  # the rerunning user submits it
-    return _spec(rec.kind, name, rec.namespace, fields)
+    return _spec(rec.submit_key, name, rec.namespace, fields)
 
 
 def next_name(name: str, taken: set[str]) -> str:

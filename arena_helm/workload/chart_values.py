@@ -520,6 +520,8 @@ class Replica(ValuesModel):
                                  "(GPUs and devices are added to them).")
     node_selector: dict[LabelKey, LabelValue] = Field({}, description="Node labels for these pods, merged over the "
                                                       "top-level nodeSelector.")
+    annotations: dict[LabelKey, str] = Field({}, description="Annotations of these pods only, over the top-level "
+                                             "annotations.")
     restart_policy: RestartPolicy = _restart_policy("", "these replicas", "\"\" = the operator's default.")
     affinity: Affinity = Field(default_factory=Affinity, description="Affinity of these pods; when set it replaces "
                                "the top-level affinity for them.")
@@ -539,6 +541,9 @@ class Provenance(ValuesModel):
                             "annotation arena-helm.kubeflow.org/git-commit); \"\" = unknown or no git sync.")
     spec: dict[str, Any] = Field({}, description="The submit's spec fields that were set (JSON), without name "
                                  "and namespace: what arena-helm rerun starts from.")
+    preset: str = Field("", description="The preset of the kind it was submitted as (e.g. deepspeedjob, whose "
+                        "defaults differ from the kind's): what arena-helm rerun rebuilds the spec as; \"\" = the "
+                        "kind itself.")
 
 
 def provenance_field() -> Any:

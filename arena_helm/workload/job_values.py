@@ -53,6 +53,8 @@ def replica_values(r: Replica, spec: JobSpec) -> dict[str, Any]:
         v["resources"] = res
     if r.selector:
         v["nodeSelector"] = dict(r.selector)
+    if r.annotations:
+        v["annotations"] = dict(r.annotations)
     if r.port:
         v["port"] = r.port
     return v

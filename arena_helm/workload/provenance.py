@@ -6,7 +6,8 @@
   original's with the rerun's flags in place of its own), which ``export`` prints; ``gitCommit``: the commit
   ``--sync-branch`` named when the job was submitted (``git ls-remote``; a dry run leaves it out, as it names no
   cluster user either); ``spec``: the spec's fields that were set (JSON), without name and namespace, which a
-  rerun gives anew (it sets its own submitting user too).
+  rerun gives anew (it sets its own submitting user too); ``preset``: the preset it was submitted as
+  (``deepspeedjob``: its spec's defaults are the preset's), absent for a kind's own.
 - ``rerun_values``: the values of a rerun. The old release's values are the base (they hold the user's own
   ``-f``/``--set`` values too); what the given flags change is what changes: the difference between the values
   the old spec and the new spec generate is laid over the old values (a key the new spec no longer sets is
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any
+
+from ..core.jobkinds import PRESETS
 
 if TYPE_CHECKING:
     from .spec import JobSpec
@@ -49,7 +52,16 @@ def record(spec: JobSpec, command_line: list[str] | None = None, git_commit: str
     if git_commit:
         out["gitCommit"] = git_commit
     out["spec"] = spec_fields(spec)
+    preset = preset_of(spec)
+    if preset:
+        out["preset"] = preset
     return out
+
+
+def preset_of(spec: JobSpec) -> str:
+    """The preset whose spec ``spec`` is (``deepspeedjob``), "" for a kind's own: what a rerun rebuilds it as."""
+    ref = f"{type(spec).__module__}:{type(spec).__name__}"
+    return next((p.key for p in PRESETS if p.spec == ref), "")
 
 
 def spec_fields(spec: JobSpec) -> dict[str, Any]:

@@ -133,6 +133,7 @@ class Replica:
     cpu_limit: str | None = None
     memory_limit: str | None = None
     selector: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)  # of these pods only, over the job's
     port: int | None = None
     devices: bool = False  # gets the job's --device resources
 

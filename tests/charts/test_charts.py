@@ -513,8 +513,8 @@ def test_values_schema_shape(chart):
         jsonschema.Draft7Validator(schema).validate(yaml.safe_load(path.read_text(encoding="utf-8")))
 
 
-REPLICA_KEYS = {"replicas", "image", "command", "gpus", "devices", "resources", "nodeSelector", "restartPolicy",
-                "affinity"}
+REPLICA_KEYS = {"replicas", "image", "command", "gpus", "devices", "resources", "nodeSelector", "annotations",
+                "restartPolicy", "affinity"}
 COMMON_JOB_KEYS = {
     "nameOverride", "image", "imagePullPolicy", "imagePullSecrets", "command", "shell", "workingDir", "env", "envFrom",
     "secretVolumes", "shmSize", "configFiles", "data", "hostPaths", "codeSync", "nodeSelector", "tolerations",
@@ -527,7 +527,7 @@ CONTRACT = {
               {"chief", "worker", "ps", "evaluator"}, True),
     "pytorchjob": (COMMON_JOB_KEYS | {"master", "worker", "nprocPerNode", "elasticPolicy"}, {"master", "worker"}, True),
     "mpijob": (COMMON_JOB_KEYS | {"mpiApiVersion", "launcher", "worker", "slotsPerWorker", "mpiImplementation",
-                                  "sshAuthMountPath"}, {"launcher", "worker"}, False),
+                                  "sshAuthMountPath", "hostfilePath"}, {"launcher", "worker"}, False),
     "jaxjob": (COMMON_JOB_KEYS | {"worker"}, {"worker"}, True),
     "xgboostjob": (COMMON_JOB_KEYS | {"master", "worker"}, {"master", "worker"}, True),
     "paddlejob": (COMMON_JOB_KEYS | {"master", "worker"}, {"master", "worker"}, True),

@@ -12,6 +12,8 @@ These templates take a replica context, a dict:
     defaultCommand  exec list used when the replica has no command of its own, instead of the
                     top-level command (MPI workers); unset = the top-level command
     keepToken       true to keep the service-account token mounted (the MPI v1 launcher needs it)
+    volumes         extra pod volumes (a list of Volume objects) the job chart adds for this replica
+    volumeMounts    extra mounts of the training container (a list of VolumeMount objects)
   jobInfo         the job chart's Arena job info (see _jobinfo.tpl); absent: none
 
 Every user-supplied string is written with toJson: a JSON string is a YAML double-quoted scalar, so
@@ -202,9 +204,13 @@ arena-common.container: the training container (one list item).
   securityContext:
     {{- toYaml . | nindent 4 }}
   {{- end }}
-  {{- with include "arena-common.volumeMounts" .root }}
+  {{- $mounts := include "arena-common.volumeMounts" .root | trim }}
+  {{- with .container.volumeMounts }}
+  {{- $mounts = printf "%s\n%s" $mounts (toYaml .) | trim }}
+  {{- end }}
+  {{- with $mounts }}
   volumeMounts:
-    {{- . | trim | nindent 4 }}
+    {{- . | nindent 4 }}
   {{- end }}
 {{- end -}}
 

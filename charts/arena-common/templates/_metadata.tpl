@@ -127,7 +127,8 @@ annotations:
 
 {{/*
 arena-common.podMetadata: metadata of every pod template: the same labels as the job (without the queue
-label, which Kueue reads from the job) and the same annotations.
+label, which Kueue reads from the job) and the same annotations, with the replica's own (.replica.annotations,
+when given) over them.
 */}}
 {{- define "arena-common.podMetadata" -}}
 labels:
@@ -135,8 +136,12 @@ labels:
   {{- with .root.Values.podLabels }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
-{{- with include "arena-common.annotations" . }}
+{{- $annotations := include "arena-common.annotations" . -}}
+{{- with (.replica | default dict).annotations }}
+{{- $annotations = merge (deepCopy .) (fromYaml $annotations) | toYaml -}}
+{{- end }}
+{{- with $annotations }}
 annotations:
-  {{- . | nindent 2 }}
+  {{- . | trim | nindent 2 }}
 {{- end }}
 {{- end -}}

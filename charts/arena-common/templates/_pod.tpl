@@ -147,9 +147,13 @@ initContainers:
 {{- end }}
 containers:
   {{- include "arena-common.container" . | nindent 2 }}
-{{- with include "arena-common.volumes" .root }}
+{{- $volumes := include "arena-common.volumes" .root | trim }}
+{{- with .container.volumes }}
+{{- $volumes = printf "%s\n%s" $volumes (toYaml .) | trim }}
+{{- end }}
+{{- with $volumes }}
 volumes:
-  {{- . | trim | nindent 2 }}
+  {{- . | nindent 2 }}
 {{- end }}
 {{- end -}}
 
@@ -158,7 +162,7 @@ arena-common.podTemplate: metadata and spec of a replica's pod template.
 */}}
 {{- define "arena-common.podTemplate" -}}
 metadata:
-  {{- include "arena-common.podMetadata" (dict "root" .root "jobInfo" .jobInfo) | nindent 2 }}
+  {{- include "arena-common.podMetadata" (dict "root" .root "jobInfo" .jobInfo "replica" .replica) | nindent 2 }}
 spec:
   {{- include "arena-common.podSpec" . | trim | nindent 2 }}
 {{- end -}}

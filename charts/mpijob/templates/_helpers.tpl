@@ -16,7 +16,8 @@ mpijob.container: the container of a replica type, as JSON. Both APIs use the co
 training-operator's v1 MPIJob requires it; v2beta1 takes the first container). Workers without a command
 of their own run a keep-alive for the launcher to reach them, as an exec list: sshd in the foreground for
 v2beta1 (mpi-operator mounts the SSH keys), `sleep infinity` for v1 (the launcher uses kubectl exec). The v1
-launcher keeps its service-account token: kubectl exec needs it.
+launcher keeps its service-account token: kubectl exec needs it. With hostfilePath (v2beta1), the launcher
+also mounts mpi-operator's hostfile there (DeepSpeed's launcher reads /job/hostfile).
 */}}
 {{- define "mpijob.container" -}}
 {{- $v1 := eq (include "mpijob.apiVersion" .root) "v1" -}}
@@ -25,6 +26,11 @@ launcher keeps its service-account token: kubectl exec needs it.
 {{- $_ := set $container "defaultCommand" (ternary (list "sleep" "infinity") (list "/usr/sbin/sshd" "-De") $v1) -}}
 {{- else if $v1 -}}
 {{- $_ := set $container "keepToken" true -}}
+{{- else if .root.Values.hostfilePath -}}
+{{- /* mpi-operator v0.8.0 writes the hostfile into the ConfigMap <job>-config (pkg/controller/mpi_job_controller.go
+newConfigMap, configSuffix "-config", key "hostfile"); the launcher also gets it at hostfilePath */ -}}
+{{- $_ := set $container "volumes" (list (dict "name" "mpi-hostfile" "configMap" (dict "name" (printf "%s-config" (include "arena-common.name" .root)) "items" (list (dict "key" "hostfile" "path" "hostfile"))))) -}}
+{{- $_ := set $container "volumeMounts" (list (dict "name" "mpi-hostfile" "mountPath" .root.Values.hostfilePath "subPath" "hostfile" "readOnly" true)) -}}
 {{- end -}}
 {{- toJson $container -}}
 {{- end -}}
