@@ -20,7 +20,7 @@ from typing import Annotated, Any
 import typer
 
 from ..core.enums import CheckOutput, DryRunOutput, SubmitOutput
-from ..core.jobkinds import KINDS, SUBMITTABLE
+from ..core.jobkinds import KINDS, REFUSED, SUBMITTABLE
 from .common import Application, ArenaConfig, ArenaNamespace, loglevel_option, offer_dry_run, wait_seconds
 from .groups import lazy_app
 from .specflags import CMD_SETTINGS, Opt, WordsCommand, check_command_words, spec_command
@@ -264,8 +264,23 @@ def make_command(kind_key: str, *, fit: bool = False):
              else f"Submit {info.summary}.\n\n{doc}"))
 
 
+def refused_command(key: str):
+    """``submit <key>`` of a kind arena-helm does not make (``REFUSED``): any words, one line, exit 2."""
+    from ..core.errors import UsageError
+    from ..core.jobkinds import BY_REFUSED_NAME
+
+    def refused(words: Annotated[list[str] | None, typer.Argument(metavar="[ARENA FLAGS AND COMMAND...]",
+                                                                   show_default=False)] = None) -> None:
+        raise UsageError(f"submit {key}: {BY_REFUSED_NAME[key].why}")
+
+    refused.__doc__ = f"Not available: {BY_REFUSED_NAME[key].why}."
+    return refused
+
+
 def __getattr__(name: str):
     """``cmd_<kind>``: the submit command of a kind, built on first use (see ``LazyGroup``)."""
+    if name.startswith("refused_"):
+        return refused_command(name[len("refused_"):])
     if name.startswith("cmd_"):
         return make_command(name[len("cmd_"):])
     if name.startswith("fit_"):
@@ -278,6 +293,10 @@ app = lazy_app(
     {
         name: ("submit", f"cmd_{info.key}", f"Submit {info.summary}.", name != info.key, CMD_SETTINGS)
         for info in SUBMITTABLE.values() for name in info.names
+    } | {
+        name: ("submit", f"refused_{r.key}", f"Not available here: see arena-helm submit {r.key}.", True,
+               {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []})
+        for r in REFUSED for name in r.names
     },
     help="Submit a training job (" + ", ".join(k.kind for k in KINDS) + ") as a Helm release.",
     command_cls=WordsCommand,

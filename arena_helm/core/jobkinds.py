@@ -210,7 +210,7 @@ KINDS: tuple[JobKindInfo, ...] = (
         elastic_key="elasticPolicy", scale_type="Worker",
     ),
     JobKindInfo(
-        key="mpijob", aliases=("mpi",), kind="MPIJob", group="kubeflow.org", versions=("v2beta1", "v1"),
+        key="mpijob", aliases=("mpi", "mj"), kind="MPIJob", group="kubeflow.org", versions=("v2beta1", "v1"),
         plural="mpijobs", replica_key="mpiReplicaSpecs", replica_types=("Launcher", "Worker"),
         main_types=("launcher",),
         operator="the Kubeflow mpi-operator (v0.4+, kubeflow.org/v2beta1) or the training operator (kubeflow.org/v1)",
@@ -301,13 +301,45 @@ class JobPreset:
 
 
 PRESETS: tuple[JobPreset, ...] = (
-    JobPreset(key="horovodjob", aliases=("horovod", "hvd"), base="mpijob",
+    JobPreset(key="horovodjob", aliases=("horovod", "hj"), base="mpijob",
               spec="arena_helm.training.kinds.horovodjob:HorovodJobSpec",
               summary="a Horovod job (an MPIJob: --workers workers, the launcher runs horovodrun or mpirun)"),
-    JobPreset(key="deepspeedjob", aliases=("deepspeed", "ds"), base="mpijob",
+    JobPreset(key="deepspeedjob", aliases=("deepspeed", "dp"), base="mpijob",
               spec="arena_helm.training.kinds.deepspeedjob:DeepSpeedJobSpec",
               summary="a DeepSpeed job (an MPIJob: --workers workers, the launcher runs deepspeed)"),
 )
+
+
+
+@dataclass(frozen=True)
+class RefusedKind:
+    """One of Arena's submit commands arena-helm does not make a job for: ``submit <key> ...`` (any flags) exits 2
+    with ``why``, which names what to use instead (Arena's aliases too: kubeflow/arena v0.15.5
+    pkg/commands/training/submit_*.go)."""
+
+    key: str
+    aliases: tuple[str, ...]
+    why: str
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.key, *self.aliases)
+
+
+REFUSED: tuple[RefusedKind, ...] = (
+    RefusedKind("etjob", ("et",), "Alibaba's et-operator (its TrainingJob) is not an operator arena-helm runs; "
+                "elastic training here is submit pytorchjob --min-workers N --max-workers M (the training "
+                "operator's elasticPolicy), resized with arena-helm scaleout/scalein NAME --count N"),
+    RefusedKind("volcanojob", ("vj",), "arena-helm makes no Volcano Job (batch.volcano.sh): Volcano is not a "
+                "release it can build and test; install Volcano and submit with its vcctl, or gang-schedule a "
+                "training kind here (submit tfjob|pytorchjob|mpijob ... --gang with scheduler-plugins, or "
+                "--queue-name with Kueue)"),
+    RefusedKind("rayjob", ("rj",), "not in this arena-helm yet (a KubeRay RayJob); submit it with KubeRay's "
+                "kubectl ray job submit meanwhile"),
+    RefusedKind("sparkjob", ("spark",), "not in this arena-helm yet (a SparkApplication of the Kubeflow Spark "
+                "operator); apply a SparkApplication meanwhile"),
+)
+BY_REFUSED_NAME: dict[str, RefusedKind] = {name: r for r in REFUSED for name in r.names}
 
 BY_KEY: dict[str, JobKindInfo] = {k.key: k for k in KINDS}
 BY_KIND: dict[str, JobKindInfo] = {k.kind: k for k in KINDS}

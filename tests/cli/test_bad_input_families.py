@@ -13,7 +13,7 @@ LIVE = [*CUSTOM, "--liveness-probe-action"]
 WS = ["workspace", "start", "w1", "--dry-run"]
 SPLIT = ["serve", "traffic-split", "s1", "-v", "a:50", "-v", "b:50", "--dry-run"]
 NO_SUCH_TYPE = ("error: -T/--type 'nosuch': use tfjob, pytorchjob, mpijob, jaxjob, xgboostjob, paddlejob, trainjob "
-                "(or tf, pytorch, py, mpi, jax, xgboost, xgb, paddle, tj)")
+                "(or tf, pytorch, py, mpi, mj, jax, xgboost, xgb, paddle, tj)")
 LONG = "a" * 38  # with the default version (12 digits): a 51-character release
 
 CASES = {
@@ -240,7 +240,7 @@ CASES = {
     "doctor -T": (
         ["doctor", "-T", "kserve", "-T", "vllm"],
         "error: -T/--type 'vllm': use tfjob, pytorchjob, mpijob, jaxjob, xgboostjob, paddlejob, trainjob (or tf, "
-        "pytorch, py, mpi, jax, xgboost, xgb, paddle, tj), or kserve, distributed, traffic-split"),
+        "pytorch, py, mpi, mj, jax, xgboost, xgb, paddle, tj), or kserve, distributed, traffic-split"),
 }
 
 

@@ -53,8 +53,8 @@ def test_derived_tables_follow_the_registry():
 
 def test_an_unknown_name_is_a_usage_error_listing_the_names():
     with pytest.raises(UsageError, match=r"-T/--type 'caffe': use tfjob, pytorchjob, mpijob, jaxjob, xgboostjob, "
-                                         r"paddlejob, trainjob \(or tf, pytorch, py, mpi, jax, xgboost, xgb, "
-                                         r"paddle, tj\)"):
+                                         r"paddlejob, trainjob \(or tf, pytorch, py, mpi, mj, jax, xgboost, "
+                                         r"xgb, paddle, tj\)"):
         kinds.lookup("caffe")
 
 
@@ -87,3 +87,28 @@ def test_a_mistyped_kind_gets_the_kinds_it_may_mean():
     assert "Did you mean 'xgboostjob'?" in res.stderr
     res = CliRunner().invoke(app, ["submit", "caffe"])
     assert res.stderr == "error: No such command 'caffe'. (see 'arena-helm submit --help')\n"
+
+
+# Arena v0.15.5's submit aliases (pkg/commands/training/submit_*.go): each reaches the same command here
+ARENA_SUBMIT_ALIASES = {"tf": "tfjob", "pytorch": "pytorchjob", "mpi": "mpijob", "mj": "mpijob", "horovod": "horovodjob",
+                        "hj": "horovodjob", "dp": "deepspeedjob", "et": "etjob", "vj": "volcanojob", "rj": "rayjob",
+                        "spark": "sparkjob"}
+
+
+@pytest.mark.parametrize(("alias", "key"), sorted(ARENA_SUBMIT_ALIASES.items()))
+def test_arenas_submit_aliases_are_taken(alias, key):
+    target = kinds.SUBMITTABLE.get(key) or kinds.BY_REFUSED_NAME[key]
+    assert alias in target.names
+
+
+@pytest.mark.parametrize("name", [n for r in kinds.REFUSED for n in r.names])
+def test_arenas_kinds_without_a_job_here_are_refused_in_one_line_whatever_the_flags(name):
+    refused = kinds.BY_REFUSED_NAME[name]
+    res = CliRunner().invoke(app, ["submit", name, "--name", "x", "--taskImages", "a", "--help", "python", "t.py"])
+    assert (res.exit_code, res.stdout, res.stderr) == (2, "", f"error: submit {refused.key}: {refused.why}\n")
+
+
+def test_a_presets_job_is_its_kinds_to_the_read_side():
+    for preset in kinds.PRESETS:
+        assert all(kinds.BY_NAME[n] is kinds.BY_KEY[preset.base] for n in preset.names)
+        assert preset.key not in kinds.BY_CHART and preset.key not in {k.key for k in kinds.KINDS}

@@ -142,7 +142,7 @@ def test_t_takes_job_kinds_their_aliases_and_the_kinds_of_other_families_that_ne
         doctor.chosen_kinds(["custom"])
     assert str(err.value) == (
         "-T/--type 'custom': use tfjob, pytorchjob, mpijob, jaxjob, xgboostjob, paddlejob, trainjob (or tf, pytorch, py, "
-        "mpi, jax, xgboost, xgb, paddle, tj), or kserve, distributed, traffic-split")
+        "mpi, mj, jax, xgboost, xgb, paddle, tj), or kserve, distributed, traffic-split")
 
 
 KSERVE_WEBHOOK = "inferenceservice.kserve-webhook-server.validator"

@@ -15,7 +15,7 @@ from arena_helm.workload.job_values import build_values
 def test_the_preset_makes_an_mpijob_whose_launcher_finds_the_workers_in_deepspeeds_hostfile():
     preset = SUBMITTABLE["deepspeedjob"]
     assert (preset.base, preset.spec_class()) == ("mpijob", DeepSpeedJobSpec)
-    assert BY_NAME["ds"] is BY_NAME["deepspeed"] is SUBMITTABLE["mpijob"]  # -T deepspeed: the kind it makes
+    assert BY_NAME["dp"] is BY_NAME["deepspeed"] is SUBMITTABLE["mpijob"]  # -T dp: the kind it makes
     spec = DeepSpeedJobSpec(name="ds", image="i", command="deepspeed train.py", workers=2, gpus=4,
                             launcher_selector=["pool=cpu"], launcher_annotation=["a.io/x=1"],
                             worker_annotation=["b.io/y=2"], job_restart_policy="OnFailure")
