@@ -160,7 +160,8 @@ def _already_exists(exc: AlreadyExistsError, kind: str, name: str, namespace: st
         return exc
     return AlreadyExistsError(
         f"{kind} {name} already exists in namespace {namespace} (not from arena-helm): pick another --name, "
-        f"or delete that object first (kubectl delete {kind.lower()} {name} -n {namespace})"
+        f"or delete that object first (kubectl delete {BY_KIND[kind].plural}.{BY_KIND[kind].group} {name} "
+        f"-n {namespace})"
     )
 
 

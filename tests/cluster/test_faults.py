@@ -644,7 +644,7 @@ def test_name_taken_by_a_job_object_made_without_helm(helm_bin, cluster, namespa
     assert no_leftovers(cluster, namespace) == {}
     # a clear line: which object is in the way and what to do (not helm's ownership-metadata details)
     one_error(res, 1, f"error: TFJob handmade already exists in namespace {namespace} (not from arena-helm): pick "
-                      f"another --name, or delete that object first (kubectl delete tfjob handmade -n {namespace})")
+                      f"another --name, or delete that object first (kubectl delete tfjobs.kubeflow.org handmade -n {namespace})")
 
 
 # ---- 6. ten concurrent submits of one name ----------------------------------------------------------------

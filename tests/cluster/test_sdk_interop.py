@@ -207,6 +207,22 @@ def _read_every_kind(helm_bin, cluster, ns, kubelet, sdk):
     assert statuses == {"tf-sdk": "SUCCEEDED", "pt-sdk": "RESTARTING", "mpi-sdk": "FAILED"}
 
 
+def test_the_kubeflow_sdk_reads_an_elastic_pytorchjob_and_its_scaled_worker_count(helm_bin, cluster, namespace,
+                                                                                 v1_operator, kubelet, sdk):
+    core = client.CoreV1Api(cluster.api_client())
+    arena(helm_bin, cluster, namespace, "submit", "pytorch", "--name", "el-sdk", "--image", "pt:2", "--min-workers",
+          "1", "--max-workers", "3", "--max-restarts", "2", "--workers", "2", "--", "torchrun", "train.py")
+    assert wait_job_pods(core, namespace, "el-sdk", ["el-sdk-worker-0", "el-sdk-worker-1"]) == [
+        "el-sdk-worker-0", "el-sdk-worker-1"]
+    job = sdk("read", "PyTorchJob:el-sdk")["jobs"]["PyTorchJob:el-sdk"]
+    assert (job["replicas"], job["pods"], job["worker_0"]) == (
+        {"Worker": 2}, ["el-sdk-worker-0", "el-sdk-worker-1"], ["el-sdk-worker-0"])
+    assert job["elastic"] == {"min_replicas": 1, "max_replicas": 3, "rdzv_backend": "c10d", "max_restarts": 2}
+    arena(helm_bin, cluster, namespace, "scaleout", "el-sdk")
+    wait_job_pods(core, namespace, "el-sdk", ["el-sdk-worker-0", "el-sdk-worker-1", "el-sdk-worker-2"])
+    assert sdk("read", "PyTorchJob:el-sdk")["jobs"]["PyTorchJob:el-sdk"]["replicas"] == {"Worker": 3}
+
+
 def test_a_job_the_sdk_creates_is_read_by_arena_helm(helm_bin, cluster, namespace, v1_operator, kubelet, sdk):
     ns = namespace
     core = client.CoreV1Api(cluster.api_client())

@@ -45,6 +45,9 @@ def read(client: TrainingClient, namespace: str, refs: list[str]) -> dict:
             "worker_0": pods(client, name, namespace=namespace, replica_type="worker", replica_index=0),
             "logs": logs,
         }
+        elastic = getattr(job.spec, "elastic_policy", None)  # a PyTorchJob's (KubeflowOrgV1ElasticPolicy)
+        if elastic is not None:
+            out["jobs"][ref]["elastic"] = {k: v for k, v in elastic.to_dict().items() if v is not None}
     return out
 
 
