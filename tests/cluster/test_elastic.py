@@ -7,43 +7,22 @@ deletes the Worker pods), and the refusals (past the bounds, a job that is not e
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
+from clictx import cli
+from edgetools import one_error
+from helmtools import release_values
 from kubernetes import client
-from typer.testing import CliRunner
 from waits import wait_for, wait_job_pods
 
-from arena_helm.cli import app
-
 pytestmark = pytest.mark.cluster
-runner = CliRunner()
 # training-operator v1.9.3 pkg/controller.v1/pytorch/elastic.go: the env it gives every pod of an elastic job
 PET = ("PET_RDZV_ENDPOINT", "PET_RDZV_BACKEND", "PET_NNODES", "PET_MAX_RESTARTS")
 
 
-class Ctx:
-    def __init__(self, helm_bin, cluster, namespace):
-        self.helm_bin, self.cluster, self.ns = helm_bin, cluster, namespace
-        self.base = ["--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "-n", namespace]
-
-    def __call__(self, *args):
-        cmd = list(args)
-        if cmd[0] == "submit":
-            i = cmd.index("--")
-            return runner.invoke(app, cmd[:i] + self.base + cmd[i:])
-        return runner.invoke(app, cmd + self.base)
-
-    def helm_values(self, release: str, revision: int) -> dict:
-        out = subprocess.run([str(self.helm_bin), "get", "values", release, "-n", self.ns, "--revision",
-                              str(revision), "-o", "json", "--kubeconfig", str(self.cluster.admin.kubeconfig)],
-                             check=True, capture_output=True, text=True).stdout
-        return json.loads(out)
-
-
 @pytest.fixture
 def ctx(helm_bin, cluster, namespace):
-    return Ctx(helm_bin, cluster, namespace)
+    return cli(helm_bin, cluster, namespace)
 
 
 @pytest.fixture
@@ -60,7 +39,7 @@ def ok(res):
 
 
 def fails(res, code: int, line: str):
-    assert (res.exit_code, res.stderr) == (code, f"error: {line}\n"), res.output
+    one_error(res, code, f"error: {line}")
 
 
 def elastic(ctx, name: str, want: dict) -> dict:
@@ -79,9 +58,9 @@ def elastic(ctx, name: str, want: dict) -> dict:
 
 
 def test_an_elastic_pytorchjob_runs_on_the_operators_rendezvous_and_scales_within_its_bounds(
-        ctx, cluster, controllers, kubelet, node):
+        ctx, helm_bin, cluster, namespace, controllers, kubelet, node):
     controllers.require("training-operator")
-    ns, core = ctx.ns, client.CoreV1Api(cluster.api_client())
+    ns, core = namespace, client.CoreV1Api(cluster.api_client())
     ok(ctx("submit", "pytorch", "--name", "el", "--image", "img:1", "--gpus", "1", "--min-workers", "1",
            "--max-workers", "3", "--max-restarts", "2", "--", "torchrun", "train.py"))
     assert wait_job_pods(core, ns, "el", ["el-worker-0"]) == ["el-worker-0"]  # no master
@@ -100,7 +79,7 @@ def test_an_elastic_pytorchjob_runs_on_the_operators_rendezvous_and_scales_withi
         kubelet.run_pod(ns, pod_name, node)
     data = elastic(ctx, "el", {"minWorkers": 1, "maxWorkers": 3, "workers": 3, "activeWorkers": 3})
     assert (data["status"], data["release"]["revision"], data["requestGPUs"]) == ("RUNNING", 2, 3)
-    before, after = ctx.helm_values("el", 1), ctx.helm_values("el", 2)
+    before, after = (release_values(helm_bin, cluster, ns, "el", revision) for revision in (1, 2))
     assert after["worker"].pop("replicas") == 3 and before["worker"].pop("replicas") == 1
     assert after == before  # every other value kept (--reuse-values)
     assert "Workers:     3 (3 active), elastic 1 to 3\n" in ok(ctx("get", "el"))
@@ -115,11 +94,11 @@ def test_an_elastic_pytorchjob_runs_on_the_operators_rendezvous_and_scales_withi
           "--count 5: pytorchjob/el has 1 worker and keeps at most 3: scaleout by 2 or fewer")
 
 
-def test_a_job_that_is_not_elastic_is_not_scaled(ctx, cluster, controllers):
+def test_a_job_that_is_not_elastic_is_not_scaled(ctx, cluster, namespace, controllers):
     controllers.require("training-operator")
     ok(ctx("submit", "pytorch", "--name", "fixed", "--image", "img:1", "--workers", "2", "--", "python", "t.py"))
-    wait_job_pods(client.CoreV1Api(cluster.api_client()), ctx.ns, "fixed", ["fixed-master-0", "fixed-worker-0"])
+    wait_job_pods(client.CoreV1Api(cluster.api_client()), namespace, "fixed", ["fixed-master-0", "fixed-worker-0"])
     fails(ctx("scaleout", "fixed"), 1, "pytorchjob/fixed is not elastic (its spec has no elasticPolicy): submit it "
           "with --min-workers/--max-workers to make it elastic")
     fails(ctx("scalein", "nosuch", "-T", "pytorchjob"), 1,
-          f"no PyTorchJob named nosuch in namespace {ctx.ns} (see arena-helm list)")
+          f"no PyTorchJob named nosuch in namespace {namespace} (see arena-helm list)")

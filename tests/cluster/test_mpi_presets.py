@@ -8,43 +8,22 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 
 import pytest
+from clictx import cli
+from edgetools import one_error
+from helmtools import release_values
 from kubernetes import client
-from typer.testing import CliRunner
 from waits import wait_for, wait_job_pods
 
-from arena_helm.cli import app
-
 pytestmark = pytest.mark.cluster
-runner = CliRunner()
 # deepspeed/launcher/runner.py (_parse_hostfile): one "<host> slots=<n>" line per worker
 DEEPSPEED_HOSTFILE_LINE = re.compile(r"^(\S+)\s+slots=(\d+)$")
 
 
-class Ctx:
-    def __init__(self, helm_bin, cluster, namespace):
-        self.helm_bin, self.cluster, self.ns = helm_bin, cluster, namespace
-        self.base = ["--kubeconfig", str(cluster.admin.kubeconfig), "--helm-binary", str(helm_bin), "-n", namespace]
-
-    def __call__(self, *args):
-        cmd = list(args)
-        if "--" in cmd:
-            i = cmd.index("--")
-            return runner.invoke(app, cmd[:i] + self.base + cmd[i:])
-        return runner.invoke(app, cmd + self.base)
-
-    def helm_values(self, release: str) -> dict:
-        out = subprocess.run([str(self.helm_bin), "get", "values", release, "-n", self.ns, "-o", "json",
-                              "--kubeconfig", str(self.cluster.admin.kubeconfig)],
-                             check=True, capture_output=True, text=True).stdout
-        return json.loads(out)
-
-
 @pytest.fixture
 def ctx(helm_bin, cluster, namespace):
-    return Ctx(helm_bin, cluster, namespace)
+    return cli(helm_bin, cluster, namespace)
 
 
 def ok(res):
@@ -63,9 +42,10 @@ def launcher_pod(core, ns, name):
     return core.read_namespaced_pod(launcher, ns)
 
 
-def test_a_deepspeed_job_reads_mpi_operators_hostfile_at_deepspeeds_path(ctx, cluster, controllers):
+def test_a_deepspeed_job_reads_mpi_operators_hostfile_at_deepspeeds_path(ctx, helm_bin, cluster, namespace,
+                                                                         controllers):
     controllers.require("mpi-operator")
-    ns, core = ctx.ns, client.CoreV1Api(cluster.api_client())
+    ns, core = namespace, client.CoreV1Api(cluster.api_client())
     ok(ctx("submit", "deepspeedjob", "--name", "ds", "--image", "ds:1", "--workers", "2", "--gpus", "2",
            "--launcher-selector", "pool=cpu", "--launcher-annotation", "a.io/x=1", "--worker-annotation", "b.io/y=2",
            "--", "deepspeed", "train.py", "--deepspeed_config", "ds.json"))
@@ -88,7 +68,7 @@ def test_a_deepspeed_job_reads_mpi_operators_hostfile_at_deepspeeds_path(ctx, cl
 
     # the job is an MPIJob to every other command; a rerun rebuilds the preset (its defaults and hostfile)
     assert json.loads(ok(ctx("get", "ds", "-o", "json")))["trainer"] == "mpijob"
-    assert ctx.helm_values("ds")["provenance"]["preset"] == "deepspeedjob"
+    assert release_values(helm_bin, cluster, ns, "ds")["provenance"]["preset"] == "deepspeedjob"
     assert "mpijob.kubeflow.org/ds-2 created" in ok(ctx("rerun", "ds", "--workers", "1"))
     again = mpijob(cluster, ns, "ds-2")
     assert again["spec"]["runPolicy"]["backoffLimit"] == 6
@@ -98,9 +78,10 @@ def test_a_deepspeed_job_reads_mpi_operators_hostfile_at_deepspeeds_path(ctx, cl
         {"key": "hostfile", "path": "hostfile"}]}} in spec["volumes"]
 
 
-def test_a_horovod_job_runs_open_mpi_with_horovods_settings_beside_mpi_operators(ctx, cluster, controllers):
+def test_a_horovod_job_runs_open_mpi_with_horovods_settings_beside_mpi_operators(ctx, cluster, namespace,
+                                                                                 controllers):
     controllers.require("mpi-operator")
-    ns, core = ctx.ns, client.CoreV1Api(cluster.api_client())
+    ns, core = namespace, client.CoreV1Api(cluster.api_client())
     ok(ctx("submit", "horovod", "--name", "hvd", "--image", "hvd:1", "--workers", "2", "-e", "OMPI_MCA_btl=tcp,self",
            "--", "mpirun", "python", "train.py"))
     env = [(e.name, e.value) for e in launcher_pod(core, ns, "hvd").spec.containers[0].env]
@@ -117,6 +98,5 @@ def test_a_horovod_job_runs_open_mpi_with_horovods_settings_beside_mpi_operators
         ("OMPI_MCA_orte_set_default_slots", "1"),  # slotsPerWorker
     ]
     res = ctx("submit", "horovodjob", "--name", "hvd2", "--image", "hvd:1", "--ssh-port", "2222", "--", "mpirun", "x")
-    assert (res.exit_code, res.stderr) == (2, "error: --ssh-port: mpi-operator's launcher reaches the workers' sshd "
-                                              "on the port the image's sshd config sets (22 by default), not one set "
-                                              "per job: leave it out\n")
+    one_error(res, 2, "error: --ssh-port: mpi-operator's launcher reaches the workers' sshd on the port the image's "
+                      "sshd config sets (22 by default), not one set per job: leave it out")

@@ -57,3 +57,12 @@ def render_text(helm: Path | str, chart: str, values: dict | None = None, *, rel
 
 class RenderError(Exception):
     """helm template failed; str() is helm's stderr."""
+
+
+def release_values(helm_bin, cluster, namespace: str, release: str, revision: int | None = None) -> dict:
+    """``helm get values RELEASE -n NAMESPACE -o json`` (of ``revision``, else the latest) as the admin."""
+    cmd = [str(helm_bin), "get", "values", release, "-n", namespace, "-o", "json",
+           "--kubeconfig", str(cluster.admin.kubeconfig)]
+    if revision is not None:
+        cmd += ["--revision", str(revision)]
+    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
